@@ -1,0 +1,3 @@
+module github.com/throttlekit/throttle
+
+go 1.26

@@ -1,0 +1,299 @@
+package governor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/throttlekit/throttle/clock"
+)
+
+// Counters are a host's cumulative attempt counters: every resolved attempt
+// (including retries) counts once as ok or failed. Both only grow. In-flight
+// attempts are not resolved and are not counted.
+type Counters interface {
+	Attempts() (ok, failed uint64)
+}
+
+// CountersFunc adapts a function to Counters.
+type CountersFunc func() (ok, failed uint64)
+
+// Attempts calls f.
+func (f CountersFunc) Attempts() (ok, failed uint64) { return f() }
+
+// Window is the record of one closed window: the evidence gathered at one
+// committed offer and what it decided. Hosts draw timelines and reports from
+// these without re-deriving anything.
+type Window struct {
+	Start, End time.Time
+	// Offer is the committed offer the window was judged at.
+	Offer      float64
+	OK, Failed uint64
+	// Frac is Failed / (OK + Failed), 0 when the window resolved nothing.
+	Frac     float64
+	Decision Decision
+	// Streak is the congestion-memory streak after the window.
+	Streak int
+}
+
+// State is a snapshot of the governor for live views.
+type State struct {
+	Offer   float64 // committed offer (last confirmed), 0 before the first confirmation
+	LastBad float64 // 0 while unexplored
+	Streak  int
+	Pending bool     // a write is on its way to the gate
+	Last    Decision // the newest window's decision
+	Windows int      // windows closed so far
+}
+
+// Option configures a Governor.
+type Option func(*Governor)
+
+// WithClock replaces the wall clock (tests pass a clock.Fake).
+func WithClock(c clock.Clock) Option { return func(g *Governor) { g.clock = c } }
+
+// WithTick sets how often Run reads the counters (default 1 s).
+func WithTick(d time.Duration) Option { return func(g *Governor) { g.tick = d } }
+
+// WithLogger sets the logger for movement lines (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(g *Governor) { g.log = l } }
+
+// WithPhase names the phase in log lines (default "main").
+func WithPhase(name string) Option { return func(g *Governor) { g.phase = name } }
+
+// WithObserver registers f to receive every closed window. It runs on the
+// governor's loop, so it must return quickly.
+func WithObserver(f func(Window)) Option { return func(g *Governor) { g.observe = f } }
+
+// DefaultTick is how often Run reads the counters unless told otherwise.
+const DefaultTick = time.Second
+
+// Governor is the per-phase governor: window bookkeeping over a host's
+// cumulative attempt counters, plus the control path to the gate.
+//
+// It judges a window only on evidence gathered entirely at the committed
+// offer: after every confirmed change the window restarts from a fresh
+// snapshot of the counters. A window closes once it has lasted Limits.Window
+// and holds at least Limits.MinAttempts resolved attempts; one still short at
+// 4 × Window is a no-evidence hold. A closed window goes through Decide and
+// MemoryClearStep; a move is written to the control path and the governor
+// waits for its confirmation before it starts the next window.
+//
+// Run drives it from a ticker. Tick and Confirm are the same steps with time
+// as a parameter, for hosts with their own loop and for exact tests. The
+// methods are safe for concurrent use.
+type Governor struct {
+	limits   Limits
+	counters Counters
+	clock    clock.Clock
+	tick     time.Duration
+	log      *slog.Logger
+	phase    string
+	observe  func(Window)
+
+	mu       sync.Mutex
+	started  bool
+	offer    float64
+	lastBad  float64
+	streak   int
+	pending  bool
+	asked    float64
+	last     Decision
+	windows  int
+	winStart time.Time
+	baseOK   uint64
+	baseFail uint64
+}
+
+// New returns a governor for one phase. It fails if the limits do not
+// validate.
+func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, fmt.Errorf("governor: counters are required")
+	}
+	g := &Governor{limits: l, counters: c, clock: clock.Real(), tick: DefaultTick, log: slog.Default(), phase: "main"}
+	for _, o := range opts {
+		o(g)
+	}
+	if g.tick <= 0 {
+		return nil, fmt.Errorf("governor: tick must be > 0, got %v", g.tick)
+	}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	return g, nil
+}
+
+// Limits returns the phase's limits.
+func (g *Governor) Limits() Limits { return g.limits }
+
+// State returns a snapshot for live views.
+func (g *Governor) State() State {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return State{Offer: g.offer, LastBad: g.lastBad, Streak: g.streak, Pending: g.pending, Last: g.last, Windows: g.windows}
+}
+
+// Run drives the governor until ctx ends: it asks for the start offer, then
+// on every tick reads the counters and, when a window closes, decides and
+// writes the decision to ctl. Confirmations from ctl are adopted as they
+// arrive. Run returns nil when ctx ends; it does not close ctl.
+func (g *Governor) Run(ctx context.Context, ctl *Control) error {
+	t := g.clock.NewTicker(g.tick)
+	defer t.Stop()
+	if ask, ok := g.Tick(g.clock.Now()); ok {
+		ctl.Set(OriginGovernor, ask)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C():
+			if ask, ok := g.Tick(now); ok {
+				ctl.Set(OriginGovernor, ask)
+			}
+		case c := <-ctl.Confirmations():
+			g.Confirm(g.clock.Now(), c)
+		}
+	}
+}
+
+// Tick is one read of the counters at time now. When it returns ok, the
+// caller must write ask to the control path (origin Governor) and later pass
+// the confirmation to Confirm; until then Tick gathers no evidence. The first
+// Tick asks for the start offer.
+func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
+	g.mu.Lock()
+	if !g.started {
+		g.started, g.pending, g.asked = true, true, g.limits.Start
+		g.mu.Unlock()
+		return g.limits.Start, true
+	}
+	if g.pending {
+		g.mu.Unlock()
+		return 0, false
+	}
+	okN, failN := g.counters.Attempts()
+	if okN < g.baseOK || failN < g.baseFail {
+		// Counters went backwards (a host reset them): the window's evidence
+		// is unknowable, so start it again.
+		g.restart(now, okN, failN)
+		g.mu.Unlock()
+		return 0, false
+	}
+	dOK, dFail := okN-g.baseOK, failN-g.baseFail
+	elapsed := now.Sub(g.winStart)
+	if elapsed < g.limits.Window {
+		g.mu.Unlock()
+		return 0, false
+	}
+	n := dOK + dFail
+	w := Window{Start: g.winStart, End: now, Offer: g.offer, OK: dOK, Failed: dFail}
+	if n > 0 {
+		w.Frac = float64(dFail) / float64(n)
+	}
+	if n < g.limits.MinAttempts {
+		if elapsed < noEvidenceSpan*g.limits.Window {
+			g.mu.Unlock()
+			return 0, false // keep collecting
+		}
+		g.streak = 0
+		w.Decision = Decision{Kind: KindHold, Signal: SignalNoEvidence, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
+	} else {
+		w.Decision = Decide(w.Frac, g.offer, g.lastBad, g.limits)
+		qualifies := w.Frac <= g.limits.Low && g.lastBad > 0 && g.offer >= g.lastBad
+		var clears bool
+		g.streak, clears = MemoryClearStep(g.streak, qualifies)
+		if clears {
+			w.Decision.LastBad = 0
+			w.Decision.Signal = SignalMemoryCleared
+		}
+		g.lastBad = w.Decision.LastBad
+	}
+	w.Streak = g.streak
+	g.last = w.Decision
+	g.windows++
+	d := w.Decision
+	if d.Offer != g.offer {
+		g.pending, g.asked = true, d.Offer
+	} else {
+		g.restart(now, okN, failN)
+	}
+	g.mu.Unlock()
+
+	g.logWindow(w, n)
+	if g.observe != nil {
+		g.observe(w)
+	}
+	if d.Offer != w.Offer {
+		return d.Offer, true
+	}
+	return 0, false
+}
+
+// Confirm adopts a confirmation from the control path at time now: the
+// committed offer becomes the applied value and the window restarts from a
+// fresh counter snapshot. A write of another origin (a user's) is adopted the
+// same way and logged.
+func (g *Governor) Confirm(now time.Time, c Confirmation) {
+	okN, failN := g.counters.Attempts()
+	g.mu.Lock()
+	from, asked, wasPending := g.offer, g.asked, g.pending
+	g.started = true
+	g.offer = c.Applied
+	g.pending = false
+	g.restart(now, okN, failN)
+	g.mu.Unlock()
+
+	switch {
+	case c.Origin != OriginGovernor:
+		g.log.Info("throttle", "phase", g.phase, "offer", arrow(from, c.Applied), "signal", "adopted", "origin", c.Origin.String(), "asked", num(c.Asked))
+	case wasPending && c.Applied != asked:
+		g.log.Info("throttle", "phase", g.phase, "offer", arrow(from, c.Applied), "signal", "confirmed-other", "asked", num(asked))
+	}
+}
+
+func (g *Governor) restart(now time.Time, okN, failN uint64) {
+	g.winStart, g.baseOK, g.baseFail = now, okN, failN
+}
+
+func (g *Governor) logWindow(w Window, n uint64) {
+	d := w.Decision
+	level := slog.LevelInfo
+	if d.Kind == KindHold && d.Signal != SignalMemoryCleared {
+		level = slog.LevelDebug
+	}
+	if !g.log.Enabled(context.Background(), level) {
+		return
+	}
+	g.log.Log(context.Background(), level, "throttle",
+		"phase", g.phase,
+		"offer", arrow(d.From, d.Offer),
+		"signal", d.Signal.String(),
+		"frac", pct(w.Frac),
+		"low", pct(g.limits.Low),
+		"high", pct(g.limits.High),
+		"attempts", n,
+		"last_bad", num(d.LastBad),
+		"streak", w.Streak,
+	)
+}
+
+func arrow(from, to float64) string {
+	if from == to {
+		return num(to)
+	}
+	return num(from) + "→" + num(to)
+}
+
+// num prints an offer with at most two decimals and no exponent.
+func num(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
+
+func pct(f float64) string { return fmt.Sprintf("%.3g%%", f*100) }
