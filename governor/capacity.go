@@ -1,0 +1,81 @@
+package governor
+
+import "time"
+
+// Estimate is the capacity a phase measured at its failure bound: the
+// throttled steady state. It rests only on settled windows; a window whose
+// failure fraction was above high is a saturation artifact and never counts.
+type Estimate struct {
+	// Windows is how many settled windows the estimate rests on; 0 means the
+	// phase never settled and the other figures are zero.
+	Windows int
+	// Offer is the mean committed offer over the settled windows.
+	Offer float64
+	// Goodput is ok attempts per second over the settled windows, and
+	// Throughput all resolved attempts per second over them.
+	Goodput, Throughput float64
+	// Frac is the attempt-failure fraction over the settled windows.
+	Frac float64
+	// AtCeiling is true when the settled windows held at the ceiling: the
+	// target took everything asked of it, so its capacity is at least the
+	// ceiling, not at it.
+	AtCeiling bool
+	// Saturated counts windows above high: excluded, and flagged in reports.
+	Saturated int
+}
+
+// Settled reports whether a window counts toward the capacity estimate: it
+// held at or below the failure bound and was judged near the congestion point
+// (an additive probe, a dead-band hold, a hold at the ceiling or the window
+// that cleared the memory). Slow-start and safe-climb windows are still
+// searching, below the level the target was seen to fail at, so they do not
+// measure capacity.
+func Settled(w Window, high float64) bool {
+	if w.Frac > high || w.OK+w.Failed == 0 {
+		return false
+	}
+	switch w.Decision.Signal {
+	case SignalProbe, SignalDeadBand, SignalAtCeiling, SignalMemoryCleared:
+		return true
+	}
+	return false
+}
+
+// Capacity estimates the capacity at the failure bound high from a phase's
+// closed windows.
+func Capacity(windows []Window, high float64) Estimate {
+	var e Estimate
+	var ok, failed uint64
+	var span time.Duration
+	var offers float64
+	ceiling := true
+	for _, w := range windows {
+		if w.Frac > high && w.OK+w.Failed > 0 {
+			e.Saturated++
+		}
+		if !Settled(w, high) {
+			continue
+		}
+		e.Windows++
+		ok += w.OK
+		failed += w.Failed
+		span += w.End.Sub(w.Start)
+		offers += w.Offer
+		if w.Decision.Signal != SignalAtCeiling {
+			ceiling = false
+		}
+	}
+	if e.Windows == 0 {
+		return e
+	}
+	e.Offer = offers / float64(e.Windows)
+	if secs := span.Seconds(); secs > 0 {
+		e.Goodput = float64(ok) / secs
+		e.Throughput = float64(ok+failed) / secs
+	}
+	if ok+failed > 0 {
+		e.Frac = float64(failed) / float64(ok+failed)
+	}
+	e.AtCeiling = ceiling
+	return e
+}
