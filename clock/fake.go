@@ -104,12 +104,7 @@ func (f *Fake) stop(w *fakeWaiter) bool {
 		return false
 	}
 	w.active = false
-	for i, x := range f.waiters {
-		if x == w {
-			f.waiters = append(f.waiters[:i], f.waiters[i+1:]...)
-			break
-		}
-	}
+	f.remove(w)
 	return true
 }
 
