@@ -1,0 +1,393 @@
+package governor
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/clock"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// counters is a host's cumulative attempt counters, set by the test.
+type counters struct{ ok, failed atomic.Uint64 }
+
+func (c *counters) Attempts() (uint64, uint64) { return c.ok.Load(), c.failed.Load() }
+func (c *counters) add(ok, failed uint64)      { c.ok.Add(ok); c.failed.Add(failed) }
+
+type harness struct {
+	t       *testing.T
+	g       *Governor
+	c       *counters
+	now     time.Time
+	windows []Window
+}
+
+func newHarness(t *testing.T, l Limits, opts ...Option) *harness {
+	t.Helper()
+	h := &harness{t: t, c: &counters{}, now: t0}
+	opts = append([]Option{WithLogger(slog.New(slog.DiscardHandler)), WithObserver(func(w Window) { h.windows = append(h.windows, w) })}, opts...)
+	g, err := New(l, h.c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.g = g
+	ask, ok := g.Tick(h.now)
+	if !ok || ask != l.Start {
+		t.Fatalf("first Tick = %v, %v; want the start offer %v", ask, ok, l.Start)
+	}
+	g.Confirm(h.now, Confirmation{Origin: OriginGovernor, Asked: ask, Applied: ask})
+	return h
+}
+
+// tick advances time by d and ticks once.
+func (h *harness) tick(d time.Duration) (float64, bool) {
+	h.now = h.now.Add(d)
+	return h.g.Tick(h.now)
+}
+
+func (h *harness) confirm(v float64) {
+	h.g.Confirm(h.now, Confirmation{Origin: OriginGovernor, Asked: v, Applied: v})
+}
+
+func testLimits() Limits {
+	l := NewLimits(Rate, 1000)
+	l.Window = 5 * time.Second
+	return l
+}
+
+func TestTickJudgesOnlyAfterAFullWindow(t *testing.T) {
+	h := newHarness(t, testLimits())
+	for i := 0; i < 4; i++ {
+		h.c.add(100, 0)
+		if _, ok := h.tick(time.Second); ok {
+			t.Fatalf("decided after %d s of a 5 s window", i+1)
+		}
+	}
+	h.c.add(100, 0)
+	ask, ok := h.tick(time.Second)
+	if !ok || ask != 2 {
+		t.Fatalf("window close: ask %v, %v; want slow start to 2", ask, ok)
+	}
+	w := h.windows[0]
+	if w.OK != 500 || w.Failed != 0 || w.Offer != 1 || !w.Start.Equal(t0) || !w.End.Equal(t0.Add(5*time.Second)) {
+		t.Fatalf("window record %+v", w)
+	}
+	if w.Decision.Signal != SignalSlowStart || w.Decision.Kind != KindRaise {
+		t.Fatalf("decision %+v", w.Decision)
+	}
+	// While the write is unconfirmed, no evidence is gathered or judged.
+	h.c.add(0, 10000)
+	for i := 0; i < 10; i++ {
+		if _, ok := h.tick(time.Second); ok {
+			t.Fatal("decided while a write was pending")
+		}
+	}
+	if !h.g.State().Pending {
+		t.Fatal("state does not show the pending write")
+	}
+	// The window restarts at the confirmation: the 10000 failures before it
+	// are not evidence about the new offer.
+	h.confirm(2)
+	h.c.add(100, 0)
+	if ask, ok := h.tick(5 * time.Second); !ok || ask != 4 {
+		t.Fatalf("after confirmation: ask %v, %v; want 4", ask, ok)
+	}
+	if w := h.windows[1]; w.OK != 100 || w.Failed != 0 || w.Offer != 2 {
+		t.Fatalf("second window %+v", w)
+	}
+}
+
+func TestWindowFractionIsTrailingNotLifetime(t *testing.T) {
+	h := newHarness(t, testLimits())
+	h.c.add(1000, 0)
+	ask, _ := h.tick(5 * time.Second)
+	h.confirm(ask)
+	// A lifetime average would be 30/1030 < 5 %; the window's is 30 %.
+	h.c.add(70, 30)
+	ask, ok := h.tick(5 * time.Second)
+	if !ok || ask != 2*0.7 {
+		t.Fatalf("ask %v, %v; want back-off to 1.4", ask, ok)
+	}
+	if h.windows[1].Frac != 0.3 {
+		t.Fatalf("frac %v, want 0.3", h.windows[1].Frac)
+	}
+}
+
+func TestNoEvidenceHold(t *testing.T) {
+	h := newHarness(t, testLimits())
+	h.c.add(19, 0) // one short of MinAttempts
+	for i := 1; i < 20; i++ {
+		if _, ok := h.tick(time.Second); ok {
+			t.Fatalf("moved without evidence after %d s", i)
+		}
+		if len(h.windows) != 0 {
+			t.Fatalf("window closed after %d s with too few attempts", i)
+		}
+	}
+	h.tick(time.Second) // 20 s = 4 × window
+	if len(h.windows) != 1 || h.windows[0].Decision.Signal != SignalNoEvidence || h.windows[0].Decision.Kind != KindHold {
+		t.Fatalf("want one no-evidence hold, got %+v", h.windows)
+	}
+	// A short window that does reach MinAttempts before 4 × window is judged.
+	h.c.add(10, 0)
+	h.tick(5 * time.Second)
+	h.c.add(10, 0)
+	ask, ok := h.tick(time.Second)
+	if !ok || ask != 2 {
+		t.Fatalf("a late but sufficient window: ask %v, %v", ask, ok)
+	}
+}
+
+func TestNoEvidenceResetsStreak(t *testing.T) {
+	l := testLimits()
+	h := newHarness(t, l)
+	h.g.mu.Lock()
+	h.g.offer, h.g.lastBad, h.g.streak = 100, 100, 2
+	h.g.mu.Unlock()
+	h.tick(4 * l.Window)
+	if st := h.g.State(); st.Streak != 0 || st.LastBad != 100 {
+		t.Fatalf("no-evidence window left streak %d lastBad %v", st.Streak, st.LastBad)
+	}
+}
+
+func TestMemoryClearsAfterStreakThenDoublingResumes(t *testing.T) {
+	l := testLimits()
+	h := newHarness(t, l)
+	// Climb to 8, then breach at 8 with 50 % failures.
+	for _, want := range []float64{2, 4, 8} {
+		h.c.add(100, 0)
+		ask, _ := h.tick(l.Window)
+		if ask != want {
+			t.Fatalf("slow start asked %v, want %v", ask, want)
+		}
+		h.confirm(ask)
+	}
+	h.c.add(50, 50)
+	ask, _ := h.tick(l.Window)
+	if ask != 4 || h.g.State().LastBad != 8 {
+		t.Fatalf("back-off asked %v lastBad %v", ask, h.g.State().LastBad)
+	}
+	h.confirm(ask)
+	// Clean: 4 < 6 → safe climb to 6; 6 → probe 7; 7 → 8 (probe, below lastBad: no streak).
+	for _, step := range []struct {
+		ask    float64
+		signal Signal
+	}{{6, SignalSafeClimb}, {7, SignalProbe}, {8, SignalProbe}, {9, SignalProbe}, {10, SignalProbe}, {11, SignalMemoryCleared}, {22, SignalSlowStart}} {
+		h.c.add(100, 0)
+		ask, ok := h.tick(l.Window)
+		last := h.windows[len(h.windows)-1]
+		if !ok || ask != step.ask || last.Decision.Signal != step.signal {
+			t.Fatalf("asked %v (%v) signal %v; want %v signal %v (streak %d)", ask, ok, last.Decision.Signal, step.ask, step.signal, last.Streak)
+		}
+		h.confirm(ask)
+	}
+	if st := h.g.State(); st.LastBad != 0 {
+		t.Fatalf("memory not cleared: %+v", st)
+	}
+}
+
+func TestConfirmedValueDifferentFromAskedIsCommitted(t *testing.T) {
+	l := testLimits()
+	h := newHarness(t, l)
+	h.c.add(100, 0)
+	ask, _ := h.tick(l.Window)
+	// The gate clamps 2 to 1.5 (its own limit, say).
+	h.g.Confirm(h.now, Confirmation{Origin: OriginGovernor, Asked: ask, Applied: 1.5})
+	h.c.add(100, 0)
+	ask, _ = h.tick(l.Window)
+	if ask != 3 || h.windows[1].Offer != 1.5 {
+		t.Fatalf("next decision from %v asked %v; want judged at 1.5 asking 3", h.windows[1].Offer, ask)
+	}
+}
+
+func TestUserWriteIsAdoptedAndRebaselines(t *testing.T) {
+	l := testLimits()
+	h := newHarness(t, l)
+	h.c.add(100, 0)
+	h.tick(3 * time.Second)
+	// A user sets 50 mid-window; the 100 attempts before it are not evidence.
+	h.g.Confirm(h.now, Confirmation{Origin: OriginUser, Asked: 50, Applied: 50})
+	h.c.add(90, 10)
+	ask, ok := h.tick(l.Window)
+	w := h.windows[0]
+	if !ok || w.Offer != 50 || w.OK != 90 || w.Failed != 10 || ask != 45 {
+		t.Fatalf("after a user write: window %+v ask %v", w, ask)
+	}
+	// A user write while the governor's own write is pending supersedes it.
+	h.g.Confirm(h.now, Confirmation{Origin: OriginUser, Asked: 20, Applied: 20})
+	if st := h.g.State(); st.Pending || st.Offer != 20 {
+		t.Fatalf("state after superseding user write: %+v", st)
+	}
+}
+
+func TestCountersGoingBackwardsRestartTheWindow(t *testing.T) {
+	l := testLimits()
+	h := newHarness(t, l)
+	h.c.add(100, 0)
+	h.tick(time.Second)
+	h.c.ok.Store(0) // a host reset its counters
+	if _, ok := h.tick(l.Window); ok {
+		t.Fatal("judged a window whose counters went backwards")
+	}
+	h.c.add(100, 0)
+	if ask, ok := h.tick(l.Window); !ok || ask != 2 {
+		t.Fatalf("after restart: %v %v", ask, ok)
+	}
+}
+
+func TestNewRejectsBadInput(t *testing.T) {
+	if _, err := New(Limits{}, &counters{}); err == nil {
+		t.Fatal("zero limits accepted")
+	}
+	if _, err := New(testLimits(), nil); err == nil {
+		t.Fatal("nil counters accepted")
+	}
+	if _, err := New(testLimits(), &counters{}, WithTick(0)); err == nil {
+		t.Fatal("zero tick accepted")
+	}
+}
+
+func TestMovementLogLine(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	l := NewLimits(Rate, 1000)
+	l.Start = 400
+	h := newHarness(t, l, WithLogger(logger), WithPhase("main"))
+	h.c.add(2426, 5)
+	h.tick(l.Window)
+	line := buf.String()
+	for _, want := range []string{"msg=throttle", "phase=main", "offer=400→800", "signal=slow-start", "frac=0.206%", "low=1%", "high=5%", "attempts=2431", "last_bad=0", "streak=0"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log line %q lacks %q", line, want)
+		}
+	}
+	// Holds are debug: invisible at info.
+	buf.Reset()
+	h.confirm(800)
+	h.c.add(970, 30)
+	h.tick(l.Window)
+	if buf.Len() != 0 {
+		t.Fatalf("a dead-band hold logged at info: %q", buf.String())
+	}
+}
+
+// slowApplier blocks in Apply until released, like a gate behind a slow
+// remote control plane.
+type slowApplier struct {
+	entered chan float64
+	release chan struct{}
+}
+
+func (a *slowApplier) Apply(v float64) float64 {
+	a.entered <- v
+	<-a.release
+	return v
+}
+
+// The loop never blocks on the control path: while Apply is stuck, Set
+// returns, the loop keeps serving State and stops on cancel.
+func TestRunNeverBlocksOnASlowApplier(t *testing.T) {
+	before := runtime.NumGoroutine()
+	a := &slowApplier{entered: make(chan float64, 16), release: make(chan struct{})}
+	ctl := NewControl(a)
+	fc := clock.NewFake(t0)
+	c := &counters{}
+	g, err := New(testLimits(), c, WithClock(fc), WithTick(time.Second), WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx, ctl) }()
+	if v := <-a.entered; v != 1 {
+		t.Fatalf("first apply %v, want the start offer 1", v)
+	}
+	// Apply is now stuck. Ticks keep coming; writers are never blocked.
+	for i := 0; i < 50; i++ {
+		fc.Advance(time.Second)
+		ctl.Set(OriginUser, float64(i+2))
+	}
+	if !g.State().Pending {
+		t.Fatal("governor should still wait for its confirmation")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not stop while the applier was stuck")
+	}
+	close(a.release) // let the stuck apply and the coalesced newest write finish
+	if v := <-a.entered; v != 51 {
+		t.Fatalf("after the stuck apply, the newest write should be applied; got %v", v)
+	}
+	ctl.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("goroutines leaked: %d before, %d after", before, n)
+	}
+	if last, ok := ctl.Last(); !ok || last.Applied != 51 || last.Origin != OriginUser {
+		t.Fatalf("the newest write should win: %+v", last)
+	}
+}
+
+// End to end on the control path with a fake clock: Run asks, the Control
+// applies, Run adopts the confirmation and judges the next window.
+func TestRunEndToEndWithControl(t *testing.T) {
+	var mu sync.Mutex
+	var applied []float64
+	ctl := NewControl(ApplierFunc(func(v float64) float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		applied = append(applied, v)
+		return v
+	}))
+	defer ctl.Close()
+	fc := clock.NewFake(t0)
+	c := &counters{}
+	l := testLimits()
+	g, _ := New(l, c, WithClock(fc), WithTick(time.Second), WithLogger(slog.New(slog.DiscardHandler)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go g.Run(ctx, ctl)
+	waitFor := func(cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out; state %+v", g.State())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for _, want := range []float64{1, 2, 4} {
+		waitFor(func() bool { return g.State().Offer == want && !g.State().Pending })
+		c.add(100, 0)
+		// Tick until the window closes and the next offer is confirmed. A tick
+		// the loop has not read yet is dropped, as with time.Ticker, so keep
+		// ticking rather than counting ticks.
+		waitFor(func() bool {
+			fc.Advance(time.Second)
+			time.Sleep(time.Millisecond)
+			return g.State().Offer == 2*want
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(applied) != 4 || applied[3] != 8 {
+		t.Fatalf("applied %v, want [1 2 4 8]", applied)
+	}
+}
