@@ -1,0 +1,69 @@
+// Package gate is the adaptive token gate: it admits the iterations of a load
+// test at the offer the governor decided, on every iteration, exactly and
+// cheaply.
+//
+// # Modes
+//
+// In Rate mode the offer is admissions per second. The gate keeps a schedule:
+// the k-th admission since the schedule was last anchored is due at
+// anchor + k/offer, computed from the anchor each time so that no rounding
+// accumulates, from 0.1/s to well past 200 000/s. An admission is granted
+// once its due time has come; Permit.Due reports that instant, so an
+// open-loop host measures latency from the intended start and not from the
+// moment it got round to sending (no coordinated omission).
+//
+// In Concurrency mode the offer is a number of iterations in flight: the gate
+// admits while fewer than ⌊offer⌋ permits are unreleased. Lowering the offer
+// never cancels running work; new admissions wait until enough permits are
+// released. Raising it admits waiters at once.
+//
+// # Burst
+//
+// The rate schedule may lag the clock by at most the burst window
+// (DefaultBurst, 1 ms, or WithBurst). A caller that is late by less than the
+// window, because its goroutine was scheduled late or a timer fired late,
+// catches up on the admissions it missed, so the achieved rate stays at the
+// offer even though timers are coarse. A caller that is later than that, or
+// comes back after an idle period, finds the schedule restarted one window in
+// the past: at most 1 + ⌊offer × burst⌋ admissions are granted at once, never
+// a pile-up of everything the idle period would have earned. With
+// WithBurst(0) the gate never admits two iterations closer than 1/offer.
+// After an idle period Due never precedes the call that ended it.
+//
+// # Changing the offer
+//
+// Apply (the governor's writes) and SetCeiling (a user changing the authored
+// value mid-run) take effect at once. In rate mode the part of the current
+// interval already waited is kept in proportion: when the rate rises, the
+// next admission comes within one interval at the new rate and no saved-up
+// tokens are multiplied into a burst; when it falls, the next admission comes
+// no later than one interval at the new rate, never a stall of one interval
+// at the old one.
+//
+// # Fairness
+//
+// Waiters are served first come, first served in both modes. A new arrival
+// never overtakes a waiter: Acquire queues behind it and TryAcquire fails
+// while anyone waits, so no waiter starves under a steady stream of new
+// arrivals. Only the waiter at the head of the queue holds a timer (in rate
+// mode; in concurrency mode nobody does); the others sleep until the gate
+// hands them an admission. A waiter whose context ends leaves the queue
+// without consuming anything.
+//
+// # The control path
+//
+// The governor does not reach into the gate: its control path calls
+// Apply(offer) and expects back the value actually applied. Gate.Apply clamps
+// the offer to [Floor, Ceiling] (and to a whole number in concurrency mode)
+// and returns what it applied, so *Gate satisfies the governor's Applier and
+// the governor's confirmed-apply sees the real value. The ceiling is the
+// authored rate or concurrency: the gate never goes above it whatever it is
+// told.
+//
+// # Cost
+//
+// An admission that does not wait takes the gate's mutex once (twice with a
+// concurrency Release) and reads the clock once; it allocates nothing. A
+// waiter allocates nothing in steady state either: waiters and their timers
+// are reused (timers through clock.Resetter).
+package gate

@@ -1,0 +1,576 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/throttlekit/throttle/clock"
+)
+
+// Mode says what the offer counts.
+type Mode uint8
+
+const (
+	// Rate: the offer is admissions per second; fractions are kept.
+	Rate Mode = iota
+	// Concurrency: the offer is permits in flight; it is a whole number.
+	Concurrency
+)
+
+// String returns "rate" or "concurrency".
+func (m Mode) String() string {
+	switch m {
+	case Rate:
+		return "rate"
+	case Concurrency:
+		return "concurrency"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// DefaultBurst is how far the rate schedule may lag the clock unless
+// WithBurst says otherwise: 1 ms, long enough to absorb a late timer or a
+// goroutine scheduled late at 200 000/s, short enough that the burst after an
+// idle period (1 + ⌊offer × 1 ms⌋ admissions) is never a pile-up.
+const DefaultBurst = time.Millisecond
+
+// maxWhole is the largest concurrency value the gate accepts: every whole
+// number up to it is exact in a float64.
+const maxWhole = 1 << 53
+
+// maxSpareWaiters bounds how many idle waiters a gate keeps for reuse.
+const maxSpareWaiters = 1024
+
+// Config is what a gate enforces. All values are in the mode's unit
+// (admissions per second, or permits in flight).
+type Config struct {
+	Mode Mode
+	// Floor is the lowest offer Apply applies; it must be > 0.
+	Floor float64
+	// Ceiling is the authored value, the highest offer Apply applies; it
+	// must be >= Floor.
+	Ceiling float64
+	// Offer is the offer in force when the gate starts, in [Floor, Ceiling].
+	Offer float64
+}
+
+// Option configures a Gate.
+type Option func(*Gate)
+
+// WithClock replaces the wall clock (tests pass a clock.Fake). Timers for
+// waiting in rate mode come from it too.
+func WithClock(c clock.Clock) Option { return func(g *Gate) { g.clock = c } }
+
+// WithBurst sets how far the rate schedule may lag the clock (default
+// DefaultBurst); see the package doc. 0 means no burst at all. Concurrency
+// mode ignores it.
+func WithBurst(d time.Duration) Option { return func(g *Gate) { g.burst = d } }
+
+// Gate admits iterations at its offer. It is safe for concurrent use. The
+// zero Gate is not usable: make one with New.
+//
+// Invariants, all under mu: floor <= offer <= ceiling; in concurrency mode
+// offer is whole and limit == int64(offer); the queue holds exactly the
+// waiters not yet granted nor cancelled, in arrival order.
+type Gate struct {
+	clock   clock.Clock
+	epoch   time.Time // instant 0 of the gate's nanosecond arithmetic
+	mode    Mode
+	floor   float64
+	burst   time.Duration
+	burstNs int64
+
+	mu      sync.Mutex
+	ceiling float64
+	offer   float64
+
+	// Rate schedule: admission k since the anchor is due at
+	// anchor + k*intervalNs (nanoseconds since epoch).
+	intervalNs float64
+	anchor     int64
+	k          float64
+	restart    int64 // when the schedule last restarted after idling
+
+	// Concurrency permits: slots[i] is the generation of slot i, odd while a
+	// permit holds it. A Permit carries (slot, generation) and releases only
+	// if the generation still matches, so a second Release of it, or of a
+	// copy, finds the generation moved on and does nothing.
+	limit    int64
+	inFlight int64
+	slots    []uint64
+	freed    []uint32
+
+	head, tail *waiter
+	waiting    int64
+	spare      []*waiter
+
+	admitted, cancelled uint64
+}
+
+// waiter is one blocked Acquire. Fields other than ready and the timer are
+// guarded by the gate's mu.
+type waiter struct {
+	next, prev *waiter
+	ready      chan struct{} // capacity 1: granted, or told to look again
+	granted    bool
+	permit     Permit
+	timer      clock.Timer // rate mode head only; reused when it is a clock.Resetter
+}
+
+// Permit is one admission. Its zero value is a permit that releases nothing.
+// Copies of a Permit are the same permit: releasing any of them releases it
+// once.
+type Permit struct {
+	g    *Gate
+	due  time.Time
+	slot uint32
+	gen  uint64 // 0 when there is nothing to release (rate mode, zero Permit)
+}
+
+// Due reports when the admission was scheduled for. In rate mode that is the
+// due time of its token, which may be a little before Acquire returned (a
+// late caller or timer) but never after; in concurrency mode it is the
+// instant the permit was granted.
+func (p Permit) Due() time.Time { return p.due }
+
+// Release frees the permit's slot in concurrency mode, admitting the next
+// waiter if the limit allows. Releasing a permit twice, or a copy of a
+// released permit, does nothing; so does Release in rate mode and on the
+// zero Permit.
+func (p Permit) Release() {
+	g := p.g
+	if g == nil || p.gen == 0 {
+		return
+	}
+	g.mu.Lock()
+	if int(p.slot) < len(g.slots) && g.slots[p.slot] == p.gen {
+		g.slots[p.slot]++ // even: free; every copy of p is now spent
+		g.freed = append(g.freed, p.slot)
+		g.inFlight--
+		if g.head != nil && g.inFlight < g.limit {
+			g.grantLocked(g.now(), false)
+		}
+	}
+	g.mu.Unlock()
+}
+
+// New returns a gate enforcing cfg. It reports the first bad field of cfg, or
+// a bad option, as an error naming it: non-finite values, Floor <= 0,
+// Ceiling < Floor, Offer outside [Floor, Ceiling], non-whole or too large
+// values in concurrency mode, a nil clock or a negative burst.
+func New(cfg Config, opts ...Option) (*Gate, error) {
+	g := &Gate{clock: clock.Real(), burst: DefaultBurst}
+	for _, o := range opts {
+		o(g)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if g.clock == nil {
+		return nil, fmt.Errorf("gate: clock must not be nil")
+	}
+	if g.burst < 0 {
+		return nil, fmt.Errorf("gate: burst must be >= 0, got %v", g.burst)
+	}
+	g.mode, g.floor, g.ceiling = cfg.Mode, cfg.Floor, cfg.Ceiling
+	g.burstNs = int64(g.burst)
+	g.epoch = g.clock.Now()
+	// Start idle: the first admission restarts the schedule.
+	g.anchor = math.MinInt64 / 2
+	g.setOfferLocked(cfg.Offer, 0)
+	return g, nil
+}
+
+func (c Config) validate() error {
+	if c.Mode != Rate && c.Mode != Concurrency {
+		return fmt.Errorf("gate: mode must be Rate or Concurrency, got %d", c.Mode)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"floor", c.Floor}, {"ceiling", c.Ceiling}, {"offer", c.Offer}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("gate: %s must be a finite number, got %v", f.name, f.v)
+		}
+		if c.Mode == Concurrency {
+			if err := checkWhole(f.name, f.v); err != nil {
+				return err
+			}
+		}
+	}
+	switch {
+	case c.Floor <= 0:
+		return fmt.Errorf("gate: floor must be > 0, got %v", c.Floor)
+	case c.Ceiling < c.Floor:
+		return fmt.Errorf("gate: ceiling (%v) must be >= floor (%v)", c.Ceiling, c.Floor)
+	case c.Offer < c.Floor || c.Offer > c.Ceiling:
+		return fmt.Errorf("gate: offer (%v) must be within [floor, ceiling] = [%v, %v]", c.Offer, c.Floor, c.Ceiling)
+	}
+	return nil
+}
+
+func checkWhole(name string, v float64) error {
+	if v != math.Trunc(v) {
+		return fmt.Errorf("gate: %s must be a whole number in concurrency mode, got %v", name, v)
+	}
+	if v > maxWhole {
+		return fmt.Errorf("gate: %s must be at most %d in concurrency mode, got %v", name, int64(maxWhole), v)
+	}
+	return nil
+}
+
+// Acquire blocks until the gate admits the caller or ctx ends. When ctx ends
+// first it returns ctx.Err() and has consumed nothing: no token, no permit.
+// A ctx already done fails at once even if an admission is free. When the
+// admission and the end of ctx race, Acquire may return the admission.
+//
+// The caller must Release the permit in concurrency mode.
+func (g *Gate) Acquire(ctx context.Context) (Permit, error) {
+	if err := ctx.Err(); err != nil {
+		g.mu.Lock()
+		g.cancelled++
+		g.mu.Unlock()
+		return Permit{}, err
+	}
+	g.mu.Lock()
+	if g.head == nil {
+		if p, ok := g.admitLocked(g.now()); ok {
+			g.mu.Unlock()
+			return p, nil
+		}
+	}
+	w := g.enqueueLocked()
+	g.mu.Unlock()
+	return g.wait(ctx, w)
+}
+
+// TryAcquire admits the caller if it can do so at once and reports whether it
+// did. It never blocks, and it fails while others wait, so it never jumps the
+// queue. Open-loop schedulers use it to count a dropped arrival instead of
+// waiting.
+func (g *Gate) TryAcquire() (Permit, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.head != nil {
+		return Permit{}, false
+	}
+	return g.admitLocked(g.now())
+}
+
+// now returns the clock's time in nanoseconds since the gate's epoch.
+func (g *Gate) now() int64 { return int64(g.clock.Now().Sub(g.epoch)) }
+
+// at converts nanoseconds since the epoch back to a time.
+func (g *Gate) at(ns int64) time.Time { return g.epoch.Add(time.Duration(ns)) }
+
+// admitLocked takes one admission at now if one is free.
+func (g *Gate) admitLocked(now int64) (Permit, bool) {
+	if g.mode == Rate {
+		due := g.dueLocked(now)
+		if due > now {
+			return Permit{}, false
+		}
+		g.k++
+		g.admitted++
+		if due < g.restart {
+			// The burst after an idle period is scheduled as soon as
+			// possible: the call that ended the idling, not before it.
+			due = g.restart
+		}
+		return Permit{due: g.at(due)}, true
+	}
+	if g.inFlight >= g.limit {
+		return Permit{}, false
+	}
+	return g.takeSlotLocked(now), true
+}
+
+// dueLocked returns when the next rate admission is due, restarting the
+// schedule if it lags the clock by more than the burst window.
+func (g *Gate) dueLocked(now int64) int64 {
+	off := g.k * g.intervalNs
+	if off > 1<<62 { // a rate so low the next token is centuries away
+		off = 1 << 62
+	}
+	due := g.anchor + int64(off)
+	if due < now-g.burstNs {
+		// Restart the schedule at now, with the burst's worth of
+		// admissions already due: those at now - m/offer, …, now, where
+		// m = ⌊offer × burst⌋. Later ones keep to now + k/offer.
+		g.anchor, g.restart = now, now
+		g.k = -math.Floor(float64(g.burstNs) / g.intervalNs)
+		due = now + int64(g.k*g.intervalNs)
+	}
+	return due
+}
+
+// takeSlotLocked grants a concurrency permit.
+func (g *Gate) takeSlotLocked(now int64) Permit {
+	var i uint32
+	if n := len(g.freed); n > 0 {
+		i = g.freed[n-1]
+		g.freed = g.freed[:n-1]
+	} else {
+		i = uint32(len(g.slots))
+		g.slots = append(g.slots, 0)
+	}
+	g.slots[i]++ // odd: held
+	g.inFlight++
+	g.admitted++
+	return Permit{g: g, due: g.at(now), slot: i, gen: g.slots[i]}
+}
+
+// enqueueLocked appends a waiter for the caller.
+func (g *Gate) enqueueLocked() *waiter {
+	var w *waiter
+	if n := len(g.spare); n > 0 {
+		w = g.spare[n-1]
+		g.spare = g.spare[:n-1]
+	} else {
+		w = &waiter{ready: make(chan struct{}, 1)}
+	}
+	w.prev, w.next = g.tail, nil
+	if g.tail != nil {
+		g.tail.next = w
+	} else {
+		g.head = w
+	}
+	g.tail = w
+	g.waiting++
+	return w
+}
+
+// removeLocked takes w out of the queue.
+func (g *Gate) removeLocked(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		g.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		g.tail = w.prev
+	}
+	w.next, w.prev = nil, nil
+	g.waiting--
+}
+
+// grantLocked admits waiters from the head of the queue for as long as the
+// gate allows at now, and wakes each one it admits. If the head then is a
+// waiter that was not the head before, or nudge is set, it is woken too, so
+// that in rate mode it arms its timer for the new due time.
+func (g *Gate) grantLocked(now int64, nudge bool) {
+	old := g.head
+	for w := g.head; w != nil; w = g.head {
+		p, ok := g.admitLocked(now)
+		if !ok {
+			break
+		}
+		g.removeLocked(w)
+		w.granted, w.permit = true, p
+		wake(w)
+	}
+	if g.mode == Rate && g.head != nil && (nudge || g.head != old) {
+		wake(g.head)
+	}
+}
+
+func wake(w *waiter) {
+	select {
+	case w.ready <- struct{}{}:
+	default: // already awake-pending; it will look at the gate anyway
+	}
+}
+
+// wait blocks the queued waiter w until it is granted or ctx ends. Only the
+// head of the queue waits on a timer, and only in rate mode: it is the next
+// to be admitted, and when it is, the gate admits everyone behind it whose
+// turn has come as well and wakes the new head.
+func (g *Gate) wait(ctx context.Context, w *waiter) (Permit, error) {
+	done := ctx.Done()
+	var tick <-chan time.Time
+	for {
+		g.mu.Lock()
+		if !w.granted && g.mode == Rate && g.head == w && ctx.Err() == nil {
+			now := g.now()
+			g.grantLocked(now, false)
+			if !w.granted {
+				tick = g.armLocked(w, time.Duration(g.dueLocked(now)-now))
+			}
+		}
+		if w.granted {
+			p := w.permit
+			g.retireLocked(w)
+			g.mu.Unlock()
+			return p, nil
+		}
+		if err := ctx.Err(); err != nil {
+			wasHead := g.head == w
+			g.removeLocked(w)
+			g.cancelled++
+			if wasHead && g.head != nil && g.mode == Rate {
+				// The waiter behind may be due now (rate mode), and it
+				// must arm the timer w held.
+				g.grantLocked(g.now(), true)
+			}
+			g.retireLocked(w)
+			g.mu.Unlock()
+			return Permit{}, err
+		}
+		g.mu.Unlock()
+		select {
+		case <-w.ready:
+		case <-tick:
+		case <-done:
+		}
+	}
+}
+
+// armLocked sets w's timer to fire after d, reusing it when the clock's
+// timers can be reset.
+func (g *Gate) armLocked(w *waiter, d time.Duration) <-chan time.Time {
+	if w.timer != nil {
+		if r, ok := w.timer.(clock.Resetter); ok {
+			r.Reset(d)
+			return w.timer.C()
+		}
+		w.timer.Stop()
+	}
+	w.timer = g.clock.NewTimer(d)
+	return w.timer.C()
+}
+
+// retireLocked stops w's timer, so none is left running after Acquire
+// returns, and keeps w for reuse.
+func (g *Gate) retireLocked(w *waiter) {
+	if w.timer != nil {
+		w.timer.Stop()
+		if _, ok := w.timer.(clock.Resetter); !ok {
+			w.timer = nil
+		}
+	}
+	select {
+	case <-w.ready: // drop a wake-up that came too late to matter
+	default:
+	}
+	w.granted, w.permit = false, Permit{}
+	if len(g.spare) < maxSpareWaiters {
+		g.spare = append(g.spare, w)
+	}
+}
+
+// Apply sets the offer, clamped to [Floor, Ceiling] and, in concurrency mode,
+// rounded down to a whole number, and returns the offer it applied. It takes
+// effect at once (see the package doc). A NaN offer changes nothing and
+// returns the offer in force. Apply is the governor's Applier.
+func (g *Gate) Apply(offer float64) (applied float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if math.IsNaN(offer) {
+		return g.offer
+	}
+	g.setOfferLocked(offer, g.now())
+	return g.offer
+}
+
+// SetCeiling changes the authored value mid-run and re-clamps the offer to
+// it, returning the offer in force afterwards. Raising the ceiling does not
+// raise the offer; that is the governor's call. It reports an error, and
+// changes nothing, for a ceiling that is not finite, is below Floor, or is
+// not a whole number in concurrency mode.
+func (g *Gate) SetCeiling(c float64) (applied float64, err error) {
+	if math.IsNaN(c) || math.IsInf(c, 0) {
+		return g.Offer(), fmt.Errorf("gate: ceiling must be a finite number, got %v", c)
+	}
+	if g.mode == Concurrency {
+		if err := checkWhole("ceiling", c); err != nil {
+			return g.Offer(), err
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c < g.floor {
+		return g.offer, fmt.Errorf("gate: ceiling (%v) must be >= floor (%v)", c, g.floor)
+	}
+	g.ceiling = c
+	if g.offer > c {
+		g.setOfferLocked(c, g.now())
+	}
+	return g.offer, nil
+}
+
+// setOfferLocked clamps and installs offer, re-scheduling the rate schedule
+// so the change holds from now on, and admits waiters the new offer lets in.
+func (g *Gate) setOfferLocked(offer float64, now int64) {
+	offer = math.Min(math.Max(offer, g.floor), g.ceiling)
+	if g.mode == Concurrency {
+		offer = math.Floor(offer)
+		g.offer, g.limit = offer, int64(offer)
+		if g.head != nil && g.inFlight < g.limit {
+			g.grantLocked(now, false)
+		}
+		return
+	}
+	if offer == g.offer {
+		return
+	}
+	interval := 1e9 / offer
+	if g.offer > 0 {
+		// Keep the part of the current interval already waited, in
+		// tokens: lead/old interval == lead'/new interval. A schedule
+		// that lags keeps its few saved tokens as tokens, never as time,
+		// so a rise multiplies nothing.
+		lead := float64(g.dueLocked(now)-now) * interval / g.intervalNs
+		lead = math.Max(lead, float64(-g.burstNs))
+		lead = math.Min(lead, interval)
+		g.anchor, g.k = now+int64(lead), 0
+	}
+	g.offer, g.intervalNs = offer, interval
+	if g.head != nil {
+		g.grantLocked(now, true)
+	}
+}
+
+// Offer returns the offer in force.
+func (g *Gate) Offer() float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.offer
+}
+
+// Stats is a snapshot of a gate's live figures.
+type Stats struct {
+	Mode    Mode
+	Offer   float64 // the offer in force
+	Floor   float64
+	Ceiling float64 // the authored value
+	// InFlight is how many concurrency permits are unreleased; always 0 in
+	// rate mode, where a permit holds nothing.
+	InFlight int64
+	// Waiting is how many Acquire calls are queued.
+	Waiting int64
+	// Admitted counts admissions, by Acquire and TryAcquire, since New.
+	Admitted uint64
+	// Cancelled counts Acquire calls that returned their context's error.
+	Cancelled uint64
+}
+
+// Stats returns the gate's live figures, read at one instant.
+func (g *Gate) Stats() Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return Stats{
+		Mode:      g.mode,
+		Offer:     g.offer,
+		Floor:     g.floor,
+		Ceiling:   g.ceiling,
+		InFlight:  g.inFlight,
+		Waiting:   g.waiting,
+		Admitted:  g.admitted,
+		Cancelled: g.cancelled,
+	}
+}
