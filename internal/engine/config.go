@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/targets"
+)
+
+// Defaults Config's zero fields take.
+const (
+	// DefaultMaxVUs bounds the rate-mode worker pool.
+	DefaultMaxVUs = 1000
+	// DefaultTimeout bounds one attempt, from sending to the last body byte.
+	DefaultTimeout = 10 * time.Second
+	// DefaultGrace is how long a stopping phase waits for in-flight
+	// iterations before it aborts them.
+	DefaultGrace = 5 * time.Second
+	// BackoffBase and BackoffCap shape the pause between tries: try n waits
+	// a random time in [d/2, d] with d = min(BackoffCap, BackoffBase × 2^(n−1)).
+	// Small, because the governor, not the retry loop, is what relieves a
+	// struggling target; jittered, so retries do not arrive in lockstep.
+	BackoffBase = 10 * time.Millisecond
+	BackoffCap  = 320 * time.Millisecond
+)
+
+// Config describes one governed HTTP load phase. Fields left zero take the
+// defaults documented on them; Limits has no defaults here (build it with
+// governor.NewLimits).
+type Config struct {
+	// Targets are sent round-robin; at least one.
+	Targets []targets.Target
+	// Limits bound the governor: the mode (open-loop Rate or closed-loop
+	// Concurrency), ceiling, floor, start, high, low, window, min attempts.
+	Limits governor.Limits
+	// Fixed turns the governor off: the offer stays at the ceiling for the
+	// whole phase (a baseline to compare against). Windows are still judged
+	// and recorded, so the report has a timeline.
+	Fixed bool
+	// Duration is how long the phase runs; 0 runs until the context given
+	// to Run ends.
+	Duration time.Duration
+	// MaxVUs bounds the rate-mode worker pool (default DefaultMaxVUs). An
+	// arrival that finds every worker busy is dropped and counted.
+	// Concurrency mode runs at most ceiling workers and ignores it.
+	MaxVUs int
+	// Timeout bounds one attempt (default DefaultTimeout).
+	Timeout time.Duration
+	// Tries is how many attempts an iteration makes at most (default 1).
+	Tries int
+	// FailOn says which attempts fail (default DefaultFailOn).
+	FailOn *FailOn
+	// Insecure skips TLS certificate verification.
+	Insecure bool
+	// Grace is how long a stopping phase waits for in-flight iterations
+	// (default DefaultGrace; negative: do not wait).
+	Grace time.Duration
+	// Tick is how often the governor reads the counters (default
+	// governor.DefaultTick).
+	Tick time.Duration
+	// Logger receives the governor's movement lines (default: discard).
+	Logger *slog.Logger
+	// Observer, if set, receives every closed window on the governor's loop;
+	// it must return quickly.
+	Observer func(governor.Window)
+	// Latency, if set, receives every resolved attempt's latency.
+	Latency LatencyRecorder
+}
+
+// withDefaults fills the zero fields and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	if len(c.Targets) == 0 {
+		return c, errors.New("engine: no targets")
+	}
+	if c.Fixed {
+		// No governor: the offer stays at the ceiling. Pinning floor and start
+		// to it lets the same window loop judge and record the phase.
+		c.Limits.Floor, c.Limits.Start = c.Limits.Ceiling, c.Limits.Ceiling
+	}
+	if err := c.Limits.Validate(); err != nil {
+		return c, err
+	}
+	if c.Limits.Mode == governor.Concurrency && c.Limits.Ceiling > math.MaxInt32 {
+		return c, fmt.Errorf("engine: concurrency ceiling %v is too large", c.Limits.Ceiling)
+	}
+	switch {
+	case c.MaxVUs < 0:
+		return c, fmt.Errorf("engine: max VUs must be > 0, got %d", c.MaxVUs)
+	case c.Timeout < 0:
+		return c, fmt.Errorf("engine: timeout must be > 0, got %v", c.Timeout)
+	case c.Tries < 0:
+		return c, fmt.Errorf("engine: tries must be >= 1, got %d", c.Tries)
+	case c.Duration < 0:
+		return c, fmt.Errorf("engine: duration must be >= 0, got %v", c.Duration)
+	case c.Tick < 0:
+		return c, fmt.Errorf("engine: tick must be > 0, got %v", c.Tick)
+	}
+	if c.MaxVUs == 0 {
+		c.MaxVUs = DefaultMaxVUs
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Tries == 0 {
+		c.Tries = 1
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.Tick == 0 {
+		c.Tick = governor.DefaultTick
+	}
+	if c.FailOn == nil {
+		f, _ := ParseFailOn(DefaultFailOn)
+		c.FailOn = &f
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+// workers is the most workers the phase may run.
+func (c Config) workers() int {
+	if c.Limits.Mode == governor.Concurrency {
+		return int(c.Limits.Ceiling)
+	}
+	return c.MaxVUs
+}

@@ -1,0 +1,375 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/throttlekit/throttle/gate"
+	"github.com/throttlekit/throttle/governor"
+)
+
+// LatencyRecorder receives the latency of every resolved attempt, measured
+// from the attempt's intended start (for an iteration's first attempt the
+// arrival's due instant). It is called from every worker at once and must be
+// safe for concurrent use and cheap; report.Recorder is one.
+type LatencyRecorder interface {
+	Record(latency time.Duration)
+}
+
+// Counts are the cumulative figures of a phase.
+type Counts struct {
+	// OK and Failed count resolved attempts, retries included (the
+	// attempt plane the governor judges).
+	OK, Failed uint64
+	// Classes counts resolved attempts by outcome class.
+	Classes [NumClasses]uint64
+	// IterOK and IterFailed count iterations by their final outcome, after
+	// tries: the "ok %" a user would see from a retrying client.
+	IterOK, IterFailed uint64
+	// Dropped counts rate-mode arrivals that found no free worker.
+	Dropped uint64
+	// Aborted counts attempts cut off by the engine's own stop, neither ok
+	// nor failed: they say nothing about the target.
+	Aborted uint64
+}
+
+// Snapshot is a live view of a running phase.
+type Snapshot struct {
+	Elapsed  time.Duration
+	Counts   Counts
+	InFlight int64
+	// Offer is the gate's offer in force; Workers how many workers exist.
+	Offer   float64
+	Workers int
+	// Governor is the governor's state.
+	Governor governor.State
+}
+
+// Result is what a finished phase measured.
+type Result struct {
+	Config     Config
+	Start, End time.Time
+	// Interrupted is true when the context ended the phase before its
+	// duration.
+	Interrupted bool
+	// Windows are the governor's closed windows, in order.
+	Windows []governor.Window
+	Counts  Counts
+	// Workers is the most workers the phase ran at once.
+	Workers int
+	// Capacity is the estimate at the failure bound from the settled windows.
+	Capacity governor.Estimate
+}
+
+// Engine runs one governed HTTP load phase. Make it with New, watch it with
+// Snapshot while Run runs, and run it once.
+type Engine struct {
+	cfg       Config
+	gate      *gate.Gate
+	gov       *governor.Governor
+	transport *http.Transport
+	reqs      []*http.Request // one prepared request per target, read-only
+
+	// Hot-path counters, each on its own cache line.
+	ok, failed   padded
+	iterOK       padded
+	iterFailed   padded
+	dropped      padded
+	aborted      padded
+	inflight     atomic.Int64
+	classes      [NumClasses]padded
+	startNanos   atomic.Int64 // Run's start, Unix nanoseconds; 0 before Run
+	stopping     atomic.Bool  // no new tries once set
+	stop         chan struct{}
+	hard         context.Context // cancelled to abort in-flight attempts
+	abort        context.CancelFunc
+	work         chan time.Time // rate mode: due instants handed to idle workers
+	workersMu    sync.Mutex     // guards spawning (concurrency mode)
+	workerCount  atomic.Int64
+	wg           sync.WaitGroup
+	windowsMu    sync.Mutex
+	windows      []governor.Window
+	ran          atomic.Bool
+	phaseStopped atomic.Bool // set once no more workers may be spawned
+}
+
+type padded struct {
+	atomic.Uint64
+	_ [56]byte
+}
+
+// New prepares a phase: it checks cfg, builds the gate, the governor and
+// the HTTP transport. Nothing is sent until Run.
+func New(cfg Config) (*Engine, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	l := cfg.Limits
+	mode := gate.Rate
+	if l.Mode == governor.Concurrency {
+		mode = gate.Concurrency
+	}
+	g, err := gate.New(gate.Config{Mode: mode, Floor: l.Floor, Ceiling: l.Ceiling, Offer: l.Start}, gate.WithBurst(10*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, gate: g, stop: make(chan struct{}), work: make(chan time.Time)}
+	e.hard, e.abort = context.WithCancel(context.Background())
+	gov, err := governor.New(l, governor.CountersFunc(e.attempts),
+		governor.WithTick(cfg.Tick), governor.WithLogger(cfg.Logger), governor.WithObserver(e.observe))
+	if err != nil {
+		return nil, err
+	}
+	e.gov = gov
+	e.transport = newTransport(cfg)
+	for _, t := range cfg.Targets {
+		req, err := http.NewRequest(t.Method, t.URL.String(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("engine: target %s %s: %v", t.Method, t.URL, err)
+		}
+		req.Header = t.Header
+		if h := t.Header.Get("Host"); h != "" {
+			req.Host = h
+		}
+		if t.Body != nil {
+			body := t.Body
+			req.ContentLength = int64(len(body))
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		}
+		e.reqs = append(e.reqs, req)
+	}
+	return e, nil
+}
+
+func newTransport(cfg Config) *http.Transport {
+	d := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		// Load goes straight to the target: a proxy from the environment
+		// would measure the proxy.
+		Proxy:       nil,
+		DialContext: d.DialContext,
+		// Every worker keeps its connection between requests: without
+		// enough idle slots connections churn and the run measures TCP setup.
+		MaxIdleConns:          0,
+		MaxIdleConnsPerHost:   cfg.workers() + 16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   cfg.Timeout,
+		TLSClientConfig:       &tls.Config{InsecureSkipVerify: cfg.Insecure}, //nolint:gosec // only with --insecure
+		ForceAttemptHTTP2:     true,
+		DisableCompression:    true,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// Gate returns the phase's gate, for hosts that show or change it (a user
+// raising the ceiling mid-run calls SetCeiling).
+func (e *Engine) Gate() *gate.Gate { return e.gate }
+
+// Config returns the phase's configuration with defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// attempts is the governor's view of the counters.
+func (e *Engine) attempts() (ok, failed uint64) {
+	// Read failed first: a concurrent attempt then can only make ok look
+	// newer than failed, never count one attempt twice.
+	failed = e.failed.Load()
+	ok = e.ok.Load()
+	return ok, failed
+}
+
+// counts reads the cumulative counters.
+func (e *Engine) counts() Counts {
+	c := Counts{
+		IterOK:     e.iterOK.Load(),
+		IterFailed: e.iterFailed.Load(),
+		Dropped:    e.dropped.Load(),
+		Aborted:    e.aborted.Load(),
+	}
+	c.OK, c.Failed = e.attempts()
+	for i := range c.Classes {
+		c.Classes[i] = e.classes[i].Load()
+	}
+	return c
+}
+
+// Snapshot returns a live view of the phase. It is safe to call at any time,
+// from any goroutine.
+func (e *Engine) Snapshot() Snapshot {
+	s := Snapshot{
+		Counts:   e.counts(),
+		InFlight: e.inflight.Load(),
+		Offer:    e.gate.Offer(),
+		Workers:  int(e.workerCount.Load()),
+		Governor: e.gov.State(),
+	}
+	if n := e.startNanos.Load(); n != 0 {
+		s.Elapsed = time.Since(time.Unix(0, n))
+	}
+	return s
+}
+
+// observe runs on the governor's loop at each window close.
+func (e *Engine) observe(w governor.Window) {
+	e.windowsMu.Lock()
+	e.windows = append(e.windows, w)
+	e.windowsMu.Unlock()
+	if e.cfg.Observer != nil {
+		e.cfg.Observer(w)
+	}
+}
+
+// Abort cuts off the in-flight attempts of a stopping phase at once instead
+// of waiting out the grace period (a second Ctrl-C). Run still returns its
+// Result.
+func (e *Engine) Abort() { e.abort() }
+
+// Run runs the phase until its duration passes or ctx ends, whichever is
+// first; then it stops new arrivals, waits up to the grace period for
+// in-flight iterations (aborting those still running after it), and returns
+// what it measured. An interrupted phase still returns its full Result. Run
+// may be called once.
+func (e *Engine) Run(ctx context.Context) (*Result, error) {
+	if !e.ran.CompareAndSwap(false, true) {
+		return nil, fmt.Errorf("engine: Run called twice")
+	}
+	defer e.abort()
+	defer e.transport.CloseIdleConnections()
+
+	start := time.Now()
+	e.startNanos.Store(start.UnixNano())
+	phase, cancelPhase := context.WithCancel(ctx)
+	defer cancelPhase()
+	if e.cfg.Duration > 0 {
+		var cancel context.CancelFunc
+		phase, cancel = context.WithTimeout(phase, e.cfg.Duration)
+		defer cancel()
+	}
+
+	// The governor and its control path. In concurrency mode the applier
+	// also grows the worker pool to the applied offer.
+	ctl := governor.NewControl(governor.ApplierFunc(func(offer float64) float64 {
+		applied := e.gate.Apply(offer)
+		if e.cfg.Limits.Mode == governor.Concurrency {
+			e.spawnTo(phase, int(math.Ceil(applied)))
+		}
+		return applied
+	}))
+	govCtx, stopGov := context.WithCancel(phase)
+	govDone := make(chan struct{})
+	go func() {
+		defer close(govDone)
+		_ = e.gov.Run(govCtx, ctl)
+	}()
+
+	schedDone := make(chan struct{})
+	if e.cfg.Limits.Mode == governor.Concurrency {
+		close(schedDone)
+		e.spawnTo(phase, int(math.Ceil(e.gate.Offer())))
+	} else {
+		go func() {
+			defer close(schedDone)
+			e.schedule(phase)
+		}()
+	}
+
+	<-phase.Done()
+	interrupted := ctx.Err() != nil
+
+	// Stop: the governor first (no window judged on a draining phase), then
+	// arrivals, then retries; then wait out the in-flight iterations.
+	stopGov()
+	<-govDone
+	ctl.Close()
+	<-schedDone
+	e.workersMu.Lock()
+	e.phaseStopped.Store(true)
+	e.workersMu.Unlock()
+	close(e.work)
+	e.stopping.Store(true)
+	close(e.stop)
+	e.drain()
+
+	end := time.Now()
+	res := &Result{Config: e.cfg, Start: start, End: end, Interrupted: interrupted, Counts: e.counts(), Workers: int(e.workerCount.Load())}
+	e.windowsMu.Lock()
+	res.Windows = append([]governor.Window(nil), e.windows...)
+	e.windowsMu.Unlock()
+	res.Capacity = governor.Capacity(res.Windows, e.cfg.Limits.High)
+	return res, nil
+}
+
+// drain waits for the workers up to the grace period, then aborts what is
+// still in flight and waits for that to unwind.
+func (e *Engine) drain() {
+	done := make(chan struct{})
+	go func() {
+		e.wg.Wait()
+		close(done)
+	}()
+	if e.cfg.Grace > 0 {
+		t := time.NewTimer(e.cfg.Grace)
+		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		case <-e.hard.Done(): // Abort
+		}
+	}
+	e.abort()
+	<-done
+}
+
+// schedule is the open-loop arrival process: it takes each admission from
+// the rate gate and hands its due instant to an idle worker, starting a new
+// worker while the pool is below MaxVUs and counting the arrival as dropped
+// when it is not.
+func (e *Engine) schedule(ctx context.Context) {
+	spawned := 0
+	for {
+		p, err := e.gate.Acquire(ctx)
+		if err != nil {
+			return
+		}
+		due := p.Due()
+		p.Release()
+		select {
+		case e.work <- due:
+			continue
+		default:
+		}
+		if spawned < e.cfg.MaxVUs {
+			w := e.newWorker(spawned)
+			spawned++
+			e.wg.Add(1)
+			go w.serve(due)
+			continue
+		}
+		e.dropped.Add(1)
+	}
+}
+
+// spawnTo grows the concurrency-mode pool to n workers (never past the
+// ceiling). Workers beyond the offer simply wait at the gate.
+func (e *Engine) spawnTo(ctx context.Context, n int) {
+	e.workersMu.Lock()
+	defer e.workersMu.Unlock()
+	if e.phaseStopped.Load() {
+		return
+	}
+	for have := int(e.workerCount.Load()); have < n && have < e.cfg.workers(); have++ {
+		w := e.newWorker(have)
+		e.wg.Add(1)
+		go w.loop(ctx)
+	}
+}

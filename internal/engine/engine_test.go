@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/targets"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// serve starts h on loopback for the test.
+func serve(t *testing.T, h http.Handler) []targets.Target {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
+}
+
+// builtin starts the built-in target with cfg.
+func builtin(t *testing.T, cfg target.Config) (*target.Target, []targets.Target) {
+	t.Helper()
+	tg, err := target.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg, serve(t, tg)
+}
+
+// fastLimits are limits with windows short enough for an end-to-end test.
+func fastLimits(mode governor.Mode, ceiling, start float64) governor.Limits {
+	l := governor.NewLimits(mode, ceiling)
+	l.Start = start
+	l.Window = 300 * time.Millisecond
+	l.MinAttempts = 20
+	return l
+}
+
+func run(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	if cfg.Tick == 0 {
+		cfg.Tick = 50 * time.Millisecond
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// countingRecorder counts recorded latencies and keeps the largest.
+type countingRecorder struct{ n, max atomic.Int64 }
+
+func (r *countingRecorder) Record(d time.Duration) {
+	r.n.Add(1)
+	for {
+		m := r.max.Load()
+		if int64(d) <= m || r.max.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
+}
+
+func within(t *testing.T, what string, got, lo, hi float64) {
+	t.Helper()
+	if got < lo || got > hi {
+		t.Errorf("%s = %.1f, want in [%.1f, %.1f]", what, got, lo, hi)
+	}
+}
+
+func TestShedCapacity(t *testing.T) {
+	const c = 400.0
+	tg, tgts := builtin(t, target.NewConfig(c))
+	var lat countingRecorder
+	res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Rate, 5000, 50), Duration: 7 * time.Second, Latency: &lat})
+est := res.Capacity
+	t.Logf("estimate %+v, workers %d, dropped %d", est, res.Workers, res.Counts.Dropped)
+	if est.Windows < 3 {
+		t.Fatalf("estimate rests on %d windows; windows: %+v", est.Windows, res.Windows)
+	}
+	within(t, "goodput", est.Goodput, 0.9*c, 1.08*c)
+	within(t, "settled offer", est.Offer, 0.95*c, c/(1-0.05)*1.03)
+	if est.Saturated == 0 {
+		t.Error("slow start must have overshot once: no saturated window flagged")
+	}
+	// Every failure the engine saw is the target's 503 shedding.
+	st := tg.Stats()
+	cl := res.Counts.Classes
+	if cl[Class5xx] != res.Counts.Failed || cl[ClassOK] != res.Counts.OK {
+		t.Errorf("classes %v vs ok %d failed %d", cl, res.Counts.OK, res.Counts.Failed)
+	}
+	if res.Counts.OK+res.Counts.Failed != st.OK+st.Shed {
+		t.Errorf("engine resolved %d attempts, target answered %d", res.Counts.OK+res.Counts.Failed, st.OK+st.Shed)
+	}
+	if n := uint64(lat.n.Load()); n != res.Counts.OK+res.Counts.Failed {
+		t.Errorf("%d latencies recorded for %d resolved attempts", n, res.Counts.OK+res.Counts.Failed)
+	}
+	if lat.max.Load() > int64(time.Second) {
+		t.Errorf("max latency %v against a 5 ms target", time.Duration(lat.max.Load()))
+	}
+}
+
+// A target answering 429 past its capacity: failures are attributed to 429,
+// and with --tries 3 the iterations mostly succeed while the attempt plane
+// still shows the rejections.
+func TestFailureAttribution429(t *testing.T) {
+	var n atomic.Uint64
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%4 == 0 {
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	l := fastLimits(governor.Concurrency, 4, 4)
+	res := run(t, Config{Targets: tgts, Limits: l, Fixed: true, Tries: 3, Duration: 600 * time.Millisecond})
+	c := res.Counts
+	if c.Classes[Class429] == 0 || c.Classes[Class429] != c.Failed {
+		t.Fatalf("429s %d, failed %d: every failure must be a 429", c.Classes[Class429], c.Failed)
+	}
+	if c.Classes[Class5xx]+c.Classes[ClassOther]+c.Classes[ClassTimeout]+c.Classes[ClassReset]+c.Classes[ClassRefused] != 0 {
+		t.Errorf("unexpected classes %v", c.Classes)
+	}
+	attemptFail := float64(c.Failed) / float64(c.OK+c.Failed)
+	within(t, "attempt-failure fraction", attemptFail, 0.2, 0.3)
+	if c.IterFailed*50 > c.IterOK {
+		t.Errorf("with 3 tries nearly every iteration should succeed: ok %d failed %d", c.IterOK, c.IterFailed)
+	}
+	if c.OK != c.IterOK {
+		t.Errorf("each ok iteration ends with exactly one ok attempt: %d vs %d", c.OK, c.IterOK)
+	}
+}
+
+// Not counting 429 as a failure makes a 429 an ok attempt.
+func TestFailOnExcludes429(t *testing.T) {
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	f, err := ParseFailOn("5xx,transport")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Concurrency, 2, 2), Fixed: true, FailOn: &f, Duration: 200 * time.Millisecond})
+	if res.Counts.Failed != 0 || res.Counts.OK == 0 || res.Counts.Classes[ClassOK] != res.Counts.OK || res.Counts.Classes[Class429] != 0 {
+		t.Errorf("counts %+v", res.Counts)
+	}
+}

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// worker runs iterations one at a time. Its fields are its own: nothing on
+// the hot path is shared but the atomic counters, the gate and the
+// transport.
+type worker struct {
+	e     *Engine
+	id    int
+	next  int         // round-robin position in the targets
+	pause *time.Timer // backoff between tries, reused
+}
+
+func (e *Engine) newWorker(id int) *worker {
+	e.workerCount.Add(1)
+	return &worker{e: e, id: id, next: id % len(e.reqs)}
+}
+
+// serve is a rate-mode worker: it runs the arrival it was started for, then
+// every arrival handed to it until the work channel closes.
+func (w *worker) serve(first time.Time) {
+	defer w.e.wg.Done()
+	w.iterate(first)
+	for due := range w.e.work {
+		w.iterate(due)
+	}
+}
+
+// loop is a concurrency-mode worker: back to back iterations, each holding
+// a permit of the concurrency gate, until the phase stops.
+func (w *worker) loop(ctx context.Context) {
+	defer w.e.wg.Done()
+	for {
+		p, err := w.e.gate.Acquire(ctx)
+		if err != nil {
+			return
+		}
+		w.iterate(p.Due())
+		p.Release()
+	}
+}
+
+// iterate runs one iteration that was due at start: up to Tries attempts
+// with backoff between them, every attempt counted. The first attempt's
+// latency runs from start, the intended start, so a late worker's delay
+// counts against the target's latency as a user would feel it (no
+// coordinated omission); a retry's runs from when it was sent.
+func (w *worker) iterate(start time.Time) {
+	e := w.e
+	req := e.reqs[w.next]
+	if w.next++; w.next == len(e.reqs) {
+		w.next = 0
+	}
+	e.inflight.Add(1)
+	defer e.inflight.Add(-1)
+	for try := 1; ; try++ {
+		failed, aborted := w.attempt(req, start)
+		if aborted {
+			return
+		}
+		if !failed {
+			e.iterOK.Add(1)
+			return
+		}
+		if try >= e.cfg.Tries || !w.backoff(try) {
+			e.iterFailed.Add(1)
+			return
+		}
+		start = time.Now()
+	}
+}
+
+// attempt sends req once and counts the outcome. aborted means the engine
+// cut it off while stopping: such an attempt is counted apart, never as the
+// target's failure, and its latency is not recorded.
+func (w *worker) attempt(base *http.Request, start time.Time) (failed, aborted bool) {
+	e := w.e
+	ctx, cancel := context.WithTimeout(e.hard, e.cfg.Timeout)
+	defer cancel()
+	req := base.WithContext(ctx)
+	if base.GetBody != nil {
+		req.Body, _ = base.GetBody()
+	}
+	class := ClassOK
+	resp, err := e.transport.RoundTrip(req)
+	if err == nil {
+		// Drain the body so the connection goes back to the pool; the
+		// attempt ends at its last byte.
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err == nil && e.cfg.FailOn.failedStatus(resp.StatusCode) {
+			failed, class = true, statusClass(resp.StatusCode)
+		}
+	}
+	if err != nil {
+		if e.hard.Err() != nil {
+			e.aborted.Add(1)
+			return false, true
+		}
+		if c := errClass(err); e.cfg.FailOn.failedClass(c) {
+			failed, class = true, c
+		}
+	}
+	if e.cfg.Latency != nil {
+		e.cfg.Latency.Record(time.Since(start))
+	}
+	e.classes[class].Add(1)
+	if failed {
+		e.failed.Add(1)
+	} else {
+		e.ok.Add(1)
+	}
+	return failed, false
+}
+
+// backoff pauses before try+1. It returns false, at once, when the phase is
+// stopping: a stopping phase starts no new attempts.
+func (w *worker) backoff(try int) bool {
+	e := w.e
+	if e.stopping.Load() {
+		return false
+	}
+	d := BackoffBase << min(try-1, 16)
+	if d > BackoffCap || d <= 0 {
+		d = BackoffCap
+	}
+	d = d/2 + rand.N(d/2+1)
+	if w.pause == nil {
+		w.pause = time.NewTimer(d)
+	} else {
+		w.pause.Reset(d)
+	}
+	select {
+	case <-w.pause.C:
+		return true
+	case <-e.stop:
+		w.pause.Stop()
+		return false
+	}
+}
