@@ -20,7 +20,7 @@
 // # Burst
 //
 // The rate schedule may lag the clock by at most the burst window
-// (DefaultBurst, 1 ms, or WithBurst). A caller that is late by less than the
+// (DefaultBurst, 2 ms, or WithBurst). A caller that is late by less than the
 // window, because its goroutine was scheduled late or a timer fired late,
 // catches up on the admissions it missed, so the achieved rate stays at the
 // offer even though timers are coarse. A caller that is later than that, or
