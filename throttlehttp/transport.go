@@ -1,0 +1,224 @@
+package throttlehttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/throttlekit/throttle/clock"
+	"github.com/throttlekit/throttle/gate"
+	"github.com/throttlekit/throttle/governor"
+)
+
+// Classifier decides whether one attempt failed, from what the base
+// RoundTripper returned: a response (err nil) or an error. It must be safe for
+// concurrent use and must not read or keep the response body.
+type Classifier func(req *http.Request, resp *http.Response, err error) (failed bool)
+
+// DefaultClassifier fails a transport error or timeout (any error from the
+// base RoundTripper), a 5xx answer and 429 Too Many Requests. Other answers,
+// 4xx included, are ok: the service answered.
+func DefaultClassifier(_ *http.Request, resp *http.Response, err error) bool {
+	return err != nil || resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
+}
+
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	limits   *governor.Limits
+	classify Classifier
+	log      *slog.Logger
+	clock    clock.Clock
+	gov      []governor.Option
+}
+
+// WithLimits sets the governed phase's limits: the mode (rate or
+// concurrency), the ceiling (the most the service is ever offered), the
+// floor, start, failure bounds and window. Required.
+func WithLimits(l governor.Limits) Option { return func(c *config) { c.limits = &l } }
+
+// WithClassifier replaces DefaultClassifier.
+func WithClassifier(f Classifier) Option { return func(c *config) { c.classify = f } }
+
+// WithLogger sets the logger of the governor's movement lines (default
+// slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithClock replaces the wall clock of the gate and the governor (tests pass
+// a clock.Fake).
+func WithClock(clk clock.Clock) Option { return func(c *config) { c.clock = clk } }
+
+// WithGovernorOptions passes further options to the governor: its tick, phase
+// name or window observer. They apply after the logger and clock above.
+func WithGovernorOptions(o ...governor.Option) Option {
+	return func(c *config) { c.gov = append(c.gov, o...) }
+}
+
+// Transport is an http.RoundTripper that throttles the requests it carries
+// adaptively. Build it with New; the zero value is not usable. It is safe for
+// concurrent use, as an http.RoundTripper must be.
+type Transport struct {
+	base       http.RoundTripper
+	gate       *gate.Gate
+	gov        *governor.Governor
+	ctl        *governor.Control
+	classify   Classifier
+	concurrent bool
+	ok, failed atomic.Uint64
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+var _ http.RoundTripper = (*Transport)(nil)
+
+// New returns a Transport that sends requests through base
+// (http.DefaultTransport when nil) and starts its governor. It fails when
+// WithLimits is missing or the limits do not validate. Close it when done.
+func New(base http.RoundTripper, opts ...Option) (*Transport, error) {
+	c := config{classify: DefaultClassifier, log: slog.Default(), clock: clock.Real()}
+	for _, o := range opts {
+		o(&c)
+	}
+	switch {
+	case c.limits == nil:
+		return nil, errors.New("throttlehttp: limits are required (pass WithLimits)")
+	case c.classify == nil:
+		return nil, errors.New("throttlehttp: classifier must not be nil")
+	case c.clock == nil:
+		return nil, errors.New("throttlehttp: clock must not be nil")
+	}
+	l := *c.limits
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("throttlehttp: %w", err)
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	mode := gate.Rate
+	if l.Mode == governor.Concurrency {
+		mode = gate.Concurrency
+	}
+	g, err := gate.New(gate.Config{Mode: mode, Floor: l.Floor, Ceiling: l.Ceiling, Offer: l.Start}, gate.WithClock(c.clock))
+	if err != nil {
+		return nil, fmt.Errorf("throttlehttp: %w", err)
+	}
+	t := &Transport{base: base, gate: g, classify: c.classify, concurrent: mode == gate.Concurrency, done: make(chan struct{})}
+	gopts := append([]governor.Option{governor.WithClock(c.clock), governor.WithLogger(c.log)}, c.gov...)
+	gov, err := governor.New(l, governor.CountersFunc(t.Attempts), gopts...)
+	if err != nil {
+		return nil, fmt.Errorf("throttlehttp: %w", err)
+	}
+	t.gov, t.ctl = gov, governor.NewControl(g)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.cancel = cancel
+	go func() {
+		defer close(t.done)
+		_ = gov.Run(ctx, t.ctl) // nil when ctx ends
+	}()
+	return t, nil
+}
+
+// RoundTrip waits at the gate, then sends req through the base RoundTripper
+// and counts the outcome. When req's context ends at the gate it returns the
+// context's error and req never reaches the base.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p, err := t.gate.Acquire(req.Context())
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close() // a RoundTripper closes the body, even on error
+		}
+		return nil, err
+	}
+	resp, err := t.base.RoundTrip(req)
+	t.count(req, resp, err)
+	if err != nil || !t.concurrent {
+		p.Release()
+		return resp, err
+	}
+	if resp.StatusCode == http.StatusSwitchingProtocols || resp.Body == nil || resp.Body == http.NoBody {
+		// An upgraded connection is no longer a request in flight, and
+		// its body must stay an io.ReadWriteCloser: do not wrap it.
+		p.Release()
+		return resp, nil
+	}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, permit: p}
+	return resp, nil
+}
+
+// count records one attempt, unless its caller cancelled it: an abandoned
+// request says nothing about the service.
+func (t *Transport) count(req *http.Request, resp *http.Response, err error) {
+	if err != nil && errors.Is(req.Context().Err(), context.Canceled) {
+		return
+	}
+	if t.classify(req, resp, err) {
+		t.failed.Add(1)
+	} else {
+		t.ok.Add(1)
+	}
+}
+
+// Attempts returns the cumulative attempts counted so far, the governor's
+// counters.
+func (t *Transport) Attempts() (ok, failed uint64) {
+	// failed first: a request counted between the loads shows up as an extra
+	// ok at worst, never as a failure its window did not see.
+	failed = t.failed.Load()
+	return t.ok.Load(), failed
+}
+
+// Offer returns the offer the gate enforces now: requests per second or
+// requests in flight.
+func (t *Transport) Offer() float64 { return t.gate.Offer() }
+
+// State returns the governor's state, for live views.
+func (t *Transport) State() governor.State { return t.gov.State() }
+
+// Gate returns the gate, for its Stats.
+func (t *Transport) Gate() *gate.Gate { return t.gate }
+
+// CloseIdleConnections closes the base RoundTripper's idle connections when
+// it can (http.Client.CloseIdleConnections calls it).
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// Close stops the governor and its control path and waits for them to end.
+// It is idempotent. Requests keep passing the gate at the last offer.
+func (t *Transport) Close() {
+	t.once.Do(func() {
+		t.cancel()
+		<-t.done
+		t.ctl.Close()
+	})
+}
+
+// releasingBody releases a concurrency permit when the body is closed or read
+// to its end, whichever comes first. Permit.Release is idempotent.
+type releasingBody struct {
+	io.ReadCloser
+	permit gate.Permit
+}
+
+func (b *releasingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.permit.Release()
+	}
+	return n, err
+}
+
+func (b *releasingBody) Close() error {
+	b.permit.Release()
+	return b.ReadCloser.Close()
+}
