@@ -33,6 +33,7 @@ func runGovernor(t *testing.T, l governor.Limits, target Target, opts ...Option)
 }
 
 func TestRobustTargetReachesCeilingInLog2CleanWindows(t *testing.T) {
+	t.Parallel()
 	l := Setting()
 	want := slowStartBound(l.Ceiling, l.Start) // 14
 	r := runGovernor(t, l, Robust(), UntilWindows(want+5))
@@ -82,11 +83,13 @@ func checkSettles(t *testing.T, name string, model func(c float64) Target, lo, h
 }
 
 func TestShedSweepSettlesWithinLog2Plus6(t *testing.T) {
-	checkSettles(t, "shed", Shed, 20, 9000, 6, 30)
+	t.Parallel()
+	checkSettles(t, "shed", Shed, 20, 9000, 6, 20)
 }
 
 func TestCollapseSweepSettlesWithinLog2Plus10(t *testing.T) {
-	checkSettles(t, "collapse", Collapse, 50, 9000, 10, 30)
+	t.Parallel()
+	checkSettles(t, "collapse", Collapse, 50, 9000, 10, 20)
 }
 
 // fractional returns target with its counts in units of 1/k attempt, and
@@ -104,7 +107,7 @@ func fractional(l governor.Limits, target Target, k float64) (governor.Limits, T
 // changeAt is when the capacity changes in the mid-run tests: every c up to
 // 9 000 has settled by then (the shed sweep's deadline is at most 20
 // windows, 120 s of simulated time with the long opening windows).
-const changeAt = 300 * time.Second
+const changeAt = 150 * time.Second
 
 // settleAfterChange runs the governor against shed capacity c that becomes
 // after at changeAt, checks that the offer had settled around c before the
@@ -125,12 +128,13 @@ func settleAfterChange(t *testing.T, l governor.Limits, target Target, c, after 
 }
 
 func TestCapacityDoublesMemoryClearsAndSettlesWithin22Windows(t *testing.T) {
+	t.Parallel()
 	l := Setting()
 	const bar = 22
 	worst, cleared := 0, 0
 	for ci := 20; ci <= 4500; ci++ {
 		c := float64(ci)
-		r, n := settleAfterChange(t, l, Switch(Shed(c), Shed(2*c), changeAt), c, 2*c, bar+30)
+		r, n := settleAfterChange(t, l, Switch(Shed(c), Shed(2*c), changeAt), c, 2*c, bar+20)
 		if n > bar {
 			t.Fatalf("c=%v→%v: settled %d windows after the change, want <= %d; offers %v", c, 2*c, n, bar, r.Offers()[r.Since(changeAt):])
 		}
@@ -171,6 +175,7 @@ func TestCapacityDoublesMemoryClearsAndSettlesWithin22Windows(t *testing.T) {
 // fraction 4.6 %) over high once in a while. That is the governor reacting
 // to the evidence it was given, not a broken rule.
 func TestCapacityHalvesSettlesWithin6Windows(t *testing.T) {
+	t.Parallel()
 	const bar = 6
 	for _, tc := range []struct {
 		name   string
@@ -181,7 +186,7 @@ func TestCapacityHalvesSettlesWithin6Windows(t *testing.T) {
 		for ci := tc.lo; ci <= tc.hi; ci++ {
 			c := float64(ci)
 			l, target := fractional(Setting(), Switch(Shed(c), Shed(c/2), changeAt), tc.k)
-			r, n := settleAfterChange(t, l, target, c, c/2, bar+30)
+			r, n := settleAfterChange(t, l, target, c, c/2, bar+20)
 			if n > bar {
 				t.Fatalf("%s, c=%v→%v: settled %d windows after the change, want <= %d; offers %v", tc.name, c, c/2, n, bar, r.Offers()[r.Since(changeAt):])
 			}
@@ -195,6 +200,7 @@ func TestCapacityHalvesSettlesWithin6Windows(t *testing.T) {
 // that governor.Capacity (goodput over the settled windows) lands within
 // ±5 % of c, for every integer c of both sweeps, one seed per c.
 func TestNoisyCapacityWithin5Percent(t *testing.T) {
+	t.Parallel()
 	l := Setting()
 	for _, tc := range []struct {
 		name   string
@@ -207,7 +213,7 @@ func TestNoisyCapacityWithin5Percent(t *testing.T) {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for ci := tc.lo; ci <= tc.hi; ci++ {
 			c := float64(ci)
-			r := runGovernor(t, l, tc.model(c), UntilWindows(60), WithNoise(uint64(ci)))
+			r := runGovernor(t, l, tc.model(c), UntilWindows(40), WithNoise(uint64(ci)))
 			e := governor.Capacity(r.Windows, l.High)
 			if e.Windows == 0 {
 				t.Fatalf("%s c=%v: no settled windows in %d", tc.name, c, len(r.Windows))
@@ -226,6 +232,7 @@ func TestNoisyCapacityWithin5Percent(t *testing.T) {
 // for ten minutes: the offer must fall to the floor and stay there while
 // every attempt fails, then climb back and settle around c once it recovers.
 func TestDeadTargetDrivesOfferToFloorAndRecovers(t *testing.T) {
+	t.Parallel()
 	l := Setting()
 	const from, until = 300 * time.Second, 900 * time.Second
 	for _, c := range []float64{20, 137, 1000, 5000, 9000} {
@@ -257,6 +264,7 @@ func TestDeadTargetDrivesOfferToFloorAndRecovers(t *testing.T) {
 // take the confirmed 300, not its asked 512, as its committed offer, judge
 // its windows there and keep the target at 300.
 func TestConfirmedValueIsRespected(t *testing.T) {
+	t.Parallel()
 	l := Setting()
 	const cap = 300
 	var asked []float64
