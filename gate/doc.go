@@ -24,11 +24,13 @@
 // window, because its goroutine was scheduled late or a timer fired late,
 // catches up on the admissions it missed, so the achieved rate stays at the
 // offer even though timers are coarse. A caller that is later than that, or
-// comes back after an idle period, finds the schedule restarted one window in
-// the past: at most 1 + ⌊offer × burst⌋ admissions are granted at once, never
-// a pile-up of everything the idle period would have earned. With
-// WithBurst(0) the gate never admits two iterations closer than 1/offer.
-// After an idle period Due never precedes the call that ended it.
+// comes back after an idle period, finds the schedule restarted at its call
+// with the window's worth already due: at most 1 + ⌊offer × burst⌋
+// admissions are granted at once, never a pile-up of everything the idle
+// period would have earned, and the next ones follow at 1/offer from the
+// call. Those admissions report the call as their Due, never an earlier
+// instant. With WithBurst(0) the gate never admits two iterations closer
+// than 1/offer, and a late caller loses its lateness.
 //
 // # Changing the offer
 //

@@ -238,9 +238,13 @@ func (g *Gate) Acquire(ctx context.Context) (Permit, error) {
 		g.mu.Unlock()
 		return Permit{}, err
 	}
+	// Read the clock before taking the lock: it is the dearest part of an
+	// admission (about 50 ns), and a reading a few nanoseconds old only
+	// makes the admission as if the call came that much earlier.
+	now := g.now()
 	g.mu.Lock()
 	if g.head == nil {
-		if p, ok := g.admitLocked(g.now()); ok {
+		if p, ok := g.admitLocked(now); ok {
 			g.mu.Unlock()
 			return p, nil
 		}
@@ -255,12 +259,13 @@ func (g *Gate) Acquire(ctx context.Context) (Permit, error) {
 // queue. Open-loop schedulers use it to count a dropped arrival instead of
 // waiting.
 func (g *Gate) TryAcquire() (Permit, bool) {
+	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.head != nil {
 		return Permit{}, false
 	}
-	return g.admitLocked(g.now())
+	return g.admitLocked(now)
 }
 
 // now returns the clock's time in nanoseconds since the gate's epoch.
