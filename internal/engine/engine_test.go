@@ -90,7 +90,7 @@ func TestShedCapacity(t *testing.T) {
 	tg, tgts := builtin(t, target.NewConfig(c))
 	var lat countingRecorder
 	res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Rate, 5000, 50), Duration: 7 * time.Second, Latency: &lat})
-est := res.Capacity
+	est := res.Capacity
 	t.Logf("estimate %+v, workers %d, dropped %d", est, res.Workers, res.Counts.Dropped)
 	if est.Windows < 3 {
 		t.Fatalf("estimate rests on %d windows; windows: %+v", est.Windows, res.Windows)

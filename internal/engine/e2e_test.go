@@ -1,0 +1,292 @@
+package engine
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/targets"
+)
+
+// A collapsing target (goodput falls above capacity) is found within the
+// same band as a shedding one.
+func TestCollapseCapacity(t *testing.T) {
+	t.Parallel()
+	const c = 300.0
+	cfg := target.NewConfig(c)
+	cfg.Model = target.Collapse
+	_, tgts := builtin(t, cfg)
+	l := fastLimits(governor.Rate, 5000, 40)
+	l.Window = 600 * time.Millisecond // the collapse model meters arrivals over 1 s
+	res := run(t, Config{Targets: tgts, Limits: l, Duration: 10 * time.Second})
+	est := res.Capacity
+	t.Logf("estimate %+v", est)
+	if est.Windows < 3 {
+		t.Fatalf("estimate rests on %d windows", est.Windows)
+	}
+	within(t, "goodput", est.Goodput, 0.85*c, 1.08*c)
+	if res.Counts.Classes[Class5xx] != res.Counts.Failed {
+		t.Errorf("collapse fails with 500s: classes %v, failed %d", res.Counts.Classes, res.Counts.Failed)
+	}
+}
+
+// Closed loop: a target that serves 6 requests at once, each in 10 ms, and
+// fails the excess after the same 10 ms (a server that takes as long to
+// fail as to succeed; one that sheds at once makes a closed loop spin on its
+// rejections) settles the concurrency offer at 6.
+func TestConcurrencyCapacity(t *testing.T) {
+	t.Parallel()
+	slots := make(chan struct{}, 6)
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			time.Sleep(10 * time.Millisecond)
+			<-slots
+		default:
+			time.Sleep(10 * time.Millisecond)
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	l := fastLimits(governor.Concurrency, 200, 1)
+	l.Window = 250 * time.Millisecond
+	res := run(t, Config{Targets: tgts, Limits: l, Duration: 5 * time.Second})
+	est := res.Capacity
+	t.Logf("estimate %+v, workers %d", est, res.Workers)
+	if est.Windows < 2 {
+		t.Fatalf("estimate rests on %d windows: %+v", est.Windows, res.Windows)
+	}
+	within(t, "settled concurrency", est.Offer, 5.5, 7)
+	if res.Workers > 200 || res.Workers < 6 {
+		t.Errorf("workers %d: the pool grows with the offer, never past the ceiling", res.Workers)
+	}
+	within(t, "goodput", est.Goodput, 0.7*600, 600)
+}
+
+// A target that dies mid-run (resetting connections) and recovers: the
+// offer falls to the floor while it is down, the failures are resets, and
+// the offer climbs back near capacity once it is up.
+func TestDiesAndRecovers(t *testing.T) {
+	t.Parallel()
+	const c = 400.0
+	cfg := target.NewConfig(c)
+	cfg.DownClose = true
+	tg, tgts := builtin(t, cfg)
+	l := fastLimits(governor.Rate, 5000, 40)
+	l.Floor = 40
+	l.Window = 500 * time.Millisecond
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	down, up := make(chan time.Time, 1), make(chan time.Time, 1)
+	go func() {
+		select {
+		case <-time.After(4 * time.Second):
+		case <-ctx.Done():
+			return
+		}
+		down <- time.Now()
+		tg.SetDown(true)
+		select {
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+			return
+		}
+		up <- time.Now()
+		tg.SetDown(false)
+	}()
+	res := run(t, Config{Targets: tgts, Limits: l, Duration: 12 * time.Second})
+	downAt, upAt := <-down, <-up
+
+	var atFloor, before, after bool
+	for _, w := range res.Windows {
+		switch {
+		case w.End.Before(downAt):
+			before = before || w.Offer >= 0.9*c
+		case w.Start.After(downAt) && w.End.Before(upAt):
+			atFloor = atFloor || (w.Offer == l.Floor && w.Frac > l.High)
+		case w.Start.After(upAt):
+			after = after || (w.Offer >= 0.9*c && w.Frac <= l.High)
+		}
+	}
+	if !before || !atFloor || !after {
+		for _, w := range res.Windows {
+			t.Logf("%v..%v offer %.0f frac %.3f %v", w.Start.Sub(res.Start), w.End.Sub(res.Start), w.Offer, w.Frac, w.Decision.Signal)
+		}
+		t.Fatalf("near capacity before: %v, at the floor while down: %v, back near capacity after: %v", before, atFloor, after)
+	}
+	if res.Counts.Classes[ClassReset] == 0 {
+		t.Errorf("a target resetting connections must show resets: %v", res.Counts.Classes)
+	}
+	if res.Counts.Classes[ClassRefused]+res.Counts.Classes[ClassTimeout] != 0 {
+		t.Errorf("classes %v: nothing was refused or timed out", res.Counts.Classes)
+	}
+}
+
+// A phase whose context ends mid-way stops at once and still returns its
+// full result, marked interrupted.
+func TestInterrupted(t *testing.T) {
+	t.Parallel()
+	_, tgts := builtin(t, target.NewConfig(1000))
+	l := fastLimits(governor.Rate, 200, 200)
+	e, err := New(Config{Targets: tgts, Limits: l, Duration: time.Minute, Tick: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
+	defer cancel()
+	res, err := e.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.End.Sub(res.Start) > 3*time.Second {
+		t.Fatalf("interrupted %v after %v", res.Interrupted, res.End.Sub(res.Start))
+	}
+	if len(res.Windows) < 2 || res.Counts.OK < 100 {
+		t.Errorf("windows %d, ok %d: what ran before the interrupt must be kept", len(res.Windows), res.Counts.OK)
+	}
+	if _, err := e.Run(context.Background()); err == nil {
+		t.Error("a second Run must fail")
+	}
+}
+
+// Stopping waits for in-flight iterations within the grace period; Abort
+// cuts the wait short, and aborted attempts are not the target's failures.
+func TestGraceAndAbort(t *testing.T) {
+	t.Parallel()
+	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+	}))
+	l := fastLimits(governor.Concurrency, 3, 3)
+	res := run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Grace: 2 * time.Second})
+	if res.Counts.OK != 3 || res.Counts.Aborted != 0 {
+		t.Errorf("in-flight iterations must finish within the grace: %+v", res.Counts)
+	}
+
+	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	e, err := New(Config{Targets: hang, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Grace: time.Minute, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(400*time.Millisecond, e.Abort)
+	begin := time.Now()
+	res, err = e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(begin); took > 5*time.Second {
+		t.Errorf("Abort must end the grace at once; Run took %v", took)
+	}
+	if res.Counts.Aborted != 3 || res.Counts.Failed != 0 || res.Counts.OK != 0 {
+		t.Errorf("counts %+v: three aborted attempts, nothing resolved", res.Counts)
+	}
+}
+
+// Arrivals that find every worker busy are dropped and counted.
+func TestDropped(t *testing.T) {
+	t.Parallel()
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(100 * time.Millisecond)
+	}))
+	l := fastLimits(governor.Rate, 200, 200)
+	res := run(t, Config{Targets: tgts, Limits: l, Fixed: true, MaxVUs: 2, Duration: 500 * time.Millisecond})
+	c := res.Counts
+	if res.Workers != 2 {
+		t.Errorf("workers %d, bound 2", res.Workers)
+	}
+	// Two workers at 100 ms serve about 10 of the ~100 arrivals.
+	if c.OK > 20 || c.Dropped < 60 {
+		t.Errorf("counts %+v: most arrivals must be dropped", c)
+	}
+}
+
+// Timeouts, refused connections and failing statuses land in their classes.
+func TestTransportClasses(t *testing.T) {
+	t.Parallel()
+	l := fastLimits(governor.Concurrency, 2, 2)
+
+	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	res := run(t, Config{Targets: hang, Limits: l, Fixed: true, Duration: 300 * time.Millisecond, Timeout: 50 * time.Millisecond})
+	if c := res.Counts; c.Failed == 0 || c.Classes[ClassTimeout] != c.Failed {
+		t.Errorf("timeouts: %+v", c)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	u, _ := url.Parse("http://" + addr + "/")
+	closed := []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
+	res = run(t, Config{Targets: closed, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Tries: 2})
+	if c := res.Counts; c.Failed == 0 || c.Classes[ClassRefused] != c.Failed || c.IterFailed == 0 || c.IterOK != 0 {
+		t.Errorf("refused: %+v", c)
+	}
+
+	teapot := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(418) }))
+	f, _ := ParseFailOn("418")
+	res = run(t, Config{Targets: teapot, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, FailOn: &f})
+	if c := res.Counts; c.Failed == 0 || c.Classes[ClassOther] != c.Failed {
+		t.Errorf("a failing 418 is class other: %+v", c)
+	}
+}
+
+// Targets are sent round-robin with their own method, headers and body.
+func TestTargetsRoundRobin(t *testing.T) {
+	t.Parallel()
+	type seen struct{ method, path, hdr, body string }
+	got := make(chan seen, 1000)
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 16)
+		n, _ := r.Body.Read(b)
+		got <- seen{r.Method, r.URL.Path, r.Header.Get("X-T"), string(b[:n])}
+	}))
+	base := tgts[0].URL
+	a, _ := url.Parse(base.String() + "a")
+	b, _ := url.Parse(base.String() + "b")
+	list := []targets.Target{
+		{Method: "GET", URL: a, Header: http.Header{"X-T": {"1"}}},
+		{Method: "POST", URL: b, Header: http.Header{"X-T": {"2"}}, Body: []byte("hello")},
+	}
+	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 100 * time.Millisecond})
+	close(got)
+	var n [2]int
+	for s := range got {
+		switch s {
+		case seen{"GET", "/a", "1", ""}:
+			n[0]++
+		case seen{"POST", "/b", "2", "hello"}:
+			n[1]++
+		default:
+			t.Fatalf("unexpected request %+v", s)
+		}
+	}
+	if n[0]+n[1] != int(res.Counts.OK) || n[0]-n[1] > 1 || n[1]-n[0] > 1 {
+		t.Errorf("requests %v, ok %d: one worker must alternate the targets", n, res.Counts.OK)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	u, _ := url.Parse("http://127.0.0.1:1/")
+	tg := []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
+	l := governor.NewLimits(governor.Rate, 10)
+	for name, cfg := range map[string]Config{
+		"no targets":     {Limits: l},
+		"bad limits":     {Targets: tg, Limits: governor.NewLimits(governor.Rate, 0)},
+		"negative vus":   {Targets: tg, Limits: l, MaxVUs: -1},
+		"negative tries": {Targets: tg, Limits: l, Tries: -1},
+		"negative tick":  {Targets: tg, Limits: l, Tick: -1},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
