@@ -65,29 +65,29 @@ var contenders = []struct {
 		return l.Wait
 	}},
 	{"gate-concurrency", func(b *testing.B, n int) func(context.Context) error {
-		g := newConcGate(b, float64(n))
-		return func(ctx context.Context) error {
-			p, err := g.Acquire(ctx)
-			p.Release()
-			return err
-		}
+		return concAdmit(newConcGate(b, float64(n)))
 	}},
-	{"chan-semaphore", func(b *testing.B, n int) func(context.Context) error {
-		sem := make(chan struct{}, n)
-		return func(context.Context) error { sem <- struct{}{}; <-sem; return nil }
-	}},
+	{"chan-semaphore", func(b *testing.B, n int) func(context.Context) error { return chanAdmit(n) }},
 	{"gate-concurrency-limit2", func(b *testing.B, _ int) func(context.Context) error {
-		g := newConcGate(b, 2)
-		return func(ctx context.Context) error {
-			p, err := g.Acquire(ctx)
-			p.Release()
-			return err
-		}
+		return concAdmit(newConcGate(b, 2))
 	}},
-	{"chan-semaphore-cap2", func(b *testing.B, _ int) func(context.Context) error {
-		sem := make(chan struct{}, 2)
-		return func(context.Context) error { sem <- struct{}{}; <-sem; return nil }
-	}},
+	{"chan-semaphore-cap2", func(b *testing.B, _ int) func(context.Context) error { return chanAdmit(2) }},
+}
+
+// concAdmit is one Acquire and Release of a concurrency gate.
+func concAdmit(g *gate.Gate) func(context.Context) error {
+	return func(ctx context.Context) error {
+		p, err := g.Acquire(ctx)
+		p.Release()
+		return err
+	}
+}
+
+// chanAdmit is one admission and release of a buffered-channel semaphore of
+// capacity n, the idiom a concurrency gate replaces.
+func chanAdmit(n int) func(context.Context) error {
+	sem := make(chan struct{}, n)
+	return func(context.Context) error { sem <- struct{}{}; <-sem; return nil }
 }
 
 // BenchmarkUncontended is one goroutine admitting back to back.

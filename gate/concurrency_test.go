@@ -15,6 +15,18 @@ func concCfg(limit float64) gate.Config {
 	return gate.Config{Mode: gate.Concurrency, Floor: 1, Ceiling: 1000, Offer: limit}
 }
 
+// enter counts one more in flight and raises *maxSeen to the new count if it
+// is higher; it returns the new count.
+func enter(inFlight, maxSeen *atomic.Int64) int64 {
+	n := inFlight.Add(1)
+	for {
+		m := maxSeen.Load()
+		if n <= m || maxSeen.CompareAndSwap(m, n) {
+			return n
+		}
+	}
+}
+
 func TestConcurrencyNeverAboveTheLimit(t *testing.T) {
 	const (
 		limit      = 7
@@ -37,13 +49,7 @@ func TestConcurrencyNeverAboveTheLimit(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				n := inFlight.Add(1)
-				for {
-					m := maxSeen.Load()
-					if n <= m || maxSeen.CompareAndSwap(m, n) {
-						break
-					}
-				}
+				enter(&inFlight, &maxSeen)
 				if s := g.Stats().InFlight; s > limit {
 					t.Errorf("gate reports %d in flight, limit %d", s, limit)
 				}
@@ -84,13 +90,7 @@ func TestConcurrencyLimitChangesUnderLoad(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				n := inFlight.Add(1)
-				for {
-					m := maxSeen.Load()
-					if n <= m || maxSeen.CompareAndSwap(m, n) {
-						break
-					}
-				}
+				enter(&inFlight, &maxSeen)
 				inFlight.Add(-1)
 				p.Release()
 			}
