@@ -1,0 +1,64 @@
+// Package report is throttle's end-of-run report: what a governed phase
+// found about its target, and the evidence for it.
+//
+// The engine feeds it in two steps. During the run, a Recorder takes every
+// attempt's latency (Record, from any goroutine, cheap and sharded) and every
+// closed governor window (Observe, from governor.WithObserver), so latencies
+// can be given at the capacity level — over the settled windows — beside the
+// run's overall latencies. At the end, Build takes an Input (the phase's
+// settings, the closed windows, the attempt counts by outcome class, the
+// iteration counts, the dropped arrivals and Recorder.Summary) and returns a
+// Report:
+//
+//   - the verdict: the capacity at the failure bound (governor.Capacity over
+//     the settled windows; goodput, offer and throughput), or why there is
+//     none: held at the ceiling, never settled, still searching, no
+//     evidence, interrupted before any window closed, not governed;
+//   - latency percentiles (p50, p90, p99, p99.9, max) at that level and
+//     overall, from HDR histograms;
+//   - attempts by outcome class, with the attempt-failure % beside the
+//     iterations' ok % after tries, so retries cannot hide failures;
+//   - dropped arrivals, and saturation windows (failure fraction above high)
+//     flagged and excluded from the capacity.
+//
+// A Report writes itself as text for a terminal (WriteText), as JSON
+// (WriteJSON), as a CSV timeline with one row per window (WriteCSV) and as
+// a chart of offer, throughput, goodput and attempt-fail % over time with
+// the bound drawn (WriteChart: SVG, PNG, or an HTML page embedding the SVG
+// that opens offline). The Save* methods write files whole or not at all.
+//
+// # JSON schema
+//
+// The JSON document is the Report type; every field is documented there and
+// in the types it holds. Its shape, with schema_version 1:
+//
+//	{
+//	  "schema_version": 1,
+//	  "outcome": "capacity",            // see Outcome
+//	  "verdict": "capacity ≈ 797 req/s at ≤ 5 % attempt failures (12 settled windows)",
+//	  "notes": ["…"],                   // caveats; [] when none
+//	  "settings": {"mode", "unit", "ceiling", "floor", "start", "high", "low",
+//	               "window_s", "tick_s", "min_attempts", "governed", "target"},
+//	  "run": {"start", "end", "duration_s", "interrupted"},
+//	  "capacity": {"found", "settled_windows", "offer", "goodput_per_s",
+//	               "throughput_per_s", "attempt_fail_frac", "at_ceiling",
+//	               "saturated_windows"},
+//	  "latency": {"at_capacity": P, "overall": P, "clamped"},
+//	      // P = {"count", "min_ms", "mean_ms", "p50_ms", "p90_ms", "p99_ms",
+//	      //      "p99_9_ms", "max_ms"}
+//	  "attempts": {"total", "ok", "failed", "fail_frac",
+//	               "by_class": {"refused", "reset", "timeout", "5xx", "429", "other"}},
+//	  "iterations": {"total", "ok", "failed", "ok_frac"},
+//	  "dropped_arrivals": 0,
+//	  "windows": [{"index", "start_s", "end_s", "offer", "ok", "failed", "frac",
+//	               "attempts_per_s", "goodput_per_s", "signal", "kind",
+//	               "next_offer", "last_bad", "streak", "settled", "saturated",
+//	               "p50_ms", "p99_ms"}]
+//	}
+//
+// Fractions are in [0, 1], rates per second, run times in seconds since the
+// run's start, latencies in milliseconds. Fields are never omitted; a figure
+// that was not measured is 0. SchemaVersion changes when a field is renamed,
+// removed or changes meaning; new fields may be added within a version. The
+// golden file testdata/report.golden.json pins the schema.
+package report

@@ -1,0 +1,357 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+)
+
+// SchemaVersion is the version of the JSON report schema. It changes
+// whenever a field is renamed, removed or changes meaning; adding a field
+// does not change it.
+const SchemaVersion = 1
+
+// Settings are the phase's configuration as the report shows it.
+type Settings struct {
+	Limits governor.Limits
+	// Tick is how often the governor read the counters.
+	Tick time.Duration
+	// Governed is false for a baseline run at fixed load (the ceiling).
+	Governed bool
+	// Target describes what was loaded: URLs, or the built-in target.
+	Target string
+}
+
+// Attempts counts resolved attempts (every try, retries included) by
+// outcome class.
+type Attempts struct {
+	OK uint64
+	// Failed attempts by class: connection refused, connection reset,
+	// timeout, a 5xx status, a 429 status, anything else counted as failed.
+	Refused, Reset, Timeout, Status5xx, Status429, Other uint64
+}
+
+// Failed is the number of failed attempts of every class.
+func (a Attempts) Failed() uint64 {
+	return a.Refused + a.Reset + a.Timeout + a.Status5xx + a.Status429 + a.Other
+}
+
+// Iterations counts finished iterations: OK after however many tries it
+// took, or Failed when every try failed.
+type Iterations struct {
+	OK, Failed uint64
+}
+
+// Input is everything the engine knows at the end of a run.
+type Input struct {
+	Settings Settings
+	// Windows are the closed windows in order (from governor.WithObserver).
+	Windows []governor.Window
+	// Start and End bound the run; End must not be before Start.
+	Start, End time.Time
+	// Interrupted is true when the run was stopped (Ctrl-C) before its
+	// duration was up.
+	Interrupted bool
+	Attempts    Attempts
+	Iterations  Iterations
+	// Dropped counts arrivals that found no free worker (rate mode).
+	Dropped uint64
+	// Latency is Recorder.Summary(); the zero value reports no latencies.
+	Latency Latencies
+}
+
+// Outcome names what a run found; it is the JSON report's "outcome".
+type Outcome string
+
+// The outcomes, one per verdict.
+const (
+	// OutcomeCapacity: settled windows below the ceiling measure the
+	// capacity at the failure bound.
+	OutcomeCapacity Outcome = "capacity"
+	// OutcomeAtCeiling: the settled windows held at the ceiling; the
+	// capacity is at least the ceiling.
+	OutcomeAtCeiling Outcome = "at_ceiling"
+	// OutcomeNeverSettled: the target failed above the bound even at the
+	// floor.
+	OutcomeNeverSettled Outcome = "never_settled"
+	// OutcomeUnsettled: windows closed but the governor was still searching
+	// (or moving) when the run ended.
+	OutcomeUnsettled Outcome = "unsettled"
+	// OutcomeNoEvidence: no window gathered enough attempts to judge.
+	OutcomeNoEvidence Outcome = "no_evidence"
+	// OutcomeNoWindows: the run ended before any window closed.
+	OutcomeNoWindows Outcome = "no_windows"
+	// OutcomeNotGoverned: a baseline run at fixed load; no capacity claimed.
+	OutcomeNotGoverned Outcome = "not_governed"
+)
+
+// ErrNoWindows is returned by the chart writers for a report without
+// windows: there is nothing to draw.
+var ErrNoWindows = errors.New("report: no closed windows to chart")
+
+// Build turns a run's input into its report. It fails, naming the problem,
+// on input no run could produce: invalid limits, End before Start.
+func Build(in Input) (*Report, error) {
+	l := in.Settings.Limits
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if in.End.Before(in.Start) {
+		return nil, fmt.Errorf("report: run end %v is before its start %v", in.End, in.Start)
+	}
+	if in.Settings.Tick < 0 {
+		return nil, fmt.Errorf("report: tick must be >= 0, got %v", in.Settings.Tick)
+	}
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		Settings: SettingsJSON{
+			Mode:        l.Mode.String(),
+			Unit:        offerUnit(l.Mode),
+			Ceiling:     l.Ceiling,
+			Floor:       l.Floor,
+			Start:       l.Start,
+			High:        l.High,
+			Low:         l.Low,
+			WindowS:     l.Window.Seconds(),
+			TickS:       in.Settings.Tick.Seconds(),
+			MinAttempts: l.MinAttempts,
+			Governed:    in.Settings.Governed,
+			Target:      in.Settings.Target,
+		},
+		Run: Run{
+			Start:       in.Start.UTC(),
+			End:         in.End.UTC(),
+			DurationS:   round(in.End.Sub(in.Start).Seconds(), 3),
+			Interrupted: in.Interrupted,
+		},
+		Latency: LatencyJSON{
+			AtCapacity: latencyJSON(in.Latency.AtCapacity),
+			Overall:    latencyJSON(in.Latency.Overall),
+			Clamped:    in.Latency.Clamped,
+		},
+		DroppedArrivals: in.Dropped,
+	}
+
+	est := governor.Capacity(in.Windows, l.High)
+	r.Capacity = CapacityJSON{
+		Found:            est.Windows > 0,
+		SettledWindows:   est.Windows,
+		Offer:            round(est.Offer, 3),
+		GoodputPerS:      round(est.Goodput, 3),
+		ThroughputPerS:   round(est.Throughput, 3),
+		AttemptFailFrac:  round(est.Frac, 6),
+		AtCeiling:        est.Windows > 0 && est.AtCeiling,
+		SaturatedWindows: est.Saturated,
+	}
+
+	a := in.Attempts
+	failed := a.Failed()
+	r.Attempts = AttemptsJSON{
+		Total:    a.OK + failed,
+		OK:       a.OK,
+		Failed:   failed,
+		FailFrac: round(frac(failed, a.OK+failed), 6),
+		ByClass: ClassesJSON{
+			Refused: a.Refused, Reset: a.Reset, Timeout: a.Timeout,
+			Status5xx: a.Status5xx, Status429: a.Status429, Other: a.Other,
+		},
+	}
+	it := in.Iterations
+	r.Iterations = IterationsJSON{
+		Total:  it.OK + it.Failed,
+		OK:     it.OK,
+		Failed: it.Failed,
+		OKFrac: round(frac(it.OK, it.OK+it.Failed), 6),
+	}
+
+	r.Windows = windowRows(in, l.High)
+	r.Outcome, r.Verdict = verdict(in, est)
+	r.Notes = notes(in, r)
+	return r, nil
+}
+
+func windowRows(in Input, high float64) []WindowJSON {
+	lat := map[[2]int64]Latency{}
+	for _, wl := range in.Latency.Windows {
+		lat[[2]int64{wl.Start.UnixNano(), wl.End.UnixNano()}] = wl.Latency
+	}
+	rows := make([]WindowJSON, 0, len(in.Windows))
+	for i, w := range in.Windows {
+		n := w.OK + w.Failed
+		secs := w.End.Sub(w.Start).Seconds()
+		row := WindowJSON{
+			Index:     i,
+			StartS:    round(w.Start.Sub(in.Start).Seconds(), 3),
+			EndS:      round(w.End.Sub(in.Start).Seconds(), 3),
+			Offer:     round(w.Offer, 3),
+			OK:        w.OK,
+			Failed:    w.Failed,
+			Frac:      round(w.Frac, 6),
+			Signal:    w.Decision.Signal.String(),
+			Kind:      w.Decision.Kind.String(),
+			NextOffer: round(w.Decision.Offer, 3),
+			LastBad:   round(w.Decision.LastBad, 3),
+			Streak:    w.Streak,
+			Settled:   governor.Settled(w, high),
+			Saturated: w.Frac > high && n > 0,
+		}
+		if secs > 0 {
+			row.AttemptsPerS = round(float64(n)/secs, 3)
+			row.GoodputPerS = round(float64(w.OK)/secs, 3)
+		}
+		if l, ok := lat[[2]int64{w.Start.UnixNano(), w.End.UnixNano()}]; ok && l.Count > 0 {
+			row.P50Ms = ms(l.P50)
+			row.P99Ms = ms(l.P99)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// verdict decides the outcome and says it in one line.
+func verdict(in Input, est governor.Estimate) (Outcome, string) {
+	l := in.Settings.Limits
+	bound := "≤ " + pct(l.High) + " attempt failures"
+	var o Outcome
+	var v string
+	switch {
+	case !in.Settings.Governed:
+		o = OutcomeNotGoverned
+		secs := in.End.Sub(in.Start).Seconds()
+		a := in.Attempts
+		var tput, good float64
+		if secs > 0 {
+			tput = float64(a.OK+a.Failed()) / secs
+			good = float64(a.OK) / secs
+		}
+		v = fmt.Sprintf("not governed: fixed load at the ceiling (%s) gave %s req/s, goodput %s req/s, %s attempt failures; a baseline, not a capacity",
+			offer(l.Ceiling, l.Mode), num(tput), num(good), pct(frac(a.Failed(), a.OK+a.Failed())))
+	case len(in.Windows) == 0:
+		o = OutcomeNoWindows
+		if in.Interrupted {
+			return o, "interrupted before any window closed: no capacity measured"
+		}
+		v = fmt.Sprintf("ended before any window closed: no capacity measured (run longer than the %v window)", l.Window)
+	case est.Windows > 0 && est.AtCeiling:
+		o = OutcomeAtCeiling
+		v = fmt.Sprintf("held at the ceiling: capacity ≥ ceiling (%s; goodput %s req/s at %s, %s)",
+			offer(l.Ceiling, l.Mode), num(est.Goodput), bound, plural(est.Windows, "settled window"))
+	case est.Windows > 0 && l.Mode == governor.Concurrency:
+		o = OutcomeCapacity
+		v = fmt.Sprintf("capacity ≈ %s concurrent (goodput %s req/s) at %s (%s)",
+			num(est.Offer), num(est.Goodput), bound, plural(est.Windows, "settled window"))
+	case est.Windows > 0:
+		o = OutcomeCapacity
+		v = fmt.Sprintf("capacity ≈ %s req/s at %s (%s)", num(est.Goodput), bound, plural(est.Windows, "settled window"))
+	default:
+		o, v = unsettled(in)
+	}
+	if in.Interrupted {
+		v += " (interrupted)"
+	}
+	return o, v
+}
+
+// unsettled explains a run whose windows never settled.
+func unsettled(in Input) (Outcome, string) {
+	l := in.Settings.Limits
+	var judged []governor.Window
+	for _, w := range in.Windows {
+		if w.Decision.Signal != governor.SignalNoEvidence {
+			judged = append(judged, w)
+		}
+	}
+	if len(judged) == 0 {
+		return OutcomeNoEvidence, fmt.Sprintf("no evidence: no window resolved %d attempts even in 4 × %v (the target answers too slowly for the offer, or too few workers)",
+			l.MinAttempts, l.Window)
+	}
+	last := judged[len(judged)-1]
+	if last.Offer <= l.Floor && last.Frac > l.High {
+		return OutcomeNeverSettled, fmt.Sprintf("never settled: target failed even at the floor (%s: %s attempt failures)",
+			offer(l.Floor, l.Mode), pct(last.Frac))
+	}
+	return OutcomeUnsettled, fmt.Sprintf("not settled: still searching when the run ended (last window at %s, %s); run longer",
+		offer(last.Offer, l.Mode), last.Decision.Signal)
+}
+
+// notes are the caveats a reader should not miss. Saturated windows are not
+// among them: the report always shows them (capacity.saturated_windows, the
+// windows' flags, a line of the text report).
+func notes(in Input, r *Report) []string {
+	out := []string{} // [] in JSON, never null
+	l := in.Settings.Limits
+	if in.Dropped > 0 {
+		out = append(out, fmt.Sprintf("%d arrivals dropped: no free worker when due (the worker bound limited the load)", in.Dropped))
+	}
+	if k := floorFailures(in.Windows, l); k > 0 && r.Capacity.Found {
+		out = append(out, fmt.Sprintf("the last %s failed above the bound at the floor: the target may have gone down after the capacity was measured",
+			plural(k, "window")))
+	}
+	if gap := r.Iterations.OKFrac - (1 - r.Attempts.FailFrac); r.Iterations.Total > 0 && r.Attempts.Total > 0 && gap > 0.01 {
+		out = append(out, fmt.Sprintf("retries hide failures: %s of iterations ok after tries, but %s of attempts failed",
+			pct(r.Iterations.OKFrac), pct(r.Attempts.FailFrac)))
+	}
+	if in.Latency.Clamped > 0 {
+		out = append(out, fmt.Sprintf("%d latencies over one hour recorded as one hour", in.Latency.Clamped))
+	}
+	return out
+}
+
+// floorFailures counts the trailing windows judged at the floor above the
+// bound.
+func floorFailures(ws []governor.Window, l governor.Limits) int {
+	k := 0
+	for i := len(ws) - 1; i >= 0; i-- {
+		w := ws[i]
+		if w.Decision.Signal == governor.SignalNoEvidence {
+			continue
+		}
+		if w.Offer > l.Floor || w.Frac <= l.High {
+			break
+		}
+		k++
+	}
+	return k
+}
+
+func offerUnit(m governor.Mode) string {
+	if m == governor.Concurrency {
+		return "concurrent iterations"
+	}
+	return "iterations/s"
+}
+
+// offer prints an offer with its unit: "800/s" or "16 concurrent".
+func offer(v float64, m governor.Mode) string {
+	if m == governor.Concurrency {
+		return num(v) + " concurrent"
+	}
+	return num(v) + "/s"
+}
+
+func frac(part, whole uint64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
+}
+
+func round(v float64, digits int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 3) }
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -1,0 +1,213 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+)
+
+func build(t *testing.T, in Input) *Report {
+	t.Helper()
+	r, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The report of a governed run against a shedding target of 800 req/s finds
+// 800 req/s from the settled windows and flags the overshoots.
+func TestBuildFindsTheCapacity(t *testing.T) {
+	in := demoRun().run(t)
+	r := build(t, in)
+	if r.Outcome != OutcomeCapacity || !r.Capacity.Found {
+		t.Fatalf("outcome %q: %s", r.Outcome, r.Verdict)
+	}
+	if math.Abs(r.Capacity.GoodputPerS-800)/800 > 0.05 {
+		t.Errorf("capacity %v req/s, want 800 ± 5 %%", r.Capacity.GoodputPerS)
+	}
+	if r.Capacity.AttemptFailFrac > in.Settings.Limits.High {
+		t.Errorf("capacity rests on windows failing %v", r.Capacity.AttemptFailFrac)
+	}
+	if want := "capacity ≈ 800 req/s at ≤ 5 % attempt failures ("; !strings.HasPrefix(r.Verdict, want) {
+		t.Errorf("verdict %q, want it to start %q", r.Verdict, want)
+	}
+	est := governor.Capacity(in.Windows, in.Settings.Limits.High)
+	if r.Capacity.SettledWindows != est.Windows || r.Capacity.SaturatedWindows != est.Saturated || est.Saturated == 0 {
+		t.Errorf("capacity %+v, governor.Capacity %+v", r.Capacity, est)
+	}
+	saturated := 0
+	for i, w := range r.Windows {
+		src := in.Windows[i]
+		if w.Saturated != (src.Frac > 0.05) || w.Settled != governor.Settled(src, 0.05) {
+			t.Errorf("window %d flags: %+v", i, w)
+		}
+		if w.Saturated {
+			saturated++
+			if w.Settled {
+				t.Errorf("window %d is both saturated and settled", i)
+			}
+		}
+		if w.Signal != src.Decision.Signal.String() || w.OK != src.OK || w.Failed != src.Failed {
+			t.Errorf("window %d does not match its source: %+v", i, w)
+		}
+	}
+	if saturated != r.Capacity.SaturatedWindows {
+		t.Errorf("%d windows flagged saturated, capacity says %d", saturated, r.Capacity.SaturatedWindows)
+	}
+	// Latency at capacity comes from the settled windows only: in this run
+	// they shed a little, so their served attempts take 5.5–7.5 ms, while the
+	// search windows below capacity answered in 4–6 ms.
+	var settledAttempts int64
+	for _, w := range r.Windows {
+		if w.Settled {
+			settledAttempts += int64(w.OK + w.Failed)
+		}
+	}
+	if at := r.Latency.AtCapacity; at.Count != settledAttempts || at.P50Ms < 5.5 || at.MaxMs > 7.6 {
+		t.Errorf("latency at capacity %+v, want %d attempts with p50 in 5.5–7.5 ms", at, settledAttempts)
+	}
+	if r.Latency.Overall.Count != int64(r.Attempts.Total) {
+		t.Errorf("overall latency counts %d attempts of %d", r.Latency.Overall.Count, r.Attempts.Total)
+	}
+	if r.Attempts.ByClass.Status5xx != r.Attempts.Failed || r.Attempts.Total != r.Attempts.OK+r.Attempts.Failed {
+		t.Errorf("attempts %+v", r.Attempts)
+	}
+	if len(r.Notes) != 0 {
+		t.Errorf("notes %q, want none for a clean run", r.Notes)
+	}
+	var text strings.Builder
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "saturated    3 windows excluded (attempt failures > 5 %): 10.0–12.0 s at 1600/s (50 %)") {
+		t.Errorf("text report does not flag the saturated windows:\n%s", text.String())
+	}
+}
+
+func TestBuildOutcomes(t *testing.T) {
+	rate := governor.NewLimits(governor.Rate, 1000)
+	conc := governor.NewLimits(governor.Concurrency, 64)
+	conc.Start = 4
+	settled := []governor.Window{
+		window(0, 100, 100, 0, governor.SignalSlowStart),
+		window(1, 200, 150, 50, governor.SignalBackoff),
+		window(2, 150, 150, 0, governor.SignalSafeClimb),
+		window(3, 154, 154, 0, governor.SignalProbe),
+		window(4, 158, 155, 3, governor.SignalDeadBand),
+	}
+	atCeiling := []governor.Window{window(0, 1000, 1000, 0, governor.SignalAtCeiling), window(1, 1000, 1000, 0, governor.SignalAtCeiling)}
+	atFloor := []governor.Window{window(0, 1, 0, 20, governor.SignalAtFloor), window(1, 1, 0, 20, governor.SignalAtFloor)}
+	searching := []governor.Window{window(0, 1, 20, 0, governor.SignalSlowStart), window(1, 2, 40, 0, governor.SignalSlowStart)}
+	noEvidence := []governor.Window{window(0, 1, 3, 0, governor.SignalNoEvidence)}
+	concWindows := []governor.Window{window(0, 16, 800, 0, governor.SignalProbe), window(1, 17, 840, 4, governor.SignalDeadBand)}
+
+	cases := []struct {
+		name        string
+		limits      governor.Limits
+		windows     []governor.Window
+		governed    bool
+		interrupted bool
+		outcome     Outcome
+		verdict     string
+	}{
+		{"capacity", rate, settled, true, false, OutcomeCapacity, "capacity ≈ 155 req/s at ≤ 5 % attempt failures (2 settled windows)"},
+		{"capacity, interrupted", rate, settled, true, true, OutcomeCapacity, "capacity ≈ 155 req/s at ≤ 5 % attempt failures (2 settled windows) (interrupted)"},
+		{"concurrency", conc, concWindows, true, false, OutcomeCapacity, "capacity ≈ 16.5 concurrent (goodput 820 req/s) at ≤ 5 % attempt failures (2 settled windows)"},
+		{"at ceiling", rate, atCeiling, true, false, OutcomeAtCeiling, "held at the ceiling: capacity ≥ ceiling (1000/s; goodput 1000 req/s at ≤ 5 % attempt failures, 2 settled windows)"},
+		{"never settled", rate, atFloor, true, false, OutcomeNeverSettled, "never settled: target failed even at the floor (1/s: 100 % attempt failures)"},
+		{"still searching", rate, searching, true, false, OutcomeUnsettled, "not settled: still searching when the run ended (last window at 2/s, slow-start); run longer"},
+		{"no evidence", rate, noEvidence, true, false, OutcomeNoEvidence, "no evidence: no window resolved 20 attempts even in 4 × 5s"},
+		{"no windows", rate, nil, true, false, OutcomeNoWindows, "ended before any window closed: no capacity measured (run longer than the 5s window)"},
+		{"interrupted early", rate, nil, true, true, OutcomeNoWindows, "interrupted before any window closed: no capacity measured"},
+		{"not governed", rate, nil, false, false, OutcomeNotGoverned, "not governed: fixed load at the ceiling (1000/s) gave 1000 req/s, goodput 950 req/s, 5 % attempt failures; a baseline, not a capacity"},
+	}
+	for _, tc := range cases {
+		in := Input{
+			Settings:    Settings{Limits: tc.limits, Tick: time.Second, Governed: tc.governed},
+			Windows:     tc.windows,
+			Start:       t0,
+			End:         t0.Add(10 * time.Second),
+			Interrupted: tc.interrupted,
+			Attempts:    Attempts{OK: 9500, Status5xx: 500},
+		}
+		r := build(t, in)
+		if r.Outcome != tc.outcome || !strings.HasPrefix(r.Verdict, tc.verdict) {
+			t.Errorf("%s: %q %q\nwant %q %q", tc.name, r.Outcome, r.Verdict, tc.outcome, tc.verdict)
+		}
+		if r.Run.Interrupted != tc.interrupted || r.Settings.Governed != tc.governed {
+			t.Errorf("%s: run %+v settings %+v", tc.name, r.Run, r.Settings)
+		}
+	}
+}
+
+func TestBuildRejectsImpossibleInput(t *testing.T) {
+	l := governor.NewLimits(governor.Rate, 100)
+	bad := l
+	bad.High = 2
+	for name, in := range map[string]Input{
+		"limits":       {Settings: Settings{Limits: bad}, Start: t0, End: t0},
+		"end < start":  {Settings: Settings{Limits: l}, Start: t0, End: t0.Add(-time.Second)},
+		"tick":         {Settings: Settings{Limits: l, Tick: -1}, Start: t0, End: t0},
+		"zero ceiling": {Start: t0, End: t0},
+	} {
+		if _, err := Build(in); err == nil || !strings.HasPrefix(err.Error(), "report: ") {
+			t.Errorf("%s: Build error %v", name, err)
+		}
+	}
+}
+
+func TestBuildNotes(t *testing.T) {
+	l := governor.NewLimits(governor.Rate, 1000)
+	ws := []governor.Window{
+		window(0, 100, 100, 0, governor.SignalProbe),
+		window(1, 100, 90, 10, governor.SignalBackoff),
+		window(2, 1, 0, 30, governor.SignalAtFloor), // the target died
+		window(3, 1, 0, 30, governor.SignalAtFloor),
+	}
+	r := build(t, Input{
+		Settings:   Settings{Limits: l, Governed: true},
+		Windows:    ws,
+		Start:      t0,
+		End:        t0.Add(4 * time.Second),
+		Attempts:   Attempts{OK: 190, Refused: 60, Status5xx: 10},
+		Iterations: Iterations{OK: 195, Failed: 5},
+		Dropped:    7,
+		Latency:    Latencies{Clamped: 2},
+	})
+	all := strings.Join(r.Notes, "\n")
+	for _, want := range []string{
+		"7 arrivals dropped",
+		"the last 2 windows failed above the bound at the floor",
+		"retries hide failures: 97.5 % of iterations ok after tries, but 26.92 % of attempts failed",
+		"2 latencies over one hour",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("notes lack %q:\n%s", want, all)
+		}
+	}
+	if r.Attempts.ByClass.Refused != 60 || r.Attempts.Failed != 70 || r.Iterations.OKFrac != 0.975 {
+		t.Errorf("counts %+v %+v", r.Attempts, r.Iterations)
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	for v, want := range map[float64]string{812.4: "812", 81.24: "81.2", 8.124: "8.12", 0: "0", 1e7: "10000000"} {
+		if got := num(v); got != want {
+			t.Errorf("num(%v) = %q, want %q", v, got, want)
+		}
+	}
+	for v, want := range map[float64]string{0.05: "5 %", 0.0496: "4.96 %", 1: "100 %", 0.00001: "0 %"} {
+		if got := pct(v); got != want {
+			t.Errorf("pct(%v) = %q, want %q", v, got, want)
+		}
+	}
+	for v, want := range map[float64]string{0: "-", 0.85: "850µs", 5.2071: "5.21ms", 1520: "1.52s", 26.015: "26ms"} {
+		if got := msDur(v); got != want {
+			t.Errorf("msDur(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

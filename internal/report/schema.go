@@ -1,0 +1,221 @@
+package report
+
+import "time"
+
+// Report is the end-of-run report. Its JSON encoding is the stable schema
+// documented field by field below and in the package doc; SchemaVersion
+// says which version of it a document follows. Rates are per second,
+// fractions are in [0, 1] (not percent), durations of the run are seconds
+// and latencies milliseconds. Numbers are rounded: rates and offers to 3
+// decimals, fractions to 6, milliseconds to 3 (a microsecond).
+type Report struct {
+	// SchemaVersion is the schema's version (SchemaVersion, now 1).
+	SchemaVersion int `json:"schema_version"`
+	// Outcome is what the run found: capacity, at_ceiling, never_settled,
+	// unsettled, no_evidence, no_windows or not_governed (see Outcome).
+	Outcome Outcome `json:"outcome"`
+	// Verdict says the outcome in one line for people.
+	Verdict string `json:"verdict"`
+	// Notes are caveats a reader should not miss (saturated windows,
+	// dropped arrivals, retries hiding failures, …); empty when none.
+	Notes []string `json:"notes"`
+	// Settings are the phase's configuration.
+	Settings SettingsJSON `json:"settings"`
+	// Run is when the run happened.
+	Run Run `json:"run"`
+	// Capacity is the estimate at the failure bound (governor.Capacity).
+	Capacity CapacityJSON `json:"capacity"`
+	// Latency is the attempts' latency at the capacity level and overall.
+	Latency LatencyJSON `json:"latency"`
+	// Attempts counts every try, retries included, by outcome class.
+	Attempts AttemptsJSON `json:"attempts"`
+	// Iterations counts iterations: ok after tries, or failed.
+	Iterations IterationsJSON `json:"iterations"`
+	// DroppedArrivals counts rate-mode arrivals that found no free worker.
+	DroppedArrivals uint64 `json:"dropped_arrivals"`
+	// Windows is the timeline: one entry per closed governor window.
+	Windows []WindowJSON `json:"windows"`
+}
+
+// SettingsJSON is the "settings" object.
+type SettingsJSON struct {
+	// Mode is "rate" (the offer is iterations per second, open loop) or
+	// "concurrency" (iterations in flight, closed loop).
+	Mode string `json:"mode"`
+	// Unit is the offer's unit: "iterations/s" or "concurrent iterations".
+	Unit string `json:"unit"`
+	// Ceiling, Floor and Start bound the offer and open it.
+	Ceiling float64 `json:"ceiling"`
+	Floor   float64 `json:"floor"`
+	Start   float64 `json:"start"`
+	// High is the failure bound (a window above it backs off) and Low the
+	// clean threshold, as attempt-failure fractions.
+	High float64 `json:"high"`
+	Low  float64 `json:"low"`
+	// WindowS is the window length and TickS the counter-reading period,
+	// in seconds.
+	WindowS float64 `json:"window_s"`
+	TickS   float64 `json:"tick_s"`
+	// MinAttempts is the evidence a window needs.
+	MinAttempts uint64 `json:"min_attempts"`
+	// Governed is false for a baseline run at fixed load.
+	Governed bool `json:"governed"`
+	// Target describes what was loaded.
+	Target string `json:"target"`
+}
+
+// Run is the "run" object.
+type Run struct {
+	// Start and End are RFC 3339 timestamps in UTC.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// DurationS is End − Start in seconds.
+	DurationS float64 `json:"duration_s"`
+	// Interrupted is true when the run was stopped before its duration.
+	Interrupted bool `json:"interrupted"`
+}
+
+// CapacityJSON is the "capacity" object: the throttled steady state over
+// the settled windows. Saturated windows never count toward it.
+type CapacityJSON struct {
+	// Found is true when at least one window settled; the figures below
+	// are 0 otherwise (except SaturatedWindows).
+	Found bool `json:"found"`
+	// SettledWindows is how many windows the estimate rests on.
+	SettledWindows int `json:"settled_windows"`
+	// Offer is the mean committed offer over the settled windows.
+	Offer float64 `json:"offer"`
+	// GoodputPerS is ok attempts per second over the settled windows: the
+	// capacity figure.
+	GoodputPerS float64 `json:"goodput_per_s"`
+	// ThroughputPerS is resolved attempts (ok and failed) per second over
+	// the settled windows.
+	ThroughputPerS float64 `json:"throughput_per_s"`
+	// AttemptFailFrac is the attempt-failure fraction over them.
+	AttemptFailFrac float64 `json:"attempt_fail_frac"`
+	// AtCeiling is true when they held at the ceiling: the capacity is at
+	// least the ceiling, not at it.
+	AtCeiling bool `json:"at_ceiling"`
+	// SaturatedWindows counts windows whose failure fraction was above
+	// high: flagged and excluded.
+	SaturatedWindows int `json:"saturated_windows"`
+}
+
+// LatencyJSON is the "latency" object.
+type LatencyJSON struct {
+	// AtCapacity covers attempts resolved during the settled windows.
+	AtCapacity Percentiles `json:"at_capacity"`
+	// Overall covers every recorded attempt.
+	Overall Percentiles `json:"overall"`
+	// Clamped counts latencies over one hour, recorded as one hour.
+	Clamped uint64 `json:"clamped"`
+}
+
+// Percentiles summarize a set of latencies, in milliseconds, from an HDR
+// histogram (within 0.1 %). Latency is measured from an attempt's intended
+// start. Count 0 means nothing was recorded and every figure is 0.
+type Percentiles struct {
+	Count  int64   `json:"count"`
+	MinMs  float64 `json:"min_ms"`
+	MeanMs float64 `json:"mean_ms"`
+	P50Ms  float64 `json:"p50_ms"`
+	P90Ms  float64 `json:"p90_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	P999Ms float64 `json:"p99_9_ms"`
+	MaxMs  float64 `json:"max_ms"`
+}
+
+// AttemptsJSON is the "attempts" object.
+type AttemptsJSON struct {
+	// Total = OK + Failed.
+	Total  uint64 `json:"total"`
+	OK     uint64 `json:"ok"`
+	Failed uint64 `json:"failed"`
+	// FailFrac is Failed / Total: the attempt-failure fraction the governor
+	// works on, to read beside Iterations.OKFrac.
+	FailFrac float64 `json:"fail_frac"`
+	// ByClass splits Failed; its counts add up to Failed.
+	ByClass ClassesJSON `json:"by_class"`
+}
+
+// ClassesJSON is "attempts.by_class": failed attempts by class.
+type ClassesJSON struct {
+	// Refused: the connection was refused.
+	Refused uint64 `json:"refused"`
+	// Reset: the connection was reset or closed mid-exchange.
+	Reset uint64 `json:"reset"`
+	// Timeout: no answer within the per-attempt timeout.
+	Timeout uint64 `json:"timeout"`
+	// Status5xx and Status429: answers with those statuses.
+	Status5xx uint64 `json:"5xx"`
+	Status429 uint64 `json:"429"`
+	// Other: any other failure (other transport errors, other statuses the
+	// run counts as failed).
+	Other uint64 `json:"other"`
+}
+
+// IterationsJSON is the "iterations" object.
+type IterationsJSON struct {
+	// Total = OK + Failed.
+	Total uint64 `json:"total"`
+	// OK iterations succeeded after however many tries they took.
+	OK uint64 `json:"ok"`
+	// Failed iterations failed every try.
+	Failed uint64 `json:"failed"`
+	// OKFrac is OK / Total: the "ok % after tries" that retries keep green.
+	OKFrac float64 `json:"ok_frac"`
+}
+
+// WindowJSON is one entry of "windows", and one row of the CSV timeline,
+// whose columns are the same names in the same order without index and
+// next_offer (see CSVHeader).
+type WindowJSON struct {
+	// Index is the window's position, from 0.
+	Index int `json:"index"`
+	// StartS and EndS are seconds since the run started.
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	// Offer is the committed offer the window was judged at.
+	Offer float64 `json:"offer"`
+	// OK and Failed are the attempts resolved in the window.
+	OK     uint64 `json:"ok"`
+	Failed uint64 `json:"failed"`
+	// Frac is Failed / (OK + Failed), 0 when nothing resolved.
+	Frac float64 `json:"frac"`
+	// AttemptsPerS is resolved attempts per second (throughput) and
+	// GoodputPerS ok attempts per second, over the window.
+	AttemptsPerS float64 `json:"attempts_per_s"`
+	GoodputPerS  float64 `json:"goodput_per_s"`
+	// Signal is the rule that decided the window (slow-start, safe-climb,
+	// probe, back-off, dead-band, no-evidence, at-ceiling, at-floor,
+	// memory-cleared) and Kind its direction (raise, lower, hold).
+	Signal string `json:"signal"`
+	Kind   string `json:"kind"`
+	// NextOffer is the offer the window asked for next.
+	NextOffer float64 `json:"next_offer"`
+	// LastBad is the congestion memory after the window, 0 when unexplored.
+	LastBad float64 `json:"last_bad"`
+	// Streak is the memory-clearing streak after the window.
+	Streak int `json:"streak"`
+	// Settled windows count toward the capacity (governor.Settled).
+	Settled bool `json:"settled"`
+	// Saturated windows failed above high: excluded, flagged.
+	Saturated bool `json:"saturated"`
+	// P50Ms and P99Ms are the latency of the attempts resolved in the
+	// window; 0 when none was recorded.
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+}
+
+func latencyJSON(l Latency) Percentiles {
+	return Percentiles{
+		Count:  l.Count,
+		MinMs:  ms(l.Min),
+		MeanMs: ms(l.Mean),
+		P50Ms:  ms(l.P50),
+		P90Ms:  ms(l.P90),
+		P99Ms:  ms(l.P99),
+		P999Ms: ms(l.P999),
+		MaxMs:  ms(l.Max),
+	}
+}

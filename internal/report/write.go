@@ -1,0 +1,92 @@
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// WriteJSON writes the report as one indented JSON document (the schema of
+// Report).
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// CSVHeader is the CSV timeline's header row.
+var CSVHeader = []string{
+	"start_s", "end_s", "offer", "ok", "failed", "frac", "attempts_per_s", "goodput_per_s",
+	"signal", "kind", "last_bad", "streak", "settled", "saturated", "p50_ms", "p99_ms",
+}
+
+// WriteCSV writes the timeline: CSVHeader, then one row per window, the
+// fields meaning what they mean in WindowJSON.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	for _, x := range r.Windows {
+		row := []string{
+			f(x.StartS), f(x.EndS), f(x.Offer), u(x.OK), u(x.Failed), f(x.Frac), f(x.AttemptsPerS), f(x.GoodputPerS),
+			x.Signal, x.Kind, f(x.LastBad), strconv.Itoa(x.Streak), strconv.FormatBool(x.Settled), strconv.FormatBool(x.Saturated),
+			f(x.P50Ms), f(x.P99Ms),
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// SaveJSON writes the JSON report to the file at path.
+func (r *Report) SaveJSON(path string) error { return saveFile(path, r.WriteJSON) }
+
+// SaveCSV writes the CSV timeline to the file at path.
+func (r *Report) SaveCSV(path string) error { return saveFile(path, r.WriteCSV) }
+
+// SaveText writes the text report to the file at path.
+func (r *Report) SaveText(path string) error { return saveFile(path, r.WriteText) }
+
+// saveFile writes a file whole or not at all: into a temporary file beside
+// it, renamed over path once complete, so a run stopped while writing never
+// leaves half a report.
+func saveFile(path string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriter(tmp)
+	if err = write(bw); err != nil {
+		return fmt.Errorf("report: writing %s: %w", path, err)
+	}
+	if err = bw.Flush(); err != nil {
+		return fmt.Errorf("report: writing %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("report: writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
