@@ -126,6 +126,15 @@ type waiter struct {
 // Permit is one admission. Its zero value is a permit that releases nothing.
 // Copies of a Permit are the same permit: releasing any of them releases it
 // once.
+//
+// A Permit is a plain value, so admitting allocates nothing. Safety against
+// double release comes from a generation scheme instead of a pointer to
+// per-permit state: in concurrency mode a permit names a slot of its gate and
+// the slot's generation at the grant. Release frees the slot only while the
+// generation still matches and moves it on, so a second Release, a copy's
+// Release, or the Release of a stale permit whose slot has since been granted
+// to someone else, does nothing. Slots are reused, so in steady state the
+// slot table does not grow.
 type Permit struct {
 	g    *Gate
 	due  time.Time
