@@ -50,6 +50,7 @@
 //	               "by_class": {"refused", "reset", "timeout", "5xx", "429", "other"}},
 //	  "iterations": {"total", "ok", "failed", "ok_frac"},
 //	  "dropped_arrivals": 0,
+//	  "aborted_attempts": 0,
 //	  "windows": [{"index", "start_s", "end_s", "offer", "ok", "failed", "frac",
 //	               "attempts_per_s", "goodput_per_s", "signal", "kind",
 //	               "next_offer", "last_bad", "streak", "settled", "saturated",

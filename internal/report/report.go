@@ -59,6 +59,9 @@ type Input struct {
 	Iterations  Iterations
 	// Dropped counts arrivals that found no free worker (rate mode).
 	Dropped uint64
+	// Aborted counts attempts cut off by the run's own stop (the grace
+	// period after Ctrl-C ran out): neither ok nor failed.
+	Aborted uint64
 	// Latency is Recorder.Summary(); the zero value reports no latencies.
 	Latency Latencies
 }
@@ -133,6 +136,7 @@ func Build(in Input) (*Report, error) {
 			Clamped:    in.Latency.Clamped,
 		},
 		DroppedArrivals: in.Dropped,
+		AbortedAttempts: in.Aborted,
 	}
 
 	est := governor.Capacity(in.Windows, l.High)

@@ -33,6 +33,10 @@ type Report struct {
 	Iterations IterationsJSON `json:"iterations"`
 	// DroppedArrivals counts rate-mode arrivals that found no free worker.
 	DroppedArrivals uint64 `json:"dropped_arrivals"`
+	// AbortedAttempts counts attempts cut off by the run's own stop (its
+	// grace period after an interrupt ran out): neither ok nor failed, and
+	// not in Attempts.
+	AbortedAttempts uint64 `json:"aborted_attempts"`
 	// Windows is the timeline: one entry per closed governor window.
 	Windows []WindowJSON `json:"windows"`
 }

@@ -61,6 +61,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	it := r.Iterations
 	fmt.Fprintf(&b, "iterations   %d: ok after tries %d (%s), failed %d\n", it.Total, it.OK, pct(it.OKFrac), it.Failed)
 	fmt.Fprintf(&b, "dropped      %d arrivals\n", r.DroppedArrivals)
+	if r.AbortedAttempts > 0 {
+		fmt.Fprintf(&b, "aborted      %d attempts cut off by the stop (neither ok nor failed)\n", r.AbortedAttempts)
+	}
 	fmt.Fprintf(&b, "run          %s, %s (window %v, tick %v)\n",
 		secs(r.Run.DurationS), plural(len(r.Windows), "window"), seconds(s.WindowS), seconds(s.TickS))
 	fmt.Fprintf(&b, "limits       ceiling %s%s, floor %s%s, start %s%s, high %s, low %s, min attempts %d\n",
