@@ -79,18 +79,19 @@ type Quality struct {
 	C float64
 	// Settled reports whether the offer entered CompareBand(C, high) after
 	// the event and stayed there to the end of the run; SettleWindows is how
-	// many decisions after the event that took and SettleAt the simulated
-	// time of the settle point (from the start of the run).
+	// many decisions after the event that took and SettleAt when the settled
+	// offer took effect (from the start of the run; never before the event).
 	Settled       bool
 	SettleWindows int
 	SettleAt      time.Duration
-	// FailedBefore and AttemptsBefore count the attempts of the windows
-	// before the settle point, from the start of the run; for a run that
-	// never settled they count the whole run.
+	// FailedBefore and AttemptsBefore count the attempts of the windows from
+	// the one in progress at the event up to the settle point; for a run
+	// that never settled, up to the end of the run.
 	FailedBefore, AttemptsBefore uint64
 	// Reached90 reports whether the offer reached 0.9 C after the event;
-	// To90 is how many decisions after the event that took and To90At the
-	// simulated time it happened (from the start of the run).
+	// To90 is how many decisions after the event that took and To90At when
+	// that offer took effect (from the start of the run; never before the
+	// event).
 	Reached90 bool
 	To90      int
 	To90At    time.Duration
@@ -114,18 +115,18 @@ func Assess(r Result, c, high float64, event time.Duration, stretch float64) Qua
 	q := Quality{C: c, Failed: r.Failed, Attempts: r.OK + r.Failed}
 	i0 := r.Since(event)
 	offers := r.Offers()[i0:]
+	end := len(r.Windows)
 	if n, ok := EnteredAndStayed(offers, CompareBand(c, high)); ok {
 		q.Settled, q.SettleWindows = true, n
-		q.SettleAt = r.decidedAt(i0 + n)
-		for _, w := range r.Windows[:i0+n] {
-			q.FailedBefore += w.Failed
-			q.AttemptsBefore += w.OK + w.Failed
-		}
-	} else {
-		q.FailedBefore, q.AttemptsBefore = q.Failed, q.Attempts
+		q.SettleAt = max(event, r.decidedAt(i0+n))
+		end = i0 + n
+	}
+	for _, w := range r.Windows[i0:end] {
+		q.FailedBefore += w.Failed
+		q.AttemptsBefore += w.OK + w.Failed
 	}
 	if n, ok := ReachedAt(offers, 0.9*c); ok {
-		q.Reached90, q.To90, q.To90At = true, n, r.decidedAt(i0+n)
+		q.Reached90, q.To90, q.To90At = true, n, max(event, r.decidedAt(i0+n))
 	}
 	for _, w := range r.Windows {
 		if w.Frac > high && w.OK+w.Failed > 0 {
