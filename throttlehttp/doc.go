@@ -24,6 +24,12 @@
 // under way. DefaultClassifier fails what throttle's CLI fails: a transport
 // error or timeout, a 5xx answer and 429.
 //
+// A timeout is the service's failure only when the service had a fair share
+// of the time: a request whose deadline passes at the service after the gate
+// held it for more than half of the time it had on entering RoundTrip is not
+// counted. Otherwise a throttled client with many callers waiting would count
+// its own queueing as the service's slowness and throttle itself further.
+//
 // In concurrency mode a request holds its place until its response body is
 // closed or read to the end (or at once when RoundTrip fails), as a caller of
 // http.Client must do anyway; a body left open holds its place for good.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/throttlekit/throttle/clock"
 	"github.com/throttlekit/throttle/gate"
@@ -130,6 +131,9 @@ func New(base http.RoundTripper, opts ...Option) (*Transport, error) {
 // and counts the outcome. When req's context ends at the gate it returns the
 // context's error and req never reaches the base.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// Deadlines are wall-clock times, so the budget is measured on the wall
+	// clock whatever clock the gate runs on.
+	entered := time.Now()
 	p, err := t.gate.Acquire(req.Context())
 	if err != nil {
 		if req.Body != nil {
@@ -137,8 +141,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	starved := false
+	if deadline, ok := req.Context().Deadline(); ok {
+		starved = deadline.Sub(time.Now()) < deadline.Sub(entered)/2
+	}
 	resp, err := t.base.RoundTrip(req)
-	t.count(req, resp, err)
+	t.count(req, resp, err, starved)
 	if err != nil || !t.concurrent {
 		p.Release()
 		return resp, err
@@ -153,11 +161,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// count records one attempt, unless its caller cancelled it: an abandoned
-// request says nothing about the service.
-func (t *Transport) count(req *http.Request, resp *http.Response, err error) {
-	if err != nil && errors.Is(req.Context().Err(), context.Canceled) {
-		return
+// count records one attempt, unless what ended it says nothing about the
+// service: its caller cancelled it, or its deadline passed after the gate had
+// used up more than half of the time it had (starved).
+func (t *Transport) count(req *http.Request, resp *http.Response, err error, starved bool) {
+	if err != nil {
+		switch cause := req.Context().Err(); {
+		case errors.Is(cause, context.Canceled):
+			return
+		case errors.Is(cause, context.DeadlineExceeded) && starved:
+			return
+		}
 	}
 	if t.classify(req, resp, err) {
 		t.failed.Add(1)

@@ -331,3 +331,47 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestTimeoutAfterLongGateWaitIsNotCounted: a timeout at the service counts
+// as a failure, unless the gate used up more than half of the request's time
+// first. Rate 1/s: the first request is admitted at once, the second waits
+// most of its second. The server takes longer than either has. About 1.5 s.
+func TestTimeoutAfterLongGateWaitIsNotCounted(t *testing.T) {
+	var arrivals atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrivals.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	tr, err := New(base, WithLimits(governor.NewLimits(governor.Rate, 1)), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	client := &http.Client{Transport: tr}
+
+	call := func(timeout time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		if _, err := client.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want a timeout", err)
+		}
+	}
+	call(300 * time.Millisecond) // the service had all of it: a failure
+	if ok, failed := tr.Attempts(); ok != 0 || failed != 1 {
+		t.Fatalf("after a timeout at the service: %d ok, %d failed; want 0, 1", ok, failed)
+	}
+	call(time.Second) // waits ~700 ms at the gate, leaving the service ~300 ms
+	if n := arrivals.Load(); n != 2 {
+		t.Fatalf("the server saw %d requests, want 2", n)
+	}
+	if ok, failed := tr.Attempts(); ok != 0 || failed != 1 {
+		t.Errorf("after a timeout the gate starved: %d ok, %d failed; want it not counted (0, 1)", ok, failed)
+	}
+}
