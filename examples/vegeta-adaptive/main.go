@@ -33,8 +33,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/throttlekit/throttle/governor"
 	throttlevegeta "github.com/throttlekit/throttle/adapters/vegeta"
+	"github.com/throttlekit/throttle/governor"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
