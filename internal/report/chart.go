@@ -172,8 +172,9 @@ func (r *Report) renderChart(w io.Writer, rp chart.RendererProvider) error {
 		},
 		// Only a range here: go-chart v2.1.2 sizes the secondary axis from
 		// the primary axis's ticks when the secondary has ticks of its own.
+		// No name on the secondary axis: go-chart draws it over the tick
+		// labels; the legend says which lines read against it.
 		YAxisSecondary: chart.YAxis{
-			Name:           "attempt failures %",
 			Range:          &chart.ContinuousRange{Min: 0, Max: failTicks[len(failTicks)-1].Value},
 			ValueFormatter: func(v interface{}) string { return strconv.FormatFloat(math.Round(v.(float64)*100)/100, 'f', -1, 64) },
 		},

@@ -140,6 +140,13 @@ func Build(in Input) (*Report, error) {
 	}
 
 	est := governor.Capacity(in.Windows, l.High)
+	if !in.Settings.Governed {
+		// A fixed-load baseline measures no capacity: its windows held at
+		// the ceiling because nothing moved the offer, not because the
+		// target took it cleanly. Keep only the saturation count.
+		est = governor.Estimate{Saturated: est.Saturated}
+		r.Latency.AtCapacity = Percentiles{}
+	}
 	r.Capacity = CapacityJSON{
 		Found:            est.Windows > 0,
 		SettledWindows:   est.Windows,
@@ -172,6 +179,11 @@ func Build(in Input) (*Report, error) {
 	}
 
 	r.Windows = windowRows(in, l.High)
+	if !in.Settings.Governed {
+		for i := range r.Windows {
+			r.Windows[i].Settled = false
+		}
+	}
 	r.Outcome, r.Verdict = verdict(in, est)
 	r.Notes = notes(in, r)
 	return r, nil

@@ -144,6 +144,30 @@ func TestBuildOutcomes(t *testing.T) {
 	}
 }
 
+// A fixed-load baseline claims no capacity even though its windows held at
+// the ceiling cleanly.
+func TestBuildNotGovernedClaimsNoCapacity(t *testing.T) {
+	l := governor.NewLimits(governor.Rate, 100)
+	ws := []governor.Window{window(0, 100, 100, 0, governor.SignalAtCeiling), window(1, 100, 80, 20, governor.SignalAtCeiling)}
+	r := build(t, Input{
+		Settings: Settings{Limits: l, Governed: false},
+		Windows:  ws,
+		Start:    t0,
+		End:      t0.Add(2 * time.Second),
+		Attempts: Attempts{OK: 180, Status5xx: 20},
+		Latency:  Latencies{AtCapacity: Latency{Count: 100, P50: time.Millisecond}, Overall: Latency{Count: 200, P50: time.Millisecond}},
+	})
+	if r.Outcome != OutcomeNotGoverned || r.Capacity.Found || r.Capacity.SettledWindows != 0 || r.Capacity.SaturatedWindows != 1 {
+		t.Errorf("capacity %+v (%s)", r.Capacity, r.Outcome)
+	}
+	if r.Windows[0].Settled || r.Latency.AtCapacity.Count != 0 || r.Latency.Overall.Count != 200 {
+		t.Errorf("windows %+v latency %+v", r.Windows, r.Latency)
+	}
+	if !strings.Contains(r.Verdict, "gave 100 req/s, goodput 90 req/s, 10 % attempt failures") {
+		t.Errorf("verdict %q", r.Verdict)
+	}
+}
+
 func TestBuildRejectsImpossibleInput(t *testing.T) {
 	l := governor.NewLimits(governor.Rate, 100)
 	bad := l

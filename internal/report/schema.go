@@ -83,7 +83,8 @@ type Run struct {
 // the settled windows. Saturated windows never count toward it.
 type CapacityJSON struct {
 	// Found is true when at least one window settled; the figures below
-	// are 0 otherwise (except SaturatedWindows).
+	// are 0 otherwise (except SaturatedWindows). A run that was not
+	// governed never finds a capacity.
 	Found bool `json:"found"`
 	// SettledWindows is how many windows the estimate rests on.
 	SettledWindows int `json:"settled_windows"`
@@ -107,7 +108,8 @@ type CapacityJSON struct {
 
 // LatencyJSON is the "latency" object.
 type LatencyJSON struct {
-	// AtCapacity covers attempts resolved during the settled windows.
+	// AtCapacity covers attempts resolved during the settled windows
+	// (count 0 in a run that was not governed).
 	AtCapacity Percentiles `json:"at_capacity"`
 	// Overall covers every recorded attempt.
 	Overall Percentiles `json:"overall"`
@@ -201,7 +203,8 @@ type WindowJSON struct {
 	LastBad float64 `json:"last_bad"`
 	// Streak is the memory-clearing streak after the window.
 	Streak int `json:"streak"`
-	// Settled windows count toward the capacity (governor.Settled).
+	// Settled windows count toward the capacity (governor.Settled); never
+	// in a run that was not governed.
 	Settled bool `json:"settled"`
 	// Saturated windows failed above high: excluded, flagged.
 	Saturated bool `json:"saturated"`
