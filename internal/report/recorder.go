@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -58,7 +57,8 @@ type Latencies struct {
 // The engine calls Record once per resolved attempt from any goroutine, and
 // Observe with every closed window, in order, from the governor's observer
 // (governor.WithObserver). Record is the hot path: it takes one of several
-// sharded locks chosen at random and records into that shard's histogram;
+// sharded locks, chosen by a hash of the latency, and records into that
+// shard's histogram;
 // Observe swaps the shards' histograms for empty ones and merges what they
 // held into the closing window. An attempt belongs to the window during
 // which it was recorded; the few that resolve between a window's close and
@@ -69,7 +69,8 @@ type Latencies struct {
 // NewRecorder.
 type Recorder struct {
 	high    float64
-	shards  []shard
+	shards  []shard // a power of two of them
+	shift   uint    // 64 − log2(len(shards)): picks a shard from a hash
 	clamped atomic.Uint64
 
 	mu         sync.Mutex // guards everything below; never held by Record
@@ -95,13 +96,14 @@ func NewRecorder(high float64) (*Recorder, error) {
 	if !(high > 0 && high < 1) {
 		return nil, fmt.Errorf("report: high must be in (0, 1), got %v", high)
 	}
-	n := 4
+	n, bits := 4, uint(2)
 	for n < 2*runtime.GOMAXPROCS(0) && n < 32 {
-		n *= 2
+		n, bits = n*2, bits+1
 	}
 	r := &Recorder{
 		high:       high,
 		shards:     make([]shard, n),
+		shift:      64 - bits,
 		overall:    newHist(),
 		atCapacity: newHist(),
 		scratch:    newHist(),
@@ -122,7 +124,11 @@ func (r *Recorder) Record(latency time.Duration) {
 		v = histHighest
 		r.clamped.Add(1)
 	}
-	s := &r.shards[rand.Uint32()&uint32(len(r.shards)-1)]
+	// The shard comes from the latency itself, Fibonacci-hashed: latencies
+	// of concurrent attempts differ in their low bits, so concurrent callers
+	// mostly take different locks, without the cost of a random number. A
+	// coarse clock only makes collisions likelier, never a result wrong.
+	s := &r.shards[(uint64(latency)*0x9E3779B97F4A7C15)>>r.shift]
 	s.mu.Lock()
 	_ = s.h.RecordValue(v) // in range by construction
 	s.mu.Unlock()

@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,11 +140,12 @@ func TestRecorderConcurrent(t *testing.T) {
 }
 
 // BenchmarkRecord is the engine's hot path: one call per attempt, from
-// every worker at once.
+// every worker at once, each worker seeing its own latencies.
 func BenchmarkRecord(b *testing.B) {
 	rec, _ := NewRecorder(0.05)
+	var worker atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
-		d := time.Duration(0)
+		d := time.Duration(worker.Add(1)) * 104729 * time.Nanosecond
 		for pb.Next() {
 			d += 7919 * time.Microsecond
 			rec.Record(d % time.Second)
@@ -156,8 +158,9 @@ func BenchmarkRecord(b *testing.B) {
 func BenchmarkRecordOneLock(b *testing.B) {
 	var mu sync.Mutex
 	h := newHist()
+	var worker atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
-		d := time.Duration(0)
+		d := time.Duration(worker.Add(1)) * 104729 * time.Nanosecond
 		for pb.Next() {
 			d += 7919 * time.Microsecond
 			mu.Lock()
@@ -179,5 +182,18 @@ func BenchmarkObserve(b *testing.B) {
 		}
 		b.StartTimer()
 		rec.Observe(w)
+	}
+}
+
+// BenchmarkRecent is the live view's cost: a summary of the attempts since
+// the last window (10 000 of them), a few times a second.
+func BenchmarkRecent(b *testing.B) {
+	rec, _ := NewRecorder(0.05)
+	for j := 0; j < 10000; j++ {
+		rec.Record(time.Duration(j) * 100 * time.Microsecond)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = rec.Recent()
 	}
 }
