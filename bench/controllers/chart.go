@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -100,6 +101,9 @@ func writeChart(path string, runs []sim.Result, m sim.Model, c float64) error {
 		Series: series,
 	}
 	graph.Elements = []chart.Renderable{chart.LegendThin(&graph)}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("chart: %w", err)

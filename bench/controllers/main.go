@@ -252,11 +252,9 @@ func sweepTables(out io.Writer, l governor.Limits, cfg config) error {
 				if q.AttemptsBefore > 0 {
 					row.frac = float64(q.FailedBefore) / float64(q.AttemptsBefore)
 				}
-				if q.Breached && q.AttemptsBefore > 0 {
-					row.overshoot = float64(q.Breach.Failed) / float64(q.AttemptsBefore)
-				}
-				if q.Breached && q.FailedBefore > 0 {
-					row.share = float64(q.Breach.Failed) / float64(q.FailedBefore)
+				if q.Breached {
+					row.overshoot = float64(q.Breach.Failed) / float64(q.AttemptsToBreach)
+					row.share = float64(q.Breach.Failed) / float64(q.FailedToBreach)
 				}
 				rows = append(rows, row)
 			}
@@ -281,8 +279,8 @@ func sweepTables(out io.Writer, l governor.Limits, cfg config) error {
 	fmt.Fprintln(out)
 	fmt.Fprintf(out, "## Slow start's overshoot\n\n")
 	fmt.Fprintf(out, "Failures inflicted in throttle's first breach window (slow start's doubling past c; none when a doubling lands within c/(1 − high)) "+
-		"as a fraction of all attempts before settling, and as a share of all failures before settling. This is what deciding a gross breach "+
-		"before the window closes could save.\n\n")
+		"as a fraction of all attempts before settling (the breach window included, when the offer it was judged at already lay in the band), "+
+		"and as a share of the failures in that span. This is what deciding a gross breach before the window closes could save.\n\n")
 	fmt.Fprint(out, "Over the capacities of the sweep whose slow start breached (the others never overshot).\n\n")
 	fmt.Fprintln(out, "| model | breach-window failures / attempts before settling, median | worst | share of failures before settling, median | lowest |")
 	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: |")

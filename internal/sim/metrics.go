@@ -102,9 +102,15 @@ type Quality struct {
 	// Failed and Attempts count the whole run.
 	Failed, Attempts uint64
 	// Breach is the first window above high (for the governor: slow start's
-	// overshoot), Breached false when there was none.
-	Breached bool
-	Breach   governor.Window
+	// overshoot), Breached false when there was none. FailedToBreach and
+	// AttemptsToBreach count the attempts from the window in progress at the
+	// event up to the settle point or through the breach window, whichever
+	// is later: a breach judged at an offer already inside the band (a
+	// collapse target fails more than high just below c/(1 − high)) still
+	// belongs to the cost of getting there.
+	Breached                         bool
+	Breach                           governor.Window
+	FailedToBreach, AttemptsToBreach uint64
 }
 
 // Assess measures r against capacity c. event is when the target last
@@ -121,18 +127,16 @@ func Assess(r Result, c, high float64, event time.Duration, stretch float64) Qua
 		q.SettleAt = max(event, r.decidedAt(i0+n))
 		end = i0 + n
 	}
-	for _, w := range r.Windows[i0:end] {
-		q.FailedBefore += w.Failed
-		q.AttemptsBefore += w.OK + w.Failed
+	q.FailedBefore, q.AttemptsBefore = count(r.Windows[i0:end])
+	for i, w := range r.Windows {
+		if w.Frac > high && w.OK+w.Failed > 0 {
+			q.Breached, q.Breach = true, w
+			q.FailedToBreach, q.AttemptsToBreach = count(r.Windows[min(i0, i):max(end, i+1)])
+			break
+		}
 	}
 	if n, ok := ReachedAt(offers, 0.9*c); ok {
 		q.Reached90, q.To90, q.To90At = true, n, max(event, r.decidedAt(i0+n))
-	}
-	for _, w := range r.Windows {
-		if w.Frac > high && w.OK+w.Failed > 0 {
-			q.Breached, q.Breach = true, w
-			break
-		}
 	}
 	from := Epoch.Add(time.Duration(float64(r.Elapsed) * (1 - stretch)))
 	var secs, weighted, ok, all float64
@@ -155,6 +159,15 @@ func Assess(r Result, c, high float64, event time.Duration, stretch float64) Qua
 		q.Frac = 1 - ok/all
 	}
 	return q
+}
+
+// count sums the failed and all resolved attempts of ws.
+func count(ws []governor.Window) (failed, attempts uint64) {
+	for _, w := range ws {
+		failed += w.Failed
+		attempts += w.OK + w.Failed
+	}
+	return failed, attempts
 }
 
 // decidedAt is the simulated time (from the start of the run) at which the
