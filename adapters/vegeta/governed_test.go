@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlekit/throttle/clock"
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/target"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -102,4 +103,39 @@ func TestGovernedAttackSettlesNearCapacity(t *testing.T) {
 	if ok, failed := g.Attempts(); ok+failed == 0 {
 		t.Error("no attempts were observed")
 	}
+}
+
+// TestSetRateIsAdoptedByTheGovernor: a user's rate reaches the pacer, clamped
+// to the ceiling, and the governor adopts what was applied. The governor runs
+// on a fake clock that never moves, so no window of its own interferes.
+func TestSetRateIsAdoptedByTheGovernor(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	l := governor.NewLimits(governor.Rate, 500)
+	l.Start = 10
+	g, err := Govern(l, WithGovernorOptions(
+		governor.WithClock(clock.NewFake(time.Unix(0, 0))),
+		governor.WithLogger(slog.New(slog.DiscardHandler)),
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, c := range []struct{ set, want float64 }{{0, 10}, {100, 100}, {1e6, 500}} {
+		if c.set != 0 {
+			g.SetRate(c.set)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			s := g.Governor().State()
+			if s.Offer == c.want && !s.Pending && g.Pacer().Rate(0) == c.want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("SetRate(%v): governor offer %v, pacer rate %v; want both %v", c.set, s.Offer, g.Pacer().Rate(0), c.want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	g.Close()
+	g.Close() // idempotent
 }
