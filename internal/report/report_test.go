@@ -1,6 +1,8 @@
 package report
 
 import (
+	"errors"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -244,4 +246,45 @@ func TestFormatting(t *testing.T) {
 			t.Errorf("msDur(%v) = %q, want %q", v, got, want)
 		}
 	}
+}
+
+// FuzzBuild feeds Build windows no governor would produce (any offers,
+// counts, signals and times): it must never panic, and every writer must
+// still produce its output.
+func FuzzBuild(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, true, false)
+	f.Add([]byte{255, 0, 255, 0, 9, 9, 9, 9}, false, true)
+	f.Fuzz(func(t *testing.T, data []byte, governed, interrupted bool) {
+		l := governor.NewLimits(governor.Rate, 1000)
+		var ws []governor.Window
+		for i := 0; i+4 <= len(data) && len(ws) < 64; i += 4 {
+			ok, failed := uint64(data[i])*7, uint64(data[i+1])*3
+			w := window(int(data[i+2]%16)-4, float64(data[i+3])*4+1, ok, failed, governor.Signal(data[i+2]%11))
+			w.End = w.Start.Add(time.Duration(data[i]%3) * time.Second) // zero-length windows too
+			ws = append(ws, w)
+		}
+		in := Input{
+			Settings:    Settings{Limits: l, Tick: time.Second, Governed: governed},
+			Windows:     ws,
+			Start:       t0,
+			End:         t0.Add(time.Duration(len(data)) * time.Second),
+			Interrupted: interrupted,
+			Attempts:    Attempts{OK: uint64(len(data)), Other: uint64(len(ws))},
+		}
+		r, err := Build(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict == "" || r.Outcome == "" {
+			t.Fatalf("no verdict: %+v", r)
+		}
+		for _, write := range []func(io.Writer) error{r.WriteJSON, r.WriteText, r.WriteCSV} {
+			if err := write(io.Discard); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.WriteChart(io.Discard, SVG); err != nil && (len(ws) > 0 || !errors.Is(err, ErrNoWindows)) {
+			t.Fatalf("chart of %d windows: %v", len(ws), err)
+		}
+	})
 }

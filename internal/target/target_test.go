@@ -500,3 +500,23 @@ func BenchmarkServeHTTP(b *testing.B) {
 		})
 	}
 }
+
+// FuzzParseModel: any input either names a model, which prints back as a
+// name that parses to the same model, or is one clear error quoting it.
+func FuzzParseModel(f *testing.F) {
+	for _, s := range []string{"shed", "QUEUE", " collapse\t", "", "shedd", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseModel(s)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "target: unknown model ") {
+				t.Fatalf("ParseModel(%q) error %q", s, err)
+			}
+			return
+		}
+		if back, err := ParseModel(m.String()); err != nil || back != m {
+			t.Fatalf("%q parsed to %v, which prints as %q and parses back to %v, %v", s, m, m.String(), back, err)
+		}
+	})
+}
