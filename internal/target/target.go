@@ -180,6 +180,9 @@ const (
 type verdict struct {
 	act  action
 	wait time.Duration
+	// queued is set in rate mode when the request holds a queue place it
+	// must give back after waiting.
+	queued bool
 	// slot is set in concurrent mode when the request holds a service slot
 	// it must release; w when it waits for one in the queue.
 	slot bool
@@ -232,10 +235,10 @@ func (t *Target) admit(now time.Time) verdict {
 	if wait > t.qtimeout {
 		// It would not be served in time: it holds its queue place until
 		// the timeout and then fails, without taking anyone's token.
-		return verdict{act: actExpire, wait: t.qtimeout}
+		return verdict{act: actExpire, wait: t.qtimeout, queued: true}
 	}
 	t.tokens--
-	return verdict{act: actServe, wait: wait}
+	return verdict{act: actServe, wait: wait, queued: true}
 }
 
 func (t *Target) admitConcurrent() verdict {
@@ -366,7 +369,7 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.slot = true
-	} else if v.wait > 0 { // rate queue: the reserved token comes after wait
+	} else if v.queued { // rate queue: the reserved token comes after wait
 		ok := t.sleep(v.wait, done)
 		t.leaveQueue()
 		if !ok {

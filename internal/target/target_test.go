@@ -304,6 +304,22 @@ func TestQueueRateWaitIsExact(t *testing.T) {
 	}
 }
 
+// A reservation whose wait rounds to nothing still gives its queue place
+// back.
+func TestQueueRateTinyWait(t *testing.T) {
+	c := rateConfig(Queue, 1e12)
+	c.QueueDepth, c.QueueTimeout = 1, time.Second
+	f := newFixture(t, c)
+	for i := 0; i < 3; i++ {
+		if code := f.now(); code != 200 {
+			t.Fatalf("request %d: %d", i, code)
+		}
+	}
+	if s := f.t.Stats(); s.Queued != 0 || s.OK != 3 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
 func TestQueueConcurrent(t *testing.T) {
 	c := NewConfig(1)
 	c.Concurrent, c.Model = true, Queue
