@@ -130,8 +130,9 @@ func (t *Target) SetCapacity(c float64) error {
 func (t *Target) SetLatency(d time.Duration) { t.latency.Store(int64(max(d, 0))) }
 
 // SetDown kills (true) or recovers (false) the target. While down every
-// request fails at once: 503, or a reset connection with Config.DownClose.
-// Requests already admitted finish normally.
+// request fails at once: 503, or a reset connection with Config.DownClose
+// (which needs a real net/http server: the handler hijacks the connection,
+// or aborts it where it cannot). Requests already admitted finish normally.
 func (t *Target) SetDown(down bool) { t.down.Store(down) }
 
 // Stats returns the counters now.
