@@ -1,0 +1,231 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serve calls t once for a step of one second at offer x, at time at.
+func serve(t Target, at time.Duration, x float64) (ok, failed float64) {
+	return t.Serve(at, x, time.Second, rand.New(rand.NewPCG(1, 2)))
+}
+
+func TestModelsServeTheirFormulas(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		target         Target
+		x              float64
+		wantOK, wantKO float64
+	}{
+		{"robust", Robust(), 5000, 5000, 0},
+		{"shed below c", Shed(100), 80, 80, 0},
+		{"shed at c", Shed(100), 100, 100, 0},
+		{"shed above c: (x − c)/x fail", Shed(100), 150, 100, 50},
+		{"collapse above c: c·(1 − (x − c)/(2c)) succeed", Collapse(100), 150, 75, 75},
+		{"collapse at 3c: nothing succeeds", Collapse(100), 300, 0, 300},
+		{"collapse beyond 3c: floor at 0", Collapse(100), 400, 0, 400},
+		{"noisy: background on what succeeds", Noisy(Shed(100), 0.01), 100, 99, 1},
+	} {
+		ok, ko := serve(tc.target, 0, tc.x)
+		if math.Abs(ok-tc.wantOK) > 1e-9 || math.Abs(ko-tc.wantKO) > 1e-9 {
+			t.Errorf("%s: served (%v ok, %v failed), want (%v, %v)", tc.name, ok, ko, tc.wantOK, tc.wantKO)
+		}
+	}
+}
+
+func TestQueueDelaysFailuresUntilWaitsReachTheTimeout(t *testing.T) {
+	q := Queue(100, 2*time.Second) // holds 200 attempts before its tail times out
+	var failedAt time.Duration
+	for s := time.Duration(0); s < 10*time.Second; s += time.Second {
+		ok, ko := serve(q, s, 150) // the queue grows by 50 per second
+		if ok != 100 {
+			t.Fatalf("at %v: served %v, want the capacity 100", s, ok)
+		}
+		if ko > 0 && failedAt == 0 {
+			failedAt = s
+		}
+		if s >= 4*time.Second && ko != 50 {
+			t.Fatalf("at %v: %v timed out, want the excess 50 once the queue is full", s, ko)
+		}
+	}
+	if failedAt != 4*time.Second {
+		t.Fatalf("first timeouts at %v, want 4 s (200 queued at 50 per second)", failedAt)
+	}
+	// Below capacity the full queue drains, 50 per second, before the
+	// offered attempts alone are served.
+	if ok, ko := serve(q, 10*time.Second, 50); ok != 100 || ko != 0 {
+		t.Fatalf("draining: (%v ok, %v failed), want (100, 0)", ok, ko)
+	}
+}
+
+func TestSwitchAndDeadSplitAStepAtTheirInstants(t *testing.T) {
+	sw := Switch(Shed(100), Shed(200), 1500*time.Millisecond)
+	if ok, ko := serve(sw, time.Second, 200); ok != 150 || ko != 50 {
+		t.Fatalf("straddling step: (%v ok, %v failed), want (150, 50): half a second at each capacity", ok, ko)
+	}
+	dead := Dead(Shed(100), 10*time.Second, 20*time.Second)
+	for _, tc := range []struct {
+		at     time.Duration
+		wantOK float64
+	}{{9 * time.Second, 50}, {10 * time.Second, 0}, {19 * time.Second, 0}, {20 * time.Second, 50}} {
+		if ok, ko := serve(dead, tc.at, 50); ok != tc.wantOK || ok+ko != 50 {
+			t.Errorf("dead target at %v: (%v ok, %v failed), want %v ok of 50", tc.at, ok, ko, tc.wantOK)
+		}
+	}
+}
+
+func TestExactCountsCarryTheRemainder(t *testing.T) {
+	var s sampler
+	var ok, ko uint64
+	for range 1000 {
+		a, b := s.counts(2.7, 0.3, false, nil)
+		ok += a
+		ko += b
+	}
+	if ok != 2700 || ko != 300 {
+		t.Fatalf("1000 steps of (2.7, 0.3) gave (%d, %d), want (2700, 300)", ok, ko)
+	}
+}
+
+func TestBinomialNoiseKeepsTheMeanAndVaries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, tc := range []struct {
+		n uint64
+		p float64
+	}{{40, 0.3}, {1000, 0.01}, {1000, 0.995}, {5000, 0.2}} {
+		const draws = 4000
+		var sum, sq float64
+		for range draws {
+			k := float64(binomial(tc.n, tc.p, rng))
+			if k < 0 || k > float64(tc.n) {
+				t.Fatalf("Binomial(%d, %v) drew %v, outside [0, n]", tc.n, tc.p, k)
+			}
+			sum += k
+			sq += k * k
+		}
+		mean := sum / draws
+		sd := math.Sqrt(sq/draws - mean*mean)
+		wantMean, wantSD := float64(tc.n)*tc.p, math.Sqrt(float64(tc.n)*tc.p*(1-tc.p))
+		// The sample mean's standard error is wantSD/√draws; allow 5 of them,
+		// and 15 % on the spread.
+		if math.Abs(mean-wantMean) > 5*wantSD/math.Sqrt(draws) || math.Abs(sd-wantSD) > 0.15*wantSD {
+			t.Errorf("Binomial(%d, %v): mean %.3f sd %.3f, want %.3f and %.3f", tc.n, tc.p, mean, sd, wantMean, wantSD)
+		}
+	}
+}
+
+func TestBaselinesFollowTheirRules(t *testing.T) {
+	l := Setting()
+	aimd, err := Run(NewAIMD(l), Shed(100), UntilWindows(150))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range aimd.Windows {
+		d := w.Decision
+		var want float64
+		switch {
+		case w.Frac > l.High:
+			want = w.Offer * 0.9
+		case w.Frac > l.Low:
+			want = w.Offer
+		default:
+			want = w.Offer + 1
+		}
+		if math.Abs(d.Offer-want) > 1e-9 {
+			t.Fatalf("AIMD window at %v (frac %v) moved to %v, want %v", w.Offer, w.Frac, d.Offer, want)
+		}
+	}
+	ramp, err := Run(NewRamp(l, 500), Shed(1300), UntilWindows(30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{1, 501, 1001, 1501, 1001} // breach at 1501, one step back, hold
+	offers := ramp.Offers()
+	for i, x := range offers {
+		if w := want[min(i, len(want)-1)]; x != w {
+			t.Fatalf("ramp offers %v, want %v then a hold", offers, want)
+		}
+	}
+	fixed, err := Run(NewFixed(l), Shed(100), For(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fixed.OK+fixed.Failed != uint64(60*l.Ceiling) {
+		t.Fatalf("fixed load resolved %d attempts in a minute, want %v", fixed.OK+fixed.Failed, 60*l.Ceiling)
+	}
+}
+
+func TestAssessMeasuresARun(t *testing.T) {
+	l := Setting()
+	r, err := Run(NewGovernor(l), Shed(100), For(10*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Assess(r, 100, l.High, 0, 0.5)
+	// 1, 2, …, 64 clean; 128 (the offer after 7 decisions, already above
+	// 90 % of c) breaches, 22 % fail, and backs off to 100; probes clean at
+	// 100, then holds in the dead band at 102.56.
+	if !q.Settled || q.SettleWindows != 8 || q.To90 != 7 {
+		t.Fatalf("settled=%v after %d windows, 90 %% after %d; want 8 and 7; offers %v", q.Settled, q.SettleWindows, q.To90, r.Offers())
+	}
+	if !q.Breached || q.Breach.Offer != 128 || q.FailedBefore != q.Breach.Failed || q.Breach.Failed != 5*28 {
+		t.Fatalf("breach %+v, failed before settling %d; want the slow-start window at 128 with 140 failures and nothing else", q.Breach, q.FailedBefore)
+	}
+	if math.Abs(q.Goodput-100) > 1e-9 || q.Oscillation != 0 || math.Abs(q.Offer-102.56) > 1e-9 {
+		t.Fatalf("steady goodput %v, oscillation %v, offer %v; want 100, 0 and 102.56", q.Goodput, q.Oscillation, q.Offer)
+	}
+}
+
+func TestRunRejectsBadInputWithOneClearError(t *testing.T) {
+	l := Setting()
+	bad := l
+	bad.High = 2
+	badTarget := TargetFunc(func(time.Duration, float64, time.Duration, *rand.Rand) (float64, float64) { return -1, 0 })
+	for _, tc := range []struct {
+		name string
+		ctl  Controller
+		t    Target
+		opts []Option
+		want string
+	}{
+		{"no controller", nil, Shed(10), []Option{For(time.Minute)}, "controller is required"},
+		{"no target", NewAIMD(l), nil, []Option{For(time.Minute)}, "target is required"},
+		{"no stop", NewAIMD(l), Shed(10), nil, "stop condition"},
+		{"bad tick", NewAIMD(l), Shed(10), []Option{For(time.Minute), WithTick(0)}, "tick must be > 0"},
+		{"bad limits, governor", NewGovernor(bad), Shed(10), []Option{For(time.Minute)}, "high"},
+		{"bad limits, baseline", NewRamp(bad, 5), Shed(10), []Option{For(time.Minute)}, "high"},
+		{"bad counts", NewFixed(l), badTarget, []Option{For(time.Minute)}, "bad counts"},
+	} {
+		_, err := Run(tc.ctl, tc.t, tc.opts...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestRunsAreDeterministic(t *testing.T) {
+	l := Setting()
+	run := func() Result {
+		r, err := Run(NewGovernor(l), Noisy(Collapse(700), 0.005), For(20*time.Minute), WithNoise(42))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b := run(), run()
+	if len(a.Windows) != len(b.Windows) || a.OK != b.OK || a.Failed != b.Failed {
+		t.Fatalf("two runs with seed 42 differ: %d/%d/%d windows/ok/failed vs %d/%d/%d",
+			len(a.Windows), a.OK, a.Failed, len(b.Windows), b.OK, b.Failed)
+	}
+	for i := range a.Windows {
+		if a.Windows[i] != b.Windows[i] {
+			t.Fatalf("window %d differs: %+v vs %+v", i, a.Windows[i], b.Windows[i])
+		}
+	}
+	if a.Failed == 0 {
+		t.Fatal("a noisy collapse run inflicted no failures: the noise is not reaching the counters")
+	}
+}
