@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/url"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/report"
+	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/targets"
+)
+
+// The demo's settings. At 800 req/s a 1 s window holds ~800 attempts, so the
+// window's failure fraction has a sampling error of about 0.8 % at the 5 %
+// bound: small against the 1 %–5 % dead band, so each decision rests on real
+// evidence, and the 30 s phase has room for the climb (about 7 windows from
+// 25/s) and 15–20 settled windows. A 250 ms tick closes a window at most a
+// quarter of its length late. The floor of 10/s keeps every window above
+// --min-attempts (20) within 2 s even at the floor.
+const (
+	demoCapacity = 800
+	demoDuration = 30 * time.Second
+	demoWindow   = time.Second
+	demoTick     = 250 * time.Millisecond
+	demoFloor    = 10
+	demoStart    = 25
+	demoCeiling  = 10000
+)
+
+type demoFlags struct {
+	phaseFlags
+	builtinFlags
+	ceiling float64
+}
+
+// builtinFlags describe the built-in target, for demo and target.
+type builtinFlags struct {
+	capacity float64
+	model    target.Model
+	latency  time.Duration
+}
+
+func (b *builtinFlags) register(fs *pflag.FlagSet, capacityHelp string) {
+	b.model = target.Shed
+	fs.Float64Var(&b.capacity, "capacity", demoCapacity, capacityHelp)
+	fs.Var(&b.model, "model", "what the target does above capacity: shed (503 at once), queue (wait, then 503) or collapse (goodput falls)")
+	fs.DurationVar(&b.latency, "latency", target.DefaultLatency, "the target's service time")
+}
+
+// config is the target's configuration; concurrent makes capacity a bound
+// on requests in service.
+func (b *builtinFlags) config(concurrent bool) (target.Config, error) {
+	tc := target.NewConfig(b.capacity)
+	tc.Model, tc.Latency, tc.Concurrent = b.model, b.latency, concurrent
+	if err := tc.Validate(); err != nil {
+		return tc, usagef("%s", trimPkg(err))
+	}
+	return tc, nil
+}
+
+func newDemoCmd(e env) *cobra.Command {
+	var f demoFlags
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Find the capacity of a built-in target whose true capacity is known",
+		Long: fmt.Sprintf(`demo starts the built-in target on a loopback port (capacity %d req/s,
+shedding the excess with 503s), governs a %v open-loop phase against it,
+prints the report and compares the capacity found with the true one.
+
+It needs nothing but this binary. The demo's governor settings are chosen
+to settle well inside the phase: %v windows judged every %v tick, a
+floor of %d/s and a start of %d/s, the ceiling far above the capacity
+(%d/s). Change the target with --capacity, --model and --latency, the phase
+with any flag run also takes.`, demoCapacity, demoDuration, demoWindow, demoTick, demoFloor, demoStart, demoCeiling),
+		Example: `  throttle demo
+  throttle demo --capacity 2000 --model collapse
+  throttle demo --duration 60s --window 2s --chart demo.html --out demo.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, e) },
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	f.builtinFlags.register(fs, "the built-in target's true capacity, req/s")
+	fs.Float64Var(&f.ceiling, "rate", demoCeiling, "the phase's ceiling, iterations/s")
+	f.phaseFlags.register(fs, phaseDefaults{duration: demoDuration, window: demoWindow, tick: demoTick, floor: demoFloor, start: demoStart})
+	return cmd
+}
+
+func (f *demoFlags) run(cmd *cobra.Command, e env) error {
+	fs := cmd.Flags()
+	tc, err := f.config(false)
+	if err != nil {
+		return err
+	}
+	if math.IsNaN(f.ceiling) || math.IsInf(f.ceiling, 0) || f.ceiling <= 0 {
+		return usagef("--rate must be a number > 0, got %v", f.ceiling)
+	}
+	l, err := f.limits(fs, governor.Rate, f.ceiling, "--rate")
+	if err != nil {
+		return err
+	}
+	if err := f.outputs(); err != nil {
+		return err
+	}
+	tg, err := target.New(tc)
+	if err != nil {
+		return usagef("%s", trimPkg(err))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := target.Serve(ctx, "", tg, target.WithShutdownGrace(time.Second))
+	if err != nil {
+		cancel()
+		return fmt.Errorf("starting the built-in target: %w", err)
+	}
+	defer func() {
+		cancel()
+		_ = srv.Wait()
+	}()
+	u, err := url.Parse(srv.URL() + "/")
+	if err != nil {
+		return err
+	}
+	list := []targets.Target{{Method: "GET", URL: u, Header: map[string][]string{}}}
+	cfg, err := f.engineConfig(list, l)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "demo: %s on %s; governing %v from %s/s (ceiling %s/s)\n",
+		tc, srv.URL(), f.duration, short(l.Start), short(l.Ceiling))
+	return runPhase(e, &f.phaseFlags, cfg, tc.String(), func(r *report.Report) {
+		c := r.Capacity
+		if !c.Found {
+			fmt.Fprintf(e.stdout, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, short(f.capacity))
+			return
+		}
+		dev := 100 * (c.GoodputPerS - f.capacity) / f.capacity
+		fmt.Fprintf(e.stdout, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", short(c.GoodputPerS), short(f.capacity), dev)
+	})
+}
+
+// trimPkg drops a "pkg: " prefix from an error from an internal package.
+func trimPkg(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"target: ", "engine: ", "report: "} {
+		if len(msg) > len(p) && msg[:len(p)] == p {
+			return msg[len(p):]
+		}
+	}
+	return msg
+}

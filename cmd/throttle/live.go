@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/report"
+)
+
+// console serialises everything the live view writes. On a terminal it keeps
+// one status line at the bottom, redrawn in place, and prints other lines
+// (the governor's movements) above it; elsewhere every line is plain.
+type console struct {
+	mu     sync.Mutex
+	w      io.Writer
+	tty    bool
+	width  int
+	status string // the status line on screen; "" for none
+}
+
+func newConsole(w io.Writer, tty bool) *console {
+	c := &console{w: w, tty: tty, width: 120}
+	if f, ok := w.(*os.File); ok && tty {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
+			c.width = cols
+		}
+	}
+	return c
+}
+
+const eraseLine = "\r\x1b[2K"
+
+// line prints s on its own line, above the status line.
+func (c *console) line(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tty && c.status != "" {
+		io.WriteString(c.w, eraseLine+s+"\n"+c.status)
+		return
+	}
+	io.WriteString(c.w, s+"\n")
+}
+
+// setStatus replaces the status line (on a terminal) or prints it.
+func (c *console) setStatus(s string) {
+	if !c.tty {
+		c.line(s)
+		return
+	}
+	// A status line that wraps cannot be redrawn in place: cut it to fit.
+	if utf8.RuneCountInString(s) >= c.width {
+		s = string([]rune(s)[:c.width-1])
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.status = s
+	io.WriteString(c.w, eraseLine+s)
+}
+
+// clearStatus removes the status line.
+func (c *console) clearStatus() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tty && c.status != "" {
+		io.WriteString(c.w, eraseLine)
+	}
+	c.status = ""
+}
+
+// lineHandler is a slog.Handler that prints each record as one line through
+// the console, prefixed with the time since the phase started:
+//
+//	[  4.2s] throttle phase=main offer=400→800 signal=slow-start frac=0% ...
+type lineHandler struct {
+	con    *console
+	level  slog.Level
+	start  time.Time
+	prefix string // attributes from WithAttrs, preformatted
+	group  string
+}
+
+func newLineHandler(con *console, level slog.Level) *lineHandler {
+	return &lineHandler{con: con, level: level, start: time.Now()}
+}
+
+func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
+
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%6.1fs] %s", time.Since(h.start).Seconds(), r.Message)
+	b.WriteString(h.prefix)
+	r.Attrs(func(a slog.Attr) bool {
+		appendAttr(&b, h.group, a)
+		return true
+	})
+	h.con.line(b.String())
+	return nil
+}
+
+func (h *lineHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	var b strings.Builder
+	for _, a := range attrs {
+		appendAttr(&b, h.group, a)
+	}
+	c.prefix += b.String()
+	return &c
+}
+
+func (h *lineHandler) WithGroup(name string) slog.Handler {
+	c := *h
+	c.group += name + "."
+	return &c
+}
+
+func appendAttr(b *strings.Builder, group string, a slog.Attr) {
+	a.Value = a.Value.Resolve()
+	if a.Equal(slog.Attr{}) {
+		return
+	}
+	if a.Value.Kind() == slog.KindGroup {
+		for _, g := range a.Value.Group() {
+			appendAttr(b, group+a.Key+".", g)
+		}
+		return
+	}
+	v := a.Value.String()
+	if v == "" || strings.ContainsAny(v, " =\"") {
+		v = strconv.Quote(v)
+	}
+	fmt.Fprintf(b, " %s%s=%s", group, a.Key, v)
+}
+
+// liveView refreshes the status line: four times a second on a terminal,
+// every five seconds as a plain line elsewhere.
+type liveView struct {
+	quit, done chan struct{}
+}
+
+func startLive(con *console, eng *engine.Engine, rec *report.Recorder) *liveView {
+	v := &liveView{quit: make(chan struct{}), done: make(chan struct{})}
+	every, span := 5*time.Second, 5*time.Second
+	if con.tty {
+		// Rates over the last second, refreshed 4×/s: steady enough to
+		// read, fresh enough to follow a move of the offer.
+		every, span = 250*time.Millisecond, time.Second
+	}
+	mode := eng.Config().Limits.Mode
+	go func() {
+		defer close(v.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		ring := []engine.Snapshot{eng.Snapshot()}
+		keep := int(span / every)
+		for {
+			select {
+			case <-v.quit:
+				return
+			case <-t.C:
+			}
+			s := eng.Snapshot()
+			ring = append(ring, s)
+			if len(ring) > keep+1 {
+				ring = ring[1:]
+			}
+			con.setStatus(statusLine(ring[0], s, rec.Recent(), mode))
+		}
+	}()
+	return v
+}
+
+func (v *liveView) stop(con *console) {
+	close(v.quit)
+	<-v.done
+	con.clearStatus()
+}
+
+// statusLine formats the live figures between two snapshots.
+func statusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mode) string {
+	secs := (cur.Elapsed - prev.Elapsed).Seconds()
+	dOK := cur.Counts.OK - prev.Counts.OK
+	dFail := cur.Counts.Failed - prev.Counts.Failed
+	dIterOK := cur.Counts.IterOK - prev.Counts.IterOK
+	dIterFail := cur.Counts.IterFailed - prev.Counts.IterFailed
+	var rate float64
+	if secs > 0 {
+		rate = float64(dOK+dFail) / secs
+	}
+	offer := fmt.Sprintf("%s/s", short(cur.Offer))
+	if mode == governor.Concurrency {
+		offer = short(cur.Offer) + " in flight"
+	}
+	s := fmt.Sprintf("%6.1fs  offer %s  %s attempts/s  fail %s  ok %s  p50 %s  p99 %s  %s",
+		cur.Elapsed.Seconds(), offer, short(rate), percent(dFail, dOK+dFail), percent(dIterOK, dIterOK+dIterFail),
+		dur(lat.P50, lat.Count), dur(lat.P99, lat.Count), state(cur.Governor))
+	if cur.Counts.Dropped > 0 {
+		s += fmt.Sprintf("  dropped %d", cur.Counts.Dropped)
+	}
+	return s
+}
+
+func state(g governor.State) string {
+	switch {
+	case g.Windows == 0 && g.Offer == 0:
+		return "[starting]"
+	case g.Pending:
+		return "[applying]"
+	case g.Windows == 0:
+		return "[first window]"
+	}
+	s := "[" + g.Last.Signal.String()
+	if g.LastBad > 0 {
+		s += ", last bad " + short(g.LastBad)
+	}
+	return s + "]"
+}
+
+func short(v float64) string {
+	if v >= 100 || v == math.Trunc(v) {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func percent(part, whole uint64) string {
+	if whole == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(100*float64(part)/float64(whole), 'f', 1, 64) + "%"
+}
+
+func dur(d time.Duration, n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	switch {
+	case d >= time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
+	case d >= 10*time.Millisecond:
+		return strconv.FormatFloat(float64(d)/1e6, 'f', 0, 64) + "ms"
+	}
+	return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) + "ms"
+}

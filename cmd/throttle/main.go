@@ -1,0 +1,124 @@
+// Command throttle finds an HTTP target's capacity at a declared failure
+// bound by governing the load instead of just generating it.
+//
+//	throttle run --rate 5000 http://127.0.0.1:8080/   # govern a rate phase
+//	throttle demo                                      # against a built-in target
+//	throttle target --capacity 800                     # the built-in target alone
+//	throttle version
+//
+// Exit codes: 0 success, 1 a runtime failure, 2 bad input (an invalid flag
+// value, conflicting flags, an unreadable targets file, ...). Bad input is
+// one line on stderr, "throttle: <problem>", never a stack trace.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+func main() {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	os.Exit(run(os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, signals: sig}))
+}
+
+// env is what a command reaches outside itself: tests pass buffers and their
+// own signal channel.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// signals delivers SIGINT/SIGTERM: the first stops the phase gracefully,
+	// the second aborts what is in flight. nil: no signals.
+	signals <-chan os.Signal
+}
+
+// terminal reports whether w is a terminal, for the live status line.
+func terminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// usageError is bad input: exit code 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// usagef returns a usage error.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// run runs the command line args and returns the exit code.
+func run(args []string, e env) int {
+	root := newRoot(e)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	msg := strings.ReplaceAll(tidy(err.Error()), "\n", " ")
+	fmt.Fprintf(e.stderr, "throttle: %s\n", msg)
+	var u usageError
+	if errors.As(err, &u) || isCobraUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+// strconvNoise is the parser detail pflag leaves in its messages.
+var strconvNoise = regexp.MustCompile(`strconv\.\w+: parsing "[^"]*": `)
+
+func tidy(msg string) string { return strconvNoise.ReplaceAllString(msg, "") }
+
+// isCobraUsage recognises the errors cobra itself returns for a bad command
+// line (an unknown command or flag, a wrong number of arguments), which it
+// does not type.
+func isCobraUsage(err error) bool {
+	m := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires ", "flag needs an argument", "invalid argument", "bad flag syntax"} {
+		if strings.Contains(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRoot(e env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "throttle",
+		Short: "Find an HTTP target's capacity at a declared failure bound",
+		Long: `throttle governs a load test instead of just generating it. It starts gently,
+doubles the load while the target stays clean, backs off in proportion to the
+attempt-failure fraction, remembers where congestion was seen and probes
+additively near it. The throttled steady state is the measurement: the
+target's capacity at the failure bound you declare (--high, default 5 %).
+
+Retries cannot hide failures: every attempt counts, and the report shows the
+ok % after tries beside the attempt-failure %.
+
+Exit codes: 0 success, 1 runtime failure, 2 bad input.`,
+		Example: `  throttle demo                                   # see it find a built-in target's capacity
+  throttle run --rate 5000 http://127.0.0.1:8080/  # govern an open-loop phase up to 5000 req/s
+  throttle run --concurrency 64 --targets targets.txt --out report.json
+  throttle target --capacity 800 --model collapse  # a target to experiment with`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(e), newDemoCmd(e), newTargetCmd(e), newVersionCmd(e))
+	return root
+}

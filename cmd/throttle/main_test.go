@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/throttlekit/throttle/internal/target"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// cli runs the command line in-process.
+func cli(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, signals: sig})
+	return result{code, out.String(), errb.String()}
+}
+
+func TestHelp(t *testing.T) {
+	runFlags := []string{"--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
+		"--max-vus", "--timeout", "--tries", "--fail-on", "--start", "--floor", "--high", "--low", "--window",
+		"--min-attempts", "--tick", "--grace", "--no-governor", "--insecure", "--out", "--timeline", "--chart", "--quiet", "--verbose"}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"Usage:", "Examples:", "run", "demo", "target", "version", "Exit codes"}},
+		{[]string{"--help"}, []string{"Usage:", "Examples:"}},
+		{[]string{"run", "--help"}, append([]string{"Examples:", "throttle run --rate"}, runFlags...)},
+		{[]string{"help", "run"}, []string{"Examples:", "--rate"}},
+		{[]string{"demo", "--help"}, []string{"Examples:", "throttle demo", "--capacity", "--model", "--latency", "--out", "--chart"}},
+		{[]string{"target", "--help"}, []string{"Examples:", "throttle target", "--capacity", "--model", "--latency", "--listen", "collapse"}},
+		{[]string{"version", "--help"}, []string{"Examples:", "throttle version"}},
+	}
+	for _, c := range cases {
+		r := cli(t, "", nil, c.args...)
+		if r.code != 0 || r.stderr != "" {
+			t.Errorf("%v: exit %d, stderr %q", c.args, r.code, r.stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("%v: help lacks %q", c.args, w)
+			}
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := cli(t, "", nil, "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "throttle dev (go") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.txt")
+	if err := os.WriteFile(bad, []byte("GET http://127.0.0.1:1/\nno colon here\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.txt")
+	if err := os.WriteFile(good, []byte("GET http://127.0.0.1:1/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u := "http://127.0.0.1:1/"
+	cases := []struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		{[]string{"run", u}, "", "give --rate N"},
+		{[]string{"run", "--rate", "10", "--concurrency", "2", u}, "", "--rate and --concurrency conflict"},
+		{[]string{"run", "--rate", "x", u}, "", `invalid argument "x" for "--rate" flag: invalid syntax`},
+		{[]string{"run", "--rate", "-5", u}, "", "--rate must be a number > 0"},
+		{[]string{"run", "--rate", "NaN", u}, "", "--rate must be a number > 0"},
+		{[]string{"run", "--concurrency", "2.5", u}, "", "--concurrency must be a whole number"},
+		{[]string{"run", "--rate", "5", "--floor", "10", u}, "", "--floor (10) must be <= --rate (5)"},
+		{[]string{"run", "--rate", "50", "--start", "60", u}, "", "--start (60) must be <= --rate (50)"},
+		{[]string{"run", "--rate", "50", "--floor", "0", u}, "", "--floor must be > 0"},
+		{[]string{"run", "--rate", "50", "--high", "1.5", u}, "", "--high must be in (0, 1)"},
+		{[]string{"run", "--rate", "50", "--high", "0", u}, "", "--high must be in (0, 1)"},
+		{[]string{"run", "--rate", "50", "--low", "0.2", u}, "", "--low (0.2) must be < --high (0.05)"},
+		{[]string{"run", "--rate", "50", "--window", "0s", u}, "", "--window must be > 0"},
+		{[]string{"run", "--rate", "50", "--min-attempts", "0", u}, "", "--min-attempts must be > 0"},
+		{[]string{"run", "--rate", "50", "--tick", "0s", u}, "", "--tick must be > 0"},
+		{[]string{"run", "--rate", "50", "--tick", "10s", u}, "", "--tick (10s) must not be longer than --window (5s)"},
+		{[]string{"run", "--rate", "50", "--duration", "-1s", u}, "", "--duration must be >= 0"},
+		{[]string{"run", "--rate", "50", "--duration", "soon", u}, "", `invalid argument "soon" for "--duration"`},
+		{[]string{"run", "--rate", "50", "--max-vus", "0", u}, "", "--max-vus must be >= 1"},
+		{[]string{"run", "--rate", "50", "--timeout", "0s", u}, "", "--timeout must be > 0"},
+		{[]string{"run", "--rate", "50", "--tries", "0", u}, "", "--tries must be >= 1"},
+		{[]string{"run", "--rate", "50", "--grace", "-1s", u}, "", "--grace must be >= 0"},
+		{[]string{"run", "--rate", "50", "--fail-on", "bogus", u}, "", `unknown --fail-on term "bogus"`},
+		{[]string{"run", "--rate", "50", "--fail-on", ",", u}, "", "--fail-on names nothing"},
+		{[]string{"run", "--rate", "50", "--fail-on", "600", u}, "", `unknown --fail-on term "600"`},
+		{[]string{"run", "--rate", "50", "--no-governor", "--floor", "5", u}, "", "--floor conflicts with --no-governor"},
+		{[]string{"run", "--rate", "50"}, "", "no target"},
+		{[]string{"run", "--rate", "50", "localhost:8080"}, "", `URL "localhost:8080": scheme must be http or https`},
+		{[]string{"run", "--rate", "50", "http://[::1"}, "", `malformed URL "http://[::1"`},
+		{[]string{"run", "--rate", "50", "--url", "http://"}, "", `URL "http://" has no host`},
+		{[]string{"run", "--rate", "50", "--method", "get", u}, "", `method "get"`},
+		{[]string{"run", "--rate", "50", "-H", "nocolon", u}, "", "-H: header line \"nocolon\" has no colon"},
+		{[]string{"run", "--rate", "50", "--body", "@" + filepath.Join(dir, "missing.json"), u}, "", "--body @" + filepath.Join(dir, "missing.json") + ": no such file"},
+		{[]string{"run", "--rate", "50", "--targets", filepath.Join(dir, "missing.txt")}, "", "targets file: open " + filepath.Join(dir, "missing.txt")},
+		{[]string{"run", "--rate", "50", "--targets", bad}, "", bad + ":2: header line \"no colon here\" has no colon"},
+		{[]string{"run", "--rate", "50", "--targets", "-"}, "DELETE\n", "stdin:1: request line \"DELETE\": want METHOD URL"},
+		{[]string{"run", "--rate", "50", "--targets", "-"}, "", "stdin: no targets"},
+		{[]string{"run", "--rate", "50", "--targets", good, u}, "", "--targets conflicts with URLs"},
+		{[]string{"run", "--rate", "50", "--targets", good, "--method", "POST"}, "", "--method applies to URL targets"},
+		{[]string{"run", "--rate", "50", "--chart", filepath.Join(dir, "c.pdf"), u}, "", "want a .svg, .png or .html file"},
+		{[]string{"run", "--rate", "50", "--out", filepath.Join(dir, "nope", "r.json"), u}, "", "does not exist"},
+		{[]string{"run", "--rate", "50", "--timeline", dir, u}, "", "is a directory"},
+		{[]string{"run", "--bogus"}, "", "unknown flag: --bogus"},
+		{[]string{"bogus"}, "", `unknown command "bogus"`},
+		{[]string{"version", "extra"}, "", "unknown command \"extra\""},
+		{[]string{"demo", "--capacity", "0"}, "", "capacity must be > 0"},
+		{[]string{"demo", "--model", "fragile"}, "", `unknown model "fragile"`},
+		{[]string{"demo", "--latency", "-1s"}, "", "latency must be >= 0"},
+		{[]string{"demo", "--rate", "5", "--floor", "20"}, "", "--floor (20) must be <= --rate (5)"},
+		{[]string{"target", "--capacity", "-1"}, "", "capacity must be > 0"},
+		{[]string{"target", "--concurrent", "--capacity", "2.5"}, "", "whole number"},
+		{[]string{"target", "--listen", "0.0.0.0:0"}, "", "--listen 0.0.0.0:0"},
+		{[]string{"target", "--listen", "nonsense"}, "", "--listen nonsense"},
+	}
+	for _, c := range cases {
+		r := cli(t, c.stdin, nil, c.args...)
+		if r.code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", c.args, r.code, r.stderr)
+			continue
+		}
+		if !strings.HasPrefix(r.stderr, "throttle: ") || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: stderr %q, want one line \"throttle: ...%s...\"", c.args, r.stderr, c.want)
+		}
+		if r.stdout != "" {
+			t.Errorf("%v: nothing should reach stdout, got %q", c.args, r.stdout)
+		}
+	}
+}
+
+// builtin is the built-in shedding target with capacity c req/s.
+func builtin(t *testing.T, c float64) http.Handler {
+	t.Helper()
+	tg, err := target.New(target.NewConfig(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
+// A whole governed run through the CLI: the capacity lands in the band and
+// every output file is written.
+func TestRunWritesReports(t *testing.T) {
+	srv := httptest.NewServer(builtin(t, 500))
+	defer srv.Close()
+	dir := t.TempDir()
+	out, csv, chart := filepath.Join(dir, "r.json"), filepath.Join(dir, "w.csv"), filepath.Join(dir, "c.svg")
+	r := cli(t, "", nil, "run", "--rate", "5000", "--start", "100", "--floor", "50", "--window", "300ms", "--tick", "50ms",
+		"--duration", "5s", "--out", out, "--timeline", csv, "--chart", chart, srv.URL+"/")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, w := range []string{"verdict      capacity ≈", "wrote        " + out, "wrote        " + chart} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "signal=slow-start") || !strings.Contains(r.stderr, "signal=back-off") {
+		t.Errorf("the governor's movement lines must reach stderr:\n%s", r.stderr)
+	}
+	m := readJSON(t, out)
+	goodput := m["capacity"].(map[string]any)["goodput_per_s"].(float64)
+	if m["outcome"] != "capacity" || goodput < 450 || goodput > 540 {
+		t.Errorf("outcome %v goodput %v, want capacity ≈ 500", m["outcome"], goodput)
+	}
+	b, err := os.ReadFile(csv)
+	if err != nil || strings.Count(string(b), "\n") < 5 || !strings.HasPrefix(string(b), "start_s,") {
+		t.Errorf("timeline: %v\n%s", err, b)
+	}
+	b, err = os.ReadFile(chart)
+	if err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("chart: %v", err)
+	}
+}
+
+// The JSON report the CLI writes has exactly the top-level fields of
+// internal/report's golden document (which pins the schema in detail), and
+// the CLI maps the engine's outcome classes onto the report's: 429s are
+// counted as 429.
+func TestReportSchemaAndAttribution(t *testing.T) {
+	var n atomic.Uint64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%4 == 0 {
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := cli(t, "", nil, "run", "--concurrency", "2", "--no-governor", "--tries", "2", "--window", "200ms", "--tick", "50ms",
+		"--duration", "500ms", "--quiet", "--out", out, srv.URL)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if r.stderr != "" {
+		t.Errorf("--quiet must keep stderr empty, got %q", r.stderr)
+	}
+	got := readJSON(t, out)
+	golden := readJSON(t, filepath.Join("..", "..", "internal", "report", "testdata", "report.golden.json"))
+	if k1, k2 := keys(got), keys(golden); strings.Join(k1, ",") != strings.Join(k2, ",") {
+		t.Errorf("top-level fields %v, golden %v", k1, k2)
+	}
+	a := got["attempts"].(map[string]any)
+	cl := a["by_class"].(map[string]any)
+	if cl["429"].(float64) == 0 || cl["429"] != a["failed"] {
+		t.Errorf("attempts %v: every failure is a 429", a)
+	}
+	it := got["iterations"].(map[string]any)
+	if it["ok_frac"].(float64) <= 1-a["fail_frac"].(float64) {
+		t.Errorf("with 2 tries iterations ok (%v) must beat attempts ok (1 - %v)", it["ok_frac"], a["fail_frac"])
+	}
+	if got["outcome"] != "not_governed" {
+		t.Errorf("outcome %v", got["outcome"])
+	}
+}
+
+func keys(m map[string]any) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// Ctrl-C mid-phase: the phase stops, in-flight requests finish and the full
+// report is still written.
+func TestInterruptWritesReport(t *testing.T) {
+	srv := httptest.NewServer(builtin(t, 1000))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	sig := make(chan os.Signal, 1)
+	time.AfterFunc(1500*time.Millisecond, func() { sig <- os.Interrupt })
+	begin := time.Now()
+	r := cli(t, "", sig, "run", "--rate", "200", "--start", "200", "--window", "300ms", "--tick", "50ms",
+		"--duration", "1m", "--out", out, srv.URL)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if took := time.Since(begin); took > 10*time.Second {
+		t.Errorf("interrupted run took %v", took)
+	}
+	if !strings.Contains(r.stderr, "interrupted: no new arrivals") {
+		t.Errorf("stderr lacks the interrupt notice:\n%s", r.stderr)
+	}
+	m := readJSON(t, out)
+	run := m["run"].(map[string]any)
+	if run["interrupted"] != true || len(m["windows"].([]any)) < 2 || m["attempts"].(map[string]any)["ok"].(float64) < 100 {
+		t.Errorf("run %v, %d windows: the report must hold what ran", run, len(m["windows"].([]any)))
+	}
+}
+
+// A runtime failure (here: nothing to chart from a run too short for one
+// window) exits 1 after the text report.
+func TestRuntimeFailureExit1(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	chart := filepath.Join(t.TempDir(), "c.svg")
+	r := cli(t, "", nil, "run", "--rate", "10", "--duration", "100ms", "--quiet", "--chart", chart, srv.URL)
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "throttle: writing "+chart) || !strings.Contains(r.stdout, "verdict") {
+		t.Errorf("%+v", r)
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/report"
+)
+
+// runPhase runs one governed phase with its live view, then writes the
+// report: text to stdout, and the files the output flags name. after, if
+// set, adds lines to stdout once the report is written (demo's found vs
+// true). Interrupted phases write their report too.
+func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func(*report.Report)) error {
+	rec, err := report.NewRecorder(cfg.Limits.High)
+	if err != nil {
+		return usageError{err}
+	}
+	con := newConsole(e.stderr, terminal(e.stderr))
+	level := slog.LevelInfo
+	if p.verbose {
+		level = slog.LevelDebug
+	}
+	if !p.quiet {
+		cfg.Logger = slog.New(newLineHandler(con, level))
+	}
+	cfg.Latency = rec
+	cfg.Observer = rec.Observe
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return usageError{err}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go watchSignals(e.signals, done, cancel, eng, con, cfg.Grace)
+
+	var live *liveView
+	if !p.quiet {
+		live = startLive(con, eng, rec)
+	}
+	res, err := eng.Run(ctx)
+	if live != nil {
+		live.stop(con)
+	}
+	if err != nil {
+		return err
+	}
+
+	c := res.Counts
+	in := report.Input{
+		Settings: report.Settings{
+			Limits:   eng.Config().Limits,
+			Tick:     cfg.Tick,
+			Governed: !cfg.Fixed,
+			Target:   target,
+		},
+		Windows:     res.Windows,
+		Start:       res.Start,
+		End:         res.End,
+		Interrupted: res.Interrupted,
+		Attempts: report.Attempts{
+			OK:        c.Classes[engine.ClassOK],
+			Refused:   c.Classes[engine.ClassRefused],
+			Reset:     c.Classes[engine.ClassReset],
+			Timeout:   c.Classes[engine.ClassTimeout],
+			Status5xx: c.Classes[engine.Class5xx],
+			Status429: c.Classes[engine.Class429],
+			Other:     c.Classes[engine.ClassOther],
+		},
+		Iterations: report.Iterations{OK: c.IterOK, Failed: c.IterFailed},
+		Dropped:    c.Dropped,
+		Aborted:    c.Aborted,
+		Latency:    rec.Summary(),
+	}
+	r, err := report.Build(in)
+	if err != nil {
+		return err
+	}
+	if err := r.WriteText(e.stdout); err != nil {
+		return err
+	}
+	if after != nil {
+		after(r)
+	}
+	return writeFiles(e, p, r)
+}
+
+// writeFiles writes the report files the output flags name; it tries each
+// and reports the first failure.
+func writeFiles(e env, p *phaseFlags, r *report.Report) error {
+	var first error
+	for _, o := range []struct {
+		path string
+		save func(string) error
+	}{{p.out, r.SaveJSON}, {p.timeline, r.SaveCSV}, {p.chart, r.SaveChart}} {
+		if o.path == "" {
+			continue
+		}
+		if err := o.save(o.path); err != nil {
+			if first == nil {
+				first = fmt.Errorf("writing %s: %w", o.path, err)
+			}
+			continue
+		}
+		fmt.Fprintf(e.stdout, "wrote        %s\n", o.path)
+	}
+	return first
+}
+
+// watchSignals turns the first signal into a graceful stop and the second
+// into an abort of what is still in flight.
+func watchSignals(sig <-chan os.Signal, done <-chan struct{}, stop context.CancelFunc, eng *engine.Engine, con *console, grace time.Duration) {
+	if sig == nil {
+		return
+	}
+	select {
+	case <-sig:
+	case <-done:
+		return
+	}
+	stop()
+	con.line(fmt.Sprintf("interrupted: no new arrivals; waiting up to %v for %d in flight (Ctrl-C again to abort them)",
+		grace, eng.Snapshot().InFlight))
+	select {
+	case <-sig:
+	case <-done:
+		return
+	}
+	eng.Abort()
+	con.line("aborting in-flight attempts")
+}

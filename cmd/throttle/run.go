@@ -1,0 +1,358 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/report"
+	"github.com/throttlekit/throttle/internal/targets"
+)
+
+// phaseFlags are the governor, engine and output flags run and demo share.
+type phaseFlags struct {
+	duration    time.Duration
+	maxVUs      int
+	timeout     time.Duration
+	tries       int
+	failOn      string
+	start       float64
+	floor       float64
+	high        float64
+	low         float64
+	window      time.Duration
+	minAttempts uint64
+	tick        time.Duration
+	grace       time.Duration
+	noGovernor  bool
+	out         string
+	timeline    string
+	chart       string
+	quiet       bool
+	verbose     bool
+}
+
+// phaseDefaults are the defaults a command gives the shared flags.
+type phaseDefaults struct {
+	duration, window, tick time.Duration
+	start, floor           float64
+}
+
+func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
+	fs.DurationVar(&p.duration, "duration", d.duration, "how long the phase runs; 0 runs until Ctrl-C")
+	fs.IntVar(&p.maxVUs, "max-vus", engine.DefaultMaxVUs, "rate mode: most workers (in-flight iterations); an arrival with none free is dropped and counted")
+	fs.DurationVar(&p.timeout, "timeout", engine.DefaultTimeout, "per-attempt timeout, from sending to the last body byte")
+	fs.IntVar(&p.tries, "tries", 1, "attempts per iteration, with a small jittered exponential backoff between them (10 ms doubling, at most 320 ms)")
+	fs.StringVar(&p.failOn, "fail-on", engine.DefaultFailOn, "what counts as a failed attempt: transport, refused, reset, timeout, other, 1xx..5xx, or status codes such as 503")
+	fs.Float64Var(&p.start, "start", d.start, "opening offer, never below --floor; a target known to be robust declares a higher one")
+	fs.Float64Var(&p.floor, "floor", d.floor, "the offer never goes below it")
+	fs.Float64Var(&p.high, "high", governor.DefaultHigh, "failure bound: a window whose attempt-failure fraction is above it backs off; in (0, 1)")
+	fs.Float64Var(&p.low, "low", 0, "clean threshold: a window at or below it climbs (default --high / 5)")
+	fs.DurationVar(&p.window, "window", d.window, "evidence gathered at one offer before a decision")
+	fs.Uint64Var(&p.minAttempts, "min-attempts", governor.DefaultMinAttempts, "resolved attempts a window needs to count as evidence")
+	fs.DurationVar(&p.tick, "tick", d.tick, "how often the governor reads the counters")
+	fs.DurationVar(&p.grace, "grace", engine.DefaultGrace, "when the phase ends, how long in-flight iterations may finish before they are aborted")
+	fs.BoolVar(&p.noGovernor, "no-governor", false, "fixed load at the ceiling for the whole phase: a baseline to compare against")
+	fs.StringVar(&p.out, "out", "", "write the JSON report to this file")
+	fs.StringVar(&p.timeline, "timeline", "", "write the CSV timeline (one row per governor window) to this file")
+	fs.StringVar(&p.chart, "chart", "", "write a chart of offer, throughput and attempt-fail % over time: .svg, .png or .html")
+	fs.BoolVar(&p.quiet, "quiet", false, "no live view or movement lines; only the final report")
+	fs.BoolVarP(&p.verbose, "verbose", "v", false, "also log the governor's holds (debug lines)")
+}
+
+// limits turns the flags into the governor's limits for a phase of mode
+// with the given ceiling, naming the offending flag on bad input.
+func (p *phaseFlags) limits(fs *pflag.FlagSet, mode governor.Mode, ceiling float64, ceilingFlag string) (governor.Limits, error) {
+	l := governor.NewLimits(mode, ceiling)
+	l.Floor, l.Start, l.High = p.floor, p.start, p.high
+	if !fs.Changed("start") {
+		l.Start = math.Max(p.start, p.floor)
+	}
+	if !fs.Changed("floor") && l.Floor > ceiling {
+		l.Floor = ceiling // a ceiling below the default floor lowers the floor
+		if !fs.Changed("start") {
+			l.Start = ceiling
+		}
+	}
+	l.Low = p.high / 5
+	if fs.Changed("low") {
+		l.Low = p.low
+	}
+	l.Window, l.MinAttempts = p.window, p.minAttempts
+	if p.noGovernor {
+		for _, name := range []string{"start", "floor"} {
+			if fs.Changed(name) {
+				return l, usagef("--%s conflicts with --no-governor (the load stays at the ceiling)", name)
+			}
+		}
+		l.Floor, l.Start = ceiling, ceiling
+	}
+	if err := l.Validate(); err != nil {
+		return l, usageError{flagNames(err, ceilingFlag)}
+	}
+	switch {
+	case p.tick <= 0:
+		return l, usagef("--tick must be > 0, got %v", p.tick)
+	case p.tick > p.window:
+		return l, usagef("--tick (%v) must not be longer than --window (%v)", p.tick, p.window)
+	case p.duration < 0:
+		return l, usagef("--duration must be >= 0, got %v", p.duration)
+	case p.maxVUs < 1:
+		return l, usagef("--max-vus must be >= 1, got %d", p.maxVUs)
+	case p.timeout <= 0:
+		return l, usagef("--timeout must be > 0, got %v", p.timeout)
+	case p.tries < 1:
+		return l, usagef("--tries must be >= 1, got %d", p.tries)
+	case p.grace < 0:
+		return l, usagef("--grace must be >= 0, got %v", p.grace)
+	}
+	return l, nil
+}
+
+var limitNames = regexp.MustCompile(`\b(ceiling|floor|start|high|low|window|min attempts)\b`)
+
+// flagNames rewrites a governor.Limits error in the flags' terms:
+// "governor: floor (5) must be <= ceiling (2)" becomes
+// "--floor (5) must be <= --rate (2)".
+func flagNames(err error, ceilingFlag string) error {
+	msg := strings.TrimPrefix(err.Error(), "governor: ")
+	msg = limitNames.ReplaceAllStringFunc(msg, func(name string) string {
+		switch name {
+		case "ceiling":
+			return ceilingFlag
+		case "min attempts":
+			return "--min-attempts"
+		}
+		return "--" + name
+	})
+	return errors.New(msg)
+}
+
+// outputs checks the output flags before the phase runs, so a typo in a
+// path fails in a second instead of after the run.
+func (p *phaseFlags) outputs() error {
+	if p.chart != "" {
+		if _, err := report.ChartFormatFor(p.chart); err != nil {
+			return usagef("--chart %s: want a .svg, .png or .html file", p.chart)
+		}
+	}
+	for _, o := range []struct{ flag, path string }{{"out", p.out}, {"timeline", p.timeline}, {"chart", p.chart}} {
+		if o.path == "" {
+			continue
+		}
+		dir := filepath.Dir(o.path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usagef("--%s %s: directory %s does not exist", o.flag, o.path, dir)
+		}
+		if st, err := os.Stat(o.path); err == nil && st.IsDir() {
+			return usagef("--%s %s is a directory", o.flag, o.path)
+		}
+	}
+	return nil
+}
+
+// engineConfig builds the engine's configuration from the flags.
+func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engine.Config, error) {
+	f, err := engine.ParseFailOn(p.failOn)
+	if err != nil {
+		return engine.Config{}, usageError{err}
+	}
+	return engine.Config{
+		Targets:  tg,
+		Limits:   l,
+		Fixed:    p.noGovernor,
+		Duration: p.duration,
+		MaxVUs:   p.maxVUs,
+		Timeout:  p.timeout,
+		Tries:    p.tries,
+		FailOn:   &f,
+		Grace:    p.grace,
+		Tick:     p.tick,
+	}, nil
+}
+
+// runFlags are run's own flags.
+type runFlags struct {
+	phaseFlags
+	urls        []string
+	targetsFile string
+	method      string
+	headers     []string
+	body        string
+	rate        float64
+	concurrency float64
+	insecure    bool
+}
+
+func newRunCmd(e env) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] [URL...]",
+		Short: "Govern a load phase against HTTP targets and report their capacity",
+		Long: `run governs one load phase against HTTP targets and reports the capacity it
+found at the failure bound.
+
+Give exactly one of --rate (open loop: iterations per second, arrivals on a
+schedule whatever the response times; latency measured from the intended
+start) or --concurrency (closed loop: iterations in flight, back to back).
+Either value is the ceiling: the governor starts at --start (default
+--floor) and never goes above it.
+
+Targets are URLs (as arguments or --url, sent round-robin with --method, -H
+and --body) or a targets file in vegeta's HTTP format (--targets FILE, "-"
+for stdin):
+
+    GET http://127.0.0.1:8080/items
+    X-Account: 42
+
+    POST http://127.0.0.1:8080/items
+    Content-Type: application/json
+    @item.json
+
+While it runs, a status line shows the offer, attempts/s, attempt-fail %,
+ok %, p50/p99 and the governor's state, with a line for every move of the
+offer above it (plain lines every 5 s when stderr is not a terminal). At the
+end the report goes to stdout. Ctrl-C stops new arrivals, lets in-flight
+iterations finish (up to --grace) and writes the full report; a second
+Ctrl-C aborts them at once.`,
+		Example: `  # Open loop up to 5000 req/s, default bound (5 % attempt failures):
+  throttle run --rate 5000 http://127.0.0.1:8080/
+
+  # Closed loop up to 64 in flight, 3 tries per iteration, reports to files:
+  throttle run --concurrency 64 --tries 3 --targets targets.txt \
+      --out report.json --timeline windows.csv --chart chart.html
+
+  # A robust target: start at 500/s, judge 2-second windows, 1 % bound:
+  throttle run --rate 20000 --start 500 --window 2s --high 0.01 https://api.internal/health
+
+  # Baseline for comparison: fixed load at the ceiling, no governor:
+  throttle run --rate 800 --no-governor --duration 30s http://127.0.0.1:8080/`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd, args, e)
+		},
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	fs.StringArrayVar(&f.urls, "url", nil, "a target URL (repeatable; URLs may also be given as arguments)")
+	fs.StringVar(&f.targetsFile, "targets", "", "targets file in vegeta's HTTP format (\"-\" reads stdin)")
+	fs.StringVar(&f.method, "method", "GET", "HTTP method for URL targets")
+	fs.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Key: Value\" (repeatable; added to every target)")
+	fs.StringVar(&f.body, "body", "", "request body for URL targets; @path reads it from a file")
+	fs.Float64Var(&f.rate, "rate", 0, "open loop: the ceiling in iterations per second")
+	fs.Float64Var(&f.concurrency, "concurrency", 0, "closed loop: the ceiling in iterations in flight (a whole number)")
+	f.register(fs, phaseDefaults{duration: 2 * time.Minute, window: governor.DefaultWindow, tick: governor.DefaultTick, floor: governor.DefaultFloor, start: governor.DefaultFloor})
+	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (it is on by default)")
+	return cmd
+}
+
+func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
+	fs := cmd.Flags()
+	mode, ceiling, ceilingFlag := governor.Rate, f.rate, "--rate"
+	switch rate, conc := fs.Changed("rate"), fs.Changed("concurrency"); {
+	case rate && conc:
+		return usagef("--rate and --concurrency conflict: give one (open loop or closed loop)")
+	case !rate && !conc:
+		return usagef("give --rate N (open loop, iterations/s) or --concurrency N (closed loop, in flight): it is the ceiling")
+	case conc:
+		mode, ceiling, ceilingFlag = governor.Concurrency, f.concurrency, "--concurrency"
+	}
+	if math.IsNaN(ceiling) || math.IsInf(ceiling, 0) || ceiling <= 0 {
+		return usagef("%s must be a number > 0, got %v", ceilingFlag, ceiling)
+	}
+	if mode == governor.Concurrency && ceiling != math.Trunc(ceiling) {
+		return usagef("--concurrency must be a whole number, got %v", ceiling)
+	}
+	l, err := f.limits(fs, mode, ceiling, ceilingFlag)
+	if err != nil {
+		return err
+	}
+	tg, err := f.targets(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := f.outputs(); err != nil {
+		return err
+	}
+	cfg, err := f.engineConfig(tg, l)
+	if err != nil {
+		return err
+	}
+	cfg.Insecure = f.insecure
+	return runPhase(e, &f.phaseFlags, cfg, describe(tg), nil)
+}
+
+// targets builds the target list from a targets file or the URLs.
+func (f *runFlags) targets(fs *pflag.FlagSet, args []string, e env) ([]targets.Target, error) {
+	header := http.Header{}
+	for _, h := range f.headers {
+		k, v, err := targets.ParseHeader(h)
+		if err != nil {
+			return nil, usagef("-H: %v", err)
+		}
+		header.Add(k, v)
+	}
+	urls := append(append([]string(nil), f.urls...), args...)
+	if f.targetsFile != "" {
+		if len(urls) > 0 {
+			return nil, usagef("--targets conflicts with URLs: give a targets file or URLs, not both")
+		}
+		for _, name := range []string{"method", "body"} {
+			if fs.Changed(name) {
+				return nil, usagef("--%s applies to URL targets; with --targets put it in the file", name)
+			}
+		}
+		tg, err := targets.Load(f.targetsFile, e.stdin)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		for i := range tg {
+			for k, vs := range header {
+				tg[i].Header[k] = append(tg[i].Header[k], vs...)
+			}
+		}
+		return tg, nil
+	}
+	if len(urls) == 0 {
+		return nil, usagef("no target: give a URL (throttle run --rate 100 http://127.0.0.1:8080/) or --targets FILE")
+	}
+	var body []byte
+	if strings.HasPrefix(f.body, "@") {
+		b, err := os.ReadFile(f.body[1:])
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, usagef("--body %s: %v", f.body, err)
+		}
+		body = b
+	} else if f.body != "" {
+		body = []byte(f.body)
+	}
+	tg, err := targets.FromURLs(urls, f.method, header, body)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return tg, nil
+}
+
+// describe names what a phase loads, for the report: the first target and
+// how many more.
+func describe(tg []targets.Target) string {
+	s := tg[0].Method + " " + tg[0].URL.String()
+	if len(tg) > 1 {
+		s += fmt.Sprintf(" (+%d more)", len(tg)-1)
+	}
+	return s
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlekit/throttle/internal/target"
+)
+
+type targetFlags struct {
+	builtinFlags
+	listen     string
+	concurrent bool
+	anyAddr    bool
+	downClose  bool
+}
+
+func newTargetCmd(e env) *cobra.Command {
+	var f targetFlags
+	cmd := &cobra.Command{
+		Use:   "target",
+		Short: "Serve the built-in target, with a known capacity, until Ctrl-C",
+		Long: `target serves the built-in HTTP target demo uses, standalone, for experiments
+and benchmarks. Every path and method is served alike: 200 "ok" within
+capacity; above it the model decides.
+
+  shed      excess requests get 503 at once (failure fraction (x − c)/x)
+  queue     excess requests wait in a short queue, then get 503
+  collapse  goodput falls as load rises past capacity (500s), like a
+            fragile service: only c·(1 − (x − c)/(2c)) succeed per second
+
+It listens on loopback only unless --allow-remote is given: it can be
+overloaded on purpose and is not meant to be exposed.`,
+		Example: `  throttle target                                  # 800 req/s, shed, on 127.0.0.1:8080
+  throttle target --capacity 2000 --model collapse --listen 127.0.0.1:9000
+  throttle target --capacity 16 --concurrent --latency 20ms  # 16 in service at once`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(e) },
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	f.builtinFlags.register(fs, "capacity in req/s (or requests in service with --concurrent)")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on (port 0 picks a free one)")
+	fs.BoolVar(&f.concurrent, "concurrent", false, "capacity bounds requests in service at once instead of a rate")
+	fs.BoolVar(&f.downClose, "reset-when-down", false, "reserved for tests: reset connections instead of 503 while down")
+	fs.BoolVar(&f.anyAddr, "allow-remote", false, "allow a --listen address other than loopback")
+	_ = fs.MarkHidden("reset-when-down")
+	return cmd
+}
+
+func (f *targetFlags) run(e env) error {
+	tc, err := f.config(f.concurrent)
+	if err != nil {
+		return err
+	}
+	tc.DownClose = f.downClose
+	tg, err := target.New(tc)
+	if err != nil {
+		return usagef("%s", trimPkg(err))
+	}
+	var opts []target.ServeOption
+	if f.anyAddr {
+		opts = append(opts, target.AllowNonLoopback())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := target.Serve(ctx, f.listen, tg, opts...)
+	if err != nil {
+		return usagef("--listen %s: %s", f.listen, trimPkg(err))
+	}
+	fmt.Fprintf(e.stdout, "serving %s on %s (Ctrl-C to stop)\n", tc, srv.URL())
+	if e.signals != nil {
+		<-e.signals
+	} else {
+		select {} // no way to be told to stop: serve forever
+	}
+	cancel()
+	werr := srv.Wait()
+	st := tg.Stats()
+	fmt.Fprintf(e.stdout, "stopped: %d requests, %d ok, %d shed, %d expired, %d collapsed\n",
+		st.Arrivals, st.OK, st.Shed, st.Expired, st.Collapsed)
+	return werr
+}
