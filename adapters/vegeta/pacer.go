@@ -55,8 +55,9 @@ func WithBurst(d time.Duration) PacerOption { return func(p *Pacer) { p.burst = 
 // never returns one longer than 1/MinRate. It never asks to stop: the
 // attack's duration or Attacker.Stop ends the attack.
 //
-// A Pacer is safe for concurrent use. Build it with NewPacer; the zero value
-// is not usable.
+// A Pacer paces one attack at a time: when a new attack starts (hits counted
+// from 0 again) its schedule starts afresh at the rate in force. It is safe
+// for concurrent use. Build it with NewPacer; the zero value is not usable.
 type Pacer struct {
 	floor, ceiling float64
 	burst          time.Duration
