@@ -32,7 +32,9 @@
 // Governor does the bookkeeping around the rules. A window is judged only on
 // evidence gathered entirely at the committed offer, at least
 // Limits.MinAttempts resolved attempts over at least Limits.Window; a window
-// still short at 4 × Window is a no-evidence hold. Decisions travel on the
+// still short at 4 × Window reports a no-evidence hold, which resets the
+// memory streak but discards no evidence: the window goes on collecting, so
+// even an offer of 1/s is judged once it has its attempts. Decisions travel on the
 // push-on-set control path (Control): the governor's Set never blocks its
 // loop, the Applier (a gate.Gate) applies the value and the Control confirms
 // what was actually applied. The committed offer is the last confirmed value,

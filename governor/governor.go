@@ -28,6 +28,10 @@ func (f CountersFunc) Attempts() (ok, failed uint64) { return f() }
 // Window is the record of one closed window: the evidence gathered at one
 // committed offer and what it decided. Hosts draw timelines and reports from
 // these without re-deriving anything.
+//
+// A no-evidence hold is recorded too, but it does not end the window: the
+// window keeps collecting at the same offer, and the record that finally
+// judges it spans from the same Start.
 type Window struct {
 	Start, End time.Time
 	// Offer is the committed offer the window was judged at.
@@ -79,7 +83,8 @@ const DefaultTick = time.Second
 // offer: after every confirmed change the window restarts from a fresh
 // snapshot of the counters. A window closes once it has lasted Limits.Window
 // and holds at least Limits.MinAttempts resolved attempts; one still short at
-// 4 × Window is a no-evidence hold. A closed window goes through Decide and
+// 4 × Window reports a no-evidence hold (and again every 4 × Window after)
+// but keeps its evidence and goes on collecting. A closed window goes through Decide and
 // MemoryClearStep; a move is written to the control path and the governor
 // waits for its confirmation before it starts the next window.
 //
@@ -105,6 +110,7 @@ type Governor struct {
 	last     Decision
 	windows  int
 	winStart time.Time
+	holdAt   time.Time // when a window short of attempts next reports a no-evidence hold
 	baseOK   uint64
 	baseFail uint64
 }
@@ -200,12 +206,26 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		w.Frac = float64(dFail) / float64(n)
 	}
 	if n < g.limits.MinAttempts {
-		if elapsed < noEvidenceSpan*g.limits.Window {
+		if now.Before(g.holdAt) {
 			g.mu.Unlock()
 			return 0, false // keep collecting
 		}
+		// A no-evidence hold: visible, and it breaks the memory streak, but it
+		// discards nothing. The window goes on collecting at the same offer,
+		// so a slow offer (1/s with 20 attempts needed) is judged once it has
+		// the evidence instead of holding forever.
 		g.streak = 0
+		g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
 		w.Decision = Decision{Kind: KindHold, Signal: SignalNoEvidence, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
+		w.Streak = 0
+		g.last = w.Decision
+		g.windows++
+		g.mu.Unlock()
+		g.logWindow(w, n)
+		if g.observe != nil {
+			g.observe(w)
+		}
+		return 0, false
 	} else {
 		w.Decision = Decide(w.Frac, g.offer, g.lastBad, g.limits)
 		qualifies := w.Frac <= g.limits.Low && g.lastBad > 0 && g.offer >= g.lastBad
@@ -262,6 +282,7 @@ func (g *Governor) Confirm(now time.Time, c Confirmation) {
 
 func (g *Governor) restart(now time.Time, okN, failN uint64) {
 	g.winStart, g.baseOK, g.baseFail = now, okN, failN
+	g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
 }
 
 func (g *Governor) logWindow(w Window, n uint64) {

@@ -136,13 +136,26 @@ func TestNoEvidenceHold(t *testing.T) {
 	if len(h.windows) != 1 || h.windows[0].Decision.Signal != SignalNoEvidence || h.windows[0].Decision.Kind != KindHold {
 		t.Fatalf("want one no-evidence hold, got %+v", h.windows)
 	}
-	// A short window that does reach MinAttempts before 4 × window is judged.
-	h.c.add(10, 0)
-	h.tick(5 * time.Second)
-	h.c.add(10, 0)
+	if w := h.windows[0]; w.OK != 19 || !w.Start.Equal(t0) {
+		t.Fatalf("hold record %+v", w)
+	}
+	// The hold kept the evidence: one more attempt completes the window, and
+	// it is judged on all 20, from the same start.
+	h.c.add(1, 0)
 	ask, ok := h.tick(time.Second)
 	if !ok || ask != 2 {
-		t.Fatalf("a late but sufficient window: ask %v, %v", ask, ok)
+		t.Fatalf("after the hold: ask %v, %v; want slow start to 2", ask, ok)
+	}
+	if w := h.windows[1]; w.OK != 20 || !w.Start.Equal(t0) || w.Decision.Signal != SignalSlowStart {
+		t.Fatalf("judged window %+v", w)
+	}
+	// A window that stays short reports a hold every 4 × window, no more.
+	h.confirm(2)
+	for i := 0; i < 40; i++ {
+		h.tick(time.Second)
+	}
+	if len(h.windows) != 4 {
+		t.Fatalf("40 s without attempts: %d records, want 2 more holds", len(h.windows))
 	}
 }
 
