@@ -1,28 +1,55 @@
 # throttle — make targets. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: all build test fmt vet bench fuzz
+# Nested modules: vegeta's adapter and its example have their own go.mod so
+# that the core module never depends on vegeta's dependency tree.
+NESTED := adapters/vegeta examples/vegeta-adaptive
+
+.PHONY: all build test fmt vet bench bench-gate bench-report bench-controllers bench-engine fuzz report-golden
 
 all: build test
 
 build:
 	$(GO) build ./...
+	for m in $(NESTED); do (cd $$m && $(GO) build ./...) || exit 1; done
 
 vet:
 	$(GO) vet ./...
+	for m in $(NESTED); do (cd $$m && $(GO) vet ./...) || exit 1; done
 
-# test: formatting, vet, and every test with the race detector.
+# test: formatting, vet, and every test of every module with the race detector.
 test: vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) test -race -count=1 ./...
+	for m in $(NESTED); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 
 fmt:
 	gofmt -w .
 
+# bench: every Go benchmark, briefly. The focused targets below are what the
+# README's figures come from.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./...
+	cd adapters/vegeta && $(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./...
+
+# bench-gate: the gate beside x/time/rate and a channel semaphore, one run.
+bench-gate:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms -count 3 ./gate
+
+# bench-report: the latency recorder and the built-in target's hot paths.
+bench-report:
+	$(GO) test -run '^$$' -bench 'Record|Observe|Recent' -benchtime=200ms -cpu 1,2 ./internal/report
+	$(GO) test -run '^$$' -bench . -benchtime=200ms ./internal/target
 
 # fuzz: a short run of each fuzz target (longer: FUZZTIME=5m make fuzz).
-FUZZTIME ?= 20s
+FUZZTIME ?= 15s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecide -fuzztime $(FUZZTIME) ./governor
+	$(GO) test -run '^$$' -fuzz 'FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/targets
+	$(GO) test -run '^$$' -fuzz FuzzParseModel -fuzztime $(FUZZTIME) ./internal/target
+	$(GO) test -run '^$$' -fuzz FuzzBuild -fuzztime $(FUZZTIME) ./internal/report
+
+# report-golden: regenerate internal/report's golden files after an intended
+# schema or text change (review the diff).
+report-golden:
+	$(GO) test ./internal/report -run Golden -update
