@@ -1,6 +1,9 @@
 package governor
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Estimate is the capacity a phase measured at its failure bound: the
 // throttled steady state. It rests only on settled windows; a window whose
@@ -24,12 +27,14 @@ type Estimate struct {
 	Saturated int
 }
 
-// Settled reports whether a window counts toward the capacity estimate: it
+// Settled reports whether a window can count toward the capacity estimate: it
 // held at or below the failure bound and was judged near the congestion point
 // (an additive probe, a dead-band hold, a hold at the ceiling or the window
 // that cleared the memory). Slow-start and safe-climb windows are still
 // searching, below the level the target was seen to fail at, so they do not
-// measure capacity.
+// measure capacity. It is judged window by window, as they arrive; Capacity,
+// which sees the whole phase, also requires a window's offer to lie near the
+// level the phase settled at.
 func Settled(w Window, high float64) bool {
 	if w.Frac > high || w.OK+w.Failed == 0 {
 		return false
@@ -41,19 +46,39 @@ func Settled(w Window, high float64) bool {
 	return false
 }
 
+// steadySpan is how far, as a fraction of the offer, a window may lie from
+// the level a phase settled at and still belong to that steady state. The
+// steady state spans a back-off's trim (at most 10 %) and the dead band above
+// capacity (5 % at the default high), so ±15 % holds all of it, while a
+// capacity that doubled or halved, or a hold at offer 1 on the way up, lies
+// far outside.
+const steadySpan = 0.15
+
 // Capacity estimates the capacity at the failure bound high from a phase's
-// closed windows.
+// closed windows: the throttled steady state, over the settled windows whose
+// offer lies within ±15 % of the last settled window's offer, the level the
+// phase settled at. Settled windows at other levels are not this steady
+// state: a dead-band hold at offer 1 on one unlucky failure of 20 (which
+// pulled the estimate far below capacity on a target with background
+// failures), the probes at the floor after a target died, or a capacity the
+// target has since outgrown or fallen below.
 func Capacity(windows []Window, high float64) Estimate {
 	var e Estimate
+	level := 0.0
+	for _, w := range windows {
+		if w.Frac > high && w.OK+w.Failed > 0 {
+			e.Saturated++
+		}
+		if Settled(w, high) {
+			level = w.Offer
+		}
+	}
 	var ok, failed uint64
 	var span time.Duration
 	var offers float64
 	ceiling := true
 	for _, w := range windows {
-		if w.Frac > high && w.OK+w.Failed > 0 {
-			e.Saturated++
-		}
-		if !Settled(w, high) {
+		if !Settled(w, high) || math.Abs(w.Offer-level) > steadySpan*level {
 			continue
 		}
 		e.Windows++

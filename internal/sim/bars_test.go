@@ -216,6 +216,9 @@ func TestNoisyCapacityWithin5Percent(t *testing.T) {
 	}{
 		{"shed", Shed, 20, 9000},
 		{"collapse", Collapse, 50, 9000},
+		// Background failures at half of low make dead-band holds at offer 1
+		// on one unlucky failure of 20: governor.Capacity must not count them.
+		{"shed with background failures", func(c float64) Target { return Noisy(Shed(c), Background) }, 20, 9000},
 	} {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for ci := tc.lo; ci <= tc.hi; ci += 3 {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlekit/throttle/governor"
 )
 
 // serve calls t once for a step of one second at offer x, at time at.
@@ -227,5 +229,39 @@ func TestRunsAreDeterministic(t *testing.T) {
 	}
 	if a.Failed == 0 {
 		t.Fatal("a noisy collapse run inflicted no failures: the noise is not reaching the counters")
+	}
+}
+
+// TestCapacityTakesTheLevelThePhaseSettledAt checks governor.Capacity on
+// hand-made windows: only settled windows within ±15 % of the last settled
+// window's offer count, so a hold at a low offer on the way up, or at a
+// capacity the target has left, does not dilute the estimate.
+func TestCapacityTakesTheLevelThePhaseSettledAt(t *testing.T) {
+	var at time.Duration
+	win := func(offer float64, failed uint64, signal governor.Signal) governor.Window {
+		start := Epoch.Add(at)
+		at += 5 * time.Second
+		ok := uint64(5*offer) - failed
+		return governor.Window{Start: start, End: Epoch.Add(at), Offer: offer, OK: ok, Failed: failed,
+			Frac: float64(failed) / float64(ok+failed), Decision: governor.Decision{Signal: signal}}
+	}
+	phase := []governor.Window{
+		win(4, 1, governor.SignalDeadBand), // one unlucky failure at a low offer
+		win(4, 0, governor.SignalSlowStart),
+		win(8, 0, governor.SignalSlowStart),
+		win(16, 0, governor.SignalSlowStart),
+		win(32, 40, governor.SignalBackoff), // breach: never counts
+		win(24, 0, governor.SignalProbe),    // the steady state starts here: 120 ok
+		win(26, 2, governor.SignalDeadBand), // 128 ok
+		win(26, 2, governor.SignalDeadBand),
+	}
+	e := governor.Capacity(phase, 0.05)
+	if e.Windows != 3 || math.Abs(e.Goodput-(120+128+128)/15.0) > 1e-9 || e.Saturated != 1 {
+		t.Fatalf("estimate %+v, want the last 3 windows (goodput %v/s) and 1 saturated", e, (120+128+128)/15.0)
+	}
+	// The target halves: a breach, and a new steady state at about 12.
+	halved := append(phase, win(26, 70, governor.SignalBackoff), win(12, 0, governor.SignalProbe), win(13, 0, governor.SignalDeadBand))
+	if e := governor.Capacity(halved, 0.05); e.Windows != 2 || e.Goodput != 12.5 || e.Saturated != 2 {
+		t.Fatalf("estimate %+v, want the 2 windows after the halving (12.5/s) and 2 saturated", e)
 	}
 }
