@@ -103,8 +103,10 @@ type rule func(frac, offer float64) (next float64, signal governor.Signal)
 
 // baseline is a window-by-window controller with the governor's window
 // bookkeeping: a window closes once it lasted Limits.Window and holds
-// Limits.MinAttempts resolved attempts, or at 4 × Window as a no-evidence
-// hold; it restarts whenever the offer changes. Only the rule differs.
+// Limits.MinAttempts resolved attempts; one still short at 4 × Window (and
+// every 4 × Window after) records a no-evidence hold but keeps its evidence
+// and goes on collecting; a window restarts whenever the offer changes. Only
+// the rule differs.
 type baseline struct {
 	name    string
 	limits  governor.Limits
@@ -113,6 +115,7 @@ type baseline struct {
 	c       governor.Counters
 	offer   float64
 	since   time.Time
+	holdAt  time.Time // when a window short of attempts next records a no-evidence hold
 	baseOK  uint64
 	baseBad uint64
 	windows []governor.Window
@@ -128,7 +131,7 @@ func (b *baseline) Begin(now time.Time, c governor.Counters) (float64, error) {
 		return 0, fmt.Errorf("sim: counters are required")
 	}
 	b.c, b.offer = c, b.start
-	b.since = now
+	b.since, b.holdAt = now, now.Add(4*b.limits.Window)
 	b.baseOK, b.baseBad = c.Attempts()
 	return b.offer, nil
 }
@@ -144,16 +147,19 @@ func (b *baseline) Tick(now time.Time) float64 {
 	if n > 0 {
 		w.Frac = float64(w.Failed) / float64(n)
 	}
-	next, signal := b.offer, governor.SignalNoEvidence
-	switch {
-	case n >= b.limits.MinAttempts:
-		next, signal = b.decide(w.Frac, b.offer)
-		next = math.Max(b.limits.Floor, math.Min(b.limits.Ceiling, next))
-	case elapsed < 4*b.limits.Window:
-		return b.offer // keep collecting, as the governor does
+	if n < b.limits.MinAttempts {
+		if now.Before(b.holdAt) {
+			return b.offer // keep collecting, as the governor does
+		}
+		w.Decision = governor.Decision{Kind: governor.KindHold, Signal: governor.SignalNoEvidence, From: b.offer, Offer: b.offer}
+		b.windows = append(b.windows, w)
+		b.holdAt = now.Add(4 * b.limits.Window)
+		return b.offer
 	}
+	next, signal := b.decide(w.Frac, b.offer)
+	next = math.Max(b.limits.Floor, math.Min(b.limits.Ceiling, next))
 	w.Decision = governor.Decision{Kind: kind(b.offer, next), Signal: signal, From: b.offer, Offer: next}
-	if w.Decision.Kind == governor.KindHold && signal != governor.SignalNoEvidence && signal != governor.SignalDeadBand && signal != governor.SignalNone {
+	if w.Decision.Kind == governor.KindHold && signal != governor.SignalDeadBand && signal != governor.SignalNone {
 		if signal == governor.SignalBackoff {
 			w.Decision.Signal = governor.SignalAtFloor
 		} else {
@@ -161,7 +167,7 @@ func (b *baseline) Tick(now time.Time) float64 {
 		}
 	}
 	b.windows = append(b.windows, w)
-	b.offer, b.since, b.baseOK, b.baseBad = next, now, ok, bad
+	b.offer, b.since, b.holdAt, b.baseOK, b.baseBad = next, now, now.Add(4*b.limits.Window), ok, bad
 	return b.offer
 }
 

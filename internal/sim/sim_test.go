@@ -265,3 +265,36 @@ func TestCapacityTakesTheLevelThePhaseSettledAt(t *testing.T) {
 		t.Fatalf("estimate %+v, want the 2 windows after the halving (12.5/s) and 2 saturated", e)
 	}
 }
+
+// TestNoEvidenceHoldsKeepTheirEvidence runs the governor and AIMD at 0.2
+// attempts per second, too slow to gather MinAttempts (20) in 4 × Window:
+// both record a no-evidence hold every 20 s, keep collecting, and judge the
+// window at 100 s on all 20 attempts, so the baselines' windows are the
+// governor's.
+func TestNoEvidenceHoldsKeepTheirEvidence(t *testing.T) {
+	l := Setting()
+	l.Floor, l.Start = 0.2, 0.2
+	for _, tc := range []struct {
+		ctl  Controller
+		next float64
+	}{{NewGovernor(l), 0.4}, {NewAIMD(l), 1.2}} {
+		r, err := Run(tc.ctl, Robust(), For(100*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Windows) != 5 {
+			t.Fatalf("%s: %d windows, want 4 no-evidence holds and one judged window: %+v", r.Controller, len(r.Windows), r.Windows)
+		}
+		for i, w := range r.Windows {
+			if w.Start != Epoch || w.End != Epoch.Add(time.Duration(i+1)*20*time.Second) {
+				t.Fatalf("%s: window %d spans %v…%v, want the same start and 20 s more each", r.Controller, i, w.Start.Sub(Epoch), w.End.Sub(Epoch))
+			}
+			if i < 4 && (w.Decision.Signal != governor.SignalNoEvidence || w.OK != uint64(4*(i+1))) {
+				t.Fatalf("%s: window %d: signal %v with %d ok, want a no-evidence hold with %d", r.Controller, i, w.Decision.Signal, w.OK, 4*(i+1))
+			}
+		}
+		if last := r.Windows[4]; last.OK != 20 || math.Abs(r.Final-tc.next) > 1e-9 {
+			t.Fatalf("%s: judged window had %d ok and moved to %v, want 20 and %v", r.Controller, last.OK, r.Final, tc.next)
+		}
+	}
+}
