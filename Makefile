@@ -53,3 +53,8 @@ fuzz:
 # schema or text change (review the diff).
 report-golden:
 	$(GO) test ./internal/report -run Golden -update
+
+# bench-engine: throttle's engine beside vegeta, hey and wrk against one
+# loopback nginx, alternating runs (real processes; not part of CI).
+bench-engine:
+	bash bench/engine.sh
