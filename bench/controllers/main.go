@@ -117,7 +117,8 @@ func run(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "Settled means the offer entered [0.9 c, c/(1 − high)] and stayed there to the end of the run; "+
 		"figures marked *steady* are over the final %g %% of the run. Windows and seconds to settle or to reach 90 %% of c, and failures before settling, "+
 		"count from the window in progress at the target's last change (the change, the recovery); a run that never settles counts its failures to the end. "+
-		"The whole-run column includes what a controller inflicted on a dead target.\n\n",
+		"The whole-run column includes what a controller inflicted on a dead target. "+
+		"*Reported capacity* is what throttle itself reports at the end of the run (governor.Capacity: goodput over the settled windows at the level the run settled at).\n\n",
 		cfg.stretch*100)
 
 	var chartRuns []sim.Result
@@ -166,8 +167,8 @@ func modelTable(out io.Writer, l governor.Limits, c float64, runLen time.Duratio
 	fmt.Fprintf(out, "## Per model, c = %g, run %v (%d windows of %v)\n\n", c, runLen, cfg.windows, l.Window)
 	fmt.Fprintf(out, "c is the capacity after the model's last change (doubles: %g, halves: %g). The dead model fails every attempt from %v to %v.\n\n",
 		2*c, c/2, runLen/2, runLen/2+runLen/10)
-	fmt.Fprintln(out, "| model | controller | steady offer / c | steady goodput / c | steady fail % | oscillation / c | windows to 90 % c | s to 90 % c | windows to settle | failures before settling | fail % before settling | failures, whole run |")
-	fmt.Fprintln(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(out, "| model | controller | steady offer / c | steady goodput / c | reported capacity / c | steady fail % | oscillation / c | windows to 90 % c | s to 90 % c | windows to settle | failures before settling | fail % before settling | failures, whole run |")
+	fmt.Fprintln(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	var chart []sim.Result
 	var chartModel sim.Model
 	for _, m := range sim.Models(c, runLen) {
@@ -185,8 +186,12 @@ func modelTable(out io.Writer, l governor.Limits, c float64, runLen time.Duratio
 			if q.Settled {
 				settle = strconv.Itoa(q.SettleWindows)
 			}
-			fmt.Fprintf(out, "| %s | %s | %.3f | %.3f | %.2f | %.3f | %s | %s | %s | %d | %.2f | %d |\n",
-				m.Name, r.Controller, q.Offer/m.C, q.Goodput/m.C, 100*q.Frac, q.Oscillation, to90, s90, settle,
+			reported := "—" // only the governor reports a capacity
+			if _, ok := ctl.(*sim.Governor); ok {
+				reported = strconv.FormatFloat(governor.Capacity(r.Windows, l.High).Goodput/m.C, 'f', 3, 64)
+			}
+			fmt.Fprintf(out, "| %s | %s | %.3f | %.3f | %s | %.2f | %.3f | %s | %s | %s | %d | %.2f | %d |\n",
+				m.Name, r.Controller, q.Offer/m.C, q.Goodput/m.C, reported, 100*q.Frac, q.Oscillation, to90, s90, settle,
 				q.FailedBefore, pct(q.FailedBefore, q.AttemptsBefore), q.Failed)
 			if named(m, cfg.chartModel) {
 				chart, chartModel = append(chart, r), m
