@@ -16,17 +16,68 @@ type worker struct {
 	id    int
 	next  int         // round-robin position in the targets
 	pause *time.Timer // backoff between tries, reused
+
+	// The attempt deadline, reused from attempt to attempt so that a
+	// request costs no context or timer of its own: ctx is cancelled by
+	// the deadline timer when an attempt outlives the timeout (or by Abort),
+	// and only then replaced. reqs are the targets' prepared requests bound
+	// to ctx, made again when ctx is.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	deadline *time.Timer
+	reqs     []*http.Request
 }
 
 func (e *Engine) newWorker(id int) *worker {
 	e.workerCount.Add(1)
-	return &worker{e: e, id: id, next: id % len(e.reqs)}
+	return &worker{e: e, id: id, next: id % len(e.reqs), reqs: make([]*http.Request, len(e.reqs))}
+}
+
+// arm starts the deadline of one attempt at target i and returns its request.
+func (w *worker) arm(i int) *http.Request {
+	if w.ctx == nil {
+		w.ctx, w.cancel = context.WithCancel(w.e.hard)
+		clear(w.reqs)
+		w.deadline = time.AfterFunc(w.e.cfg.Timeout, w.cancel)
+	} else {
+		w.deadline.Reset(w.e.cfg.Timeout)
+	}
+	req := w.reqs[i]
+	if req == nil {
+		req = w.e.reqs[i].WithContext(w.ctx)
+		w.reqs[i] = req
+	}
+	if base := w.e.reqs[i]; base.GetBody != nil {
+		req.Body, _ = base.GetBody()
+	}
+	return req
+}
+
+// disarm stops the attempt's deadline and reports whether it had already
+// fired: then the attempt timed out and its context is spent.
+func (w *worker) disarm() (fired bool) {
+	if w.deadline.Stop() {
+		return false
+	}
+	w.cancel()
+	w.ctx = nil
+	return true
+}
+
+// close releases the worker's deadline.
+func (w *worker) close() {
+	if w.ctx != nil {
+		w.deadline.Stop()
+		w.cancel()
+		w.ctx = nil
+	}
 }
 
 // serve is a rate-mode worker: it runs the arrival it was started for, then
 // every arrival handed to it until the work channel closes.
 func (w *worker) serve(first time.Time) {
 	defer w.e.wg.Done()
+	defer w.close()
 	w.iterate(first)
 	for due := range w.e.work {
 		w.iterate(due)
@@ -37,6 +88,7 @@ func (w *worker) serve(first time.Time) {
 // a permit of the concurrency gate, until the phase stops.
 func (w *worker) loop(ctx context.Context) {
 	defer w.e.wg.Done()
+	defer w.close()
 	for {
 		p, err := w.e.gate.Acquire(ctx)
 		if err != nil {
@@ -54,14 +106,14 @@ func (w *worker) loop(ctx context.Context) {
 // coordinated omission); a retry's runs from when it was sent.
 func (w *worker) iterate(start time.Time) {
 	e := w.e
-	req := e.reqs[w.next]
+	target := w.next
 	if w.next++; w.next == len(e.reqs) {
 		w.next = 0
 	}
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
 	for try := 1; ; try++ {
-		failed, aborted := w.attempt(req, start)
+		failed, aborted := w.attempt(target, start)
 		if aborted {
 			return
 		}
@@ -80,31 +132,30 @@ func (w *worker) iterate(start time.Time) {
 // attempt sends req once and counts the outcome. aborted means the engine
 // cut it off while stopping: such an attempt is counted apart, never as the
 // target's failure, and its latency is not recorded.
-func (w *worker) attempt(base *http.Request, start time.Time) (failed, aborted bool) {
+func (w *worker) attempt(target int, start time.Time) (failed, aborted bool) {
 	e := w.e
-	ctx, cancel := context.WithTimeout(e.hard, e.cfg.Timeout)
-	defer cancel()
-	req := base.WithContext(ctx)
-	if base.GetBody != nil {
-		req.Body, _ = base.GetBody()
-	}
 	class := ClassOK
-	resp, err := e.transport.RoundTrip(req)
+	resp, err := e.transport.RoundTrip(w.arm(target))
 	if err == nil {
 		// Drain the body so the connection goes back to the pool; the
 		// attempt ends at its last byte.
 		_, err = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if err == nil && e.cfg.FailOn.failedStatus(resp.StatusCode) {
-			failed, class = true, statusClass(resp.StatusCode)
-		}
+	}
+	timedOut := w.disarm()
+	if err == nil && e.cfg.FailOn.failedStatus(resp.StatusCode) {
+		failed, class = true, statusClass(resp.StatusCode)
 	}
 	if err != nil {
 		if e.hard.Err() != nil {
 			e.aborted.Add(1)
 			return false, true
 		}
-		if c := errClass(err); e.cfg.FailOn.failedClass(c) {
+		c := errClass(err)
+		if timedOut {
+			c = ClassTimeout
+		}
+		if e.cfg.FailOn.failedClass(c) {
 			failed, class = true, c
 		}
 	}
