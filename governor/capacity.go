@@ -64,23 +64,17 @@ const steadySpan = 0.15
 // target has since outgrown or fallen below.
 func Capacity(windows []Window, high float64) Estimate {
 	var e Estimate
-	level := 0.0
 	for _, w := range windows {
 		if w.Frac > high && w.OK+w.Failed > 0 {
 			e.Saturated++
-		}
-		if Settled(w, high) {
-			level = w.Offer
 		}
 	}
 	var ok, failed uint64
 	var span time.Duration
 	var offers float64
 	ceiling := true
-	for _, w := range windows {
-		if !Settled(w, high) || math.Abs(w.Offer-level) > steadySpan*level {
-			continue
-		}
+	for _, i := range Steady(windows, high) {
+		w := windows[i]
 		e.Windows++
 		ok += w.OK
 		failed += w.Failed
@@ -103,4 +97,24 @@ func Capacity(windows []Window, high float64) Estimate {
 	}
 	e.AtCeiling = ceiling
 	return e
+}
+
+// Steady returns the indices, in order, of the windows Capacity rests on:
+// the settled windows whose offer lies within ±15 % of the last settled
+// window's offer. Reports use it to take latency and timelines from exactly
+// the windows the capacity figure came from.
+func Steady(windows []Window, high float64) []int {
+	level := 0.0
+	for _, w := range windows {
+		if Settled(w, high) {
+			level = w.Offer
+		}
+	}
+	var idx []int
+	for i, w := range windows {
+		if Settled(w, high) && math.Abs(w.Offer-level) <= steadySpan*level {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
