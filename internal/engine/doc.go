@@ -43,9 +43,11 @@
 //
 // # Cost
 //
-// The hot path takes no lock but a latency shard's (one per worker group,
-// rarely contended) and allocates only what net/http needs per request plus
-// a timeout context: counters are padded atomics, the prepared requests are
-// shared read-only, the HTTP transport keeps one idle connection per worker
-// so connections are reused, and every response body is drained and closed.
+// The hot path takes no lock of the engine's (the latency recorder and the
+// concurrency gate have their own) and allocates nothing net/http does not:
+// counters are padded atomics; each worker keeps its targets' prepared
+// requests and one attempt deadline (a context and a timer re-armed per
+// attempt, replaced only after a timeout); the HTTP transport keeps an idle
+// connection per worker so connections are reused; every response body is
+// drained and closed.
 package engine
