@@ -81,12 +81,12 @@ var strconvNoise = regexp.MustCompile(`strconv\.\w+: parsing "[^"]*": `)
 func tidy(msg string) string { return strconvNoise.ReplaceAllString(msg, "") }
 
 // isCobraUsage recognises the errors cobra itself returns for a bad command
-// line (an unknown command or flag, a wrong number of arguments), which it
-// does not type.
+// line (an unknown command, a wrong number of arguments), which it does not
+// type. Flag errors arrive typed through the flag error func.
 func isCobraUsage(err error) bool {
 	m := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires ", "flag needs an argument", "invalid argument", "bad flag syntax"} {
-		if strings.Contains(m, p) {
+	for _, p := range []string{"unknown command ", "unknown flag: ", "unknown shorthand flag: ", "accepts ", "requires at least ", "requires at most ", "flag needs an argument: ", "invalid argument \"", "bad flag syntax: "} {
+		if strings.HasPrefix(m, p) {
 			return true
 		}
 	}
