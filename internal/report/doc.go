@@ -21,6 +21,14 @@
 //   - dropped arrivals, and saturation windows (failure fraction above high)
 //     flagged and excluded from the capacity.
 //
+// "Settled windows", throughout the report, are the windows the capacity
+// rests on: those governor.Steady picks (settled by governor.Settled, at an
+// offer within ±15 % of the level the phase settled at). The capacity
+// figure, the verdict's window count, the latency at capacity and the
+// timeline's settled flags all come from that one set, so an early hold at
+// a far lower offer, or the level before the target's capacity changed,
+// never colours the latency at capacity.
+//
 // A Report writes itself as text for a terminal (WriteText), as JSON
 // (WriteJSON), as a CSV timeline with one row per window (WriteCSV) and as
 // a chart of offer, throughput, goodput and attempt-fail % over time with

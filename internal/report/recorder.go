@@ -23,6 +23,14 @@ const (
 
 func newHist() *hdr.Histogram { return hdr.New(histLowest, histHighest, histDigits) }
 
+// DefaultWindowBudget is how many bytes of per-window histograms a Recorder
+// keeps unless told otherwise (WithWindowBudget): 64 MiB. A settled window
+// of 1 600 attempts spread over 2–20 ms keeps about 6.5 kB, one of 10 000
+// spread over 1 ms – 1 s about 21 kB (a dense histogram would take 188 kB),
+// so the budget holds some 3 000 to 10 000 settled windows: hours of a
+// phase at capacity with 5 s windows.
+const DefaultWindowBudget = 64 << 20
+
 // Latency summarizes the latencies of a set of attempts. The zero value
 // means no attempt was recorded.
 type Latency struct {
@@ -35,12 +43,20 @@ type Latency struct {
 type WindowLatency struct {
 	Start, End time.Time
 	Latency
+	// hist holds the window's latencies when the window was settled
+	// (governor.Settled) and its histogram is still within the Recorder's
+	// budget; nil otherwise. It is never modified once the window closed,
+	// so copies of a WindowLatency may share it.
+	hist *hdr.PackedHistogram
 }
 
 // Latencies is what a Recorder measured: Report.Build takes it as input.
 type Latencies struct {
-	// AtCapacity covers the attempts that resolved during settled windows
-	// (governor.Settled): the latency of the target at its capacity.
+	// AtCapacity covers the attempts that resolved during the windows the
+	// capacity rests on (governor.Steady over the windows the Recorder
+	// observed): the latency of the target at its capacity. Build recomputes
+	// it over the steady windows of its Input when these Latencies came from
+	// Recorder.Summary; Latencies made by hand are taken as they are.
 	AtCapacity Latency
 	// Overall covers every recorded attempt.
 	Overall Latency
@@ -48,11 +64,17 @@ type Latencies struct {
 	Windows []WindowLatency
 	// Clamped counts latencies over one hour, recorded as one hour.
 	Clamped uint64
+
+	recorded bool // from Recorder.Summary: Windows carry their histograms
 }
 
 // Recorder collects attempt latencies into HDR histograms and attributes
 // them to governor windows, so a report can give the latency at the
-// capacity level (over the settled windows) beside the latency overall.
+// capacity level beside the latency overall. Which windows make up the
+// capacity level (governor.Steady: the settled windows near the level the
+// phase settled at) is known only once the phase is over, so the Recorder
+// keeps each settled window's histogram and merges the steady ones when
+// asked (Summary, and Build from it).
 //
 // The engine calls Record once per resolved attempt from any goroutine, and
 // Observe with every closed window, in order, from the governor's observer
@@ -65,20 +87,42 @@ type Latencies struct {
 // the next window's start (while the new offer is being applied) count with
 // the next window.
 //
+// Memory is bounded: a settled window's histogram is kept sparse (only the
+// buckets it filled, at the same three-digit precision), typically 5–20 kB;
+// windows that were not settled can never count toward the capacity and
+// keep only their summary. Past the budget (DefaultWindowBudget
+// unless WithWindowBudget says otherwise) the oldest histograms are
+// dropped, and a report built from the Recorder says that its latency at
+// capacity covers only the steady windows whose histograms were kept.
+//
 // It is safe for concurrent use. The zero value is not usable; call
 // NewRecorder.
 type Recorder struct {
 	high    float64
+	budget  int     // bytes of window histograms kept at most
 	shards  []shard // a power of two of them
 	shift   uint    // 64 − log2(len(shards)): picks a shard from a hash
 	clamped atomic.Uint64
 
-	mu         sync.Mutex // guards everything below; never held by Record
-	overall    *hdr.Histogram
-	atCapacity *hdr.Histogram
-	scratch    *hdr.Histogram
-	spare      []*hdr.Histogram
-	windows    []WindowLatency
+	mu       sync.Mutex // guards everything below; never held by Record
+	overall  *hdr.Histogram
+	scratch  *hdr.Histogram
+	pack     *hdr.PackedHistogram // reused to pack a settled window
+	spare    []*hdr.Histogram
+	observed []governor.Window // every observed window, in order
+	windows  []WindowLatency   // one per observed window
+	kept     int               // bytes held by windows[i].hist, ≤ budget
+	oldest   int               // windows before it hold no histogram
+}
+
+// A RecorderOption changes a Recorder's defaults.
+type RecorderOption func(*Recorder)
+
+// WithWindowBudget bounds the bytes of per-window histograms the Recorder
+// keeps (DefaultWindowBudget by default). It must not be negative; 0 keeps
+// none, so a report has no latency at capacity.
+func WithWindowBudget(bytes int) RecorderOption {
+	return func(r *Recorder) { r.budget = bytes }
 }
 
 // shard is one lock and histogram, padded to its own cache line so that
@@ -92,7 +136,7 @@ type shard struct {
 // NewRecorder returns a recorder for a phase whose failure bound is high
 // (the same Limits.High the governor uses: it decides which windows are
 // settled).
-func NewRecorder(high float64) (*Recorder, error) {
+func NewRecorder(high float64, opts ...RecorderOption) (*Recorder, error) {
 	if !(high > 0 && high < 1) {
 		return nil, fmt.Errorf("report: high must be in (0, 1), got %v", high)
 	}
@@ -101,12 +145,19 @@ func NewRecorder(high float64) (*Recorder, error) {
 		n, bits = n*2, bits+1
 	}
 	r := &Recorder{
-		high:       high,
-		shards:     make([]shard, n),
-		shift:      64 - bits,
-		overall:    newHist(),
-		atCapacity: newHist(),
-		scratch:    newHist(),
+		high:    high,
+		budget:  DefaultWindowBudget,
+		shards:  make([]shard, n),
+		shift:   64 - bits,
+		overall: newHist(),
+		scratch: newHist(),
+		pack:    hdr.NewPacked(histLowest, histHighest, histDigits),
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.budget < 0 {
+		return nil, fmt.Errorf("report: window histogram budget must be >= 0 bytes, got %d", r.budget)
 	}
 	for i := range r.shards {
 		r.shards[i].h = newHist()
@@ -143,10 +194,27 @@ func (r *Recorder) Observe(w governor.Window) {
 	r.scratch.Reset()
 	r.drain(r.scratch)
 	r.overall.Merge(r.scratch)
+	wl := WindowLatency{Start: w.Start, End: w.End, Latency: summarize(r.scratch)}
 	if governor.Settled(w, r.high) {
-		r.atCapacity.Merge(r.scratch)
+		// Only a settled window can turn out steady; keep its latencies
+		// until the phase's level is known. Packing into a reused histogram
+		// and copying it out at its exact size leaves no growth garbage.
+		r.pack.Reset()
+		r.pack.MergeFrom(r.scratch)
+		p := r.pack.Clone()
+		p.Compact()
+		wl.hist = p
+		r.kept += p.GetMemorySize()
 	}
-	r.windows = append(r.windows, WindowLatency{Start: w.Start, End: w.End, Latency: summarize(r.scratch)})
+	r.observed = append(r.observed, w)
+	r.windows = append(r.windows, wl)
+	for r.kept > r.budget && r.oldest < len(r.windows) {
+		if p := r.windows[r.oldest].hist; p != nil {
+			r.kept -= p.GetMemorySize()
+			r.windows[r.oldest].hist = nil
+		}
+		r.oldest++
+	}
 }
 
 // drain moves what the shards hold into dst, leaving them empty. Each shard
@@ -196,22 +264,52 @@ func (r *Recorder) Recent() Latency {
 	return summarize(r.scratch)
 }
 
-// Summary returns everything recorded so far. Attempts recorded after the
-// last observed window count in Overall only. It does not disturb the
-// recorder, which may go on recording.
+// Summary returns everything recorded so far, with the latency at capacity
+// over the windows governor.Steady picks from the windows observed so far.
+// Attempts recorded after the last observed window count in Overall only.
+// It does not disturb the recorder, which may go on recording.
 func (r *Recorder) Summary() Latencies {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.scratch.Reset()
 	r.scratch.Merge(r.overall)
 	r.peek(r.scratch)
+	windows := append([]WindowLatency(nil), r.windows...)
+	at, _ := steadyLatency(r.observed, governor.Steady(r.observed, r.high), windows)
 	return Latencies{
-		AtCapacity: summarize(r.atCapacity),
+		AtCapacity: at,
 		Overall:    summarize(r.scratch),
-		Windows:    append([]WindowLatency(nil), r.windows...),
+		Windows:    windows,
 		Clamped:    r.clamped.Load(),
+		recorded:   true,
 	}
 }
+
+// steadyLatency merges the kept histograms of the windows ws[i], i in
+// steady, finding each among lat by its start and end. covered counts the
+// steady windows that had a histogram.
+func steadyLatency(ws []governor.Window, steady []int, lat []WindowLatency) (l Latency, covered int) {
+	if len(steady) == 0 {
+		return Latency{}, 0
+	}
+	kept := make(map[[2]int64]*hdr.PackedHistogram, len(lat))
+	for _, wl := range lat {
+		if wl.hist != nil {
+			kept[span(wl.Start, wl.End)] = wl.hist
+		}
+	}
+	h := newHist()
+	for _, i := range steady {
+		if p := kept[span(ws[i].Start, ws[i].End)]; p != nil {
+			p.MergeInto(h)
+			covered++
+		}
+	}
+	return summarize(h), covered
+}
+
+// span identifies a window by its start and end.
+func span(start, end time.Time) [2]int64 { return [2]int64{start.UnixNano(), end.UnixNano()} }
 
 func summarize(h *hdr.Histogram) Latency {
 	if h.TotalCount() == 0 {

@@ -139,12 +139,23 @@ func Build(in Input) (*Report, error) {
 		AbortedAttempts: in.Aborted,
 	}
 
+	// Everything the report says about the capacity level — the estimate,
+	// the latency at capacity, the windows flagged settled — rests on the
+	// same windows: those governor.Steady picks, which Capacity uses.
 	est := governor.Capacity(in.Windows, l.High)
+	steady := governor.Steady(in.Windows, l.High)
+	uncovered := 0
+	if in.Latency.recorded {
+		at, covered := steadyLatency(in.Windows, steady, in.Latency.Windows)
+		r.Latency.AtCapacity = latencyJSON(at)
+		uncovered = len(steady) - covered
+	}
 	if !in.Settings.Governed {
 		// A fixed-load baseline measures no capacity: its windows held at
 		// the ceiling because nothing moved the offer, not because the
 		// target took it cleanly. Keep only the saturation count.
 		est = governor.Estimate{Saturated: est.Saturated}
+		steady, uncovered = nil, 0
 		r.Latency.AtCapacity = Percentiles{}
 	}
 	r.Capacity = CapacityJSON{
@@ -178,21 +189,22 @@ func Build(in Input) (*Report, error) {
 		OKFrac: round(frac(it.OK, it.OK+it.Failed), 6),
 	}
 
-	r.Windows = windowRows(in, l.High)
-	if !in.Settings.Governed {
-		for i := range r.Windows {
-			r.Windows[i].Settled = false
-		}
-	}
+	r.Windows = windowRows(in, steady)
 	r.Outcome, r.Verdict = verdict(in, est)
-	r.Notes = notes(in, r)
+	r.Notes = notes(in, r, uncovered)
 	return r, nil
 }
 
-func windowRows(in Input, high float64) []WindowJSON {
+// windowRows is the timeline; the windows whose indices are in steady are
+// flagged settled.
+func windowRows(in Input, steady []int) []WindowJSON {
 	lat := map[[2]int64]Latency{}
 	for _, wl := range in.Latency.Windows {
-		lat[[2]int64{wl.Start.UnixNano(), wl.End.UnixNano()}] = wl.Latency
+		lat[span(wl.Start, wl.End)] = wl.Latency
+	}
+	settled := make(map[int]bool, len(steady))
+	for _, i := range steady {
+		settled[i] = true
 	}
 	rows := make([]WindowJSON, 0, len(in.Windows))
 	for i, w := range in.Windows {
@@ -211,14 +223,14 @@ func windowRows(in Input, high float64) []WindowJSON {
 			NextOffer: round(w.Decision.Offer, 3),
 			LastBad:   round(w.Decision.LastBad, 3),
 			Streak:    w.Streak,
-			Settled:   governor.Settled(w, high),
-			Saturated: w.Frac > high && n > 0,
+			Settled:   settled[i],
+			Saturated: w.Frac > in.Settings.Limits.High && n > 0,
 		}
 		if secs > 0 {
 			row.AttemptsPerS = round(float64(n)/secs, 3)
 			row.GoodputPerS = round(float64(w.OK)/secs, 3)
 		}
-		if l, ok := lat[[2]int64{w.Start.UnixNano(), w.End.UnixNano()}]; ok && l.Count > 0 {
+		if l, ok := lat[span(w.Start, w.End)]; ok && l.Count > 0 {
 			row.P50Ms = ms(l.P50)
 			row.P99Ms = ms(l.P99)
 		}
@@ -295,8 +307,9 @@ func unsettled(in Input) (Outcome, string) {
 
 // notes are the caveats a reader should not miss. Saturated windows are not
 // among them: the report always shows them (capacity.saturated_windows, the
-// windows' flags, a line of the text report).
-func notes(in Input, r *Report) []string {
+// windows' flags, a line of the text report). uncovered counts the steady
+// windows the latency at capacity lacks.
+func notes(in Input, r *Report, uncovered int) []string {
 	out := []string{} // [] in JSON, never null
 	l := in.Settings.Limits
 	if in.Dropped > 0 {
@@ -309,6 +322,10 @@ func notes(in Input, r *Report) []string {
 	if gap := r.Iterations.OKFrac - (1 - r.Attempts.FailFrac); r.Iterations.Total > 0 && r.Attempts.Total > 0 && gap > 0.01 {
 		out = append(out, fmt.Sprintf("retries hide failures: %s of iterations ok after tries, but %s of attempts failed",
 			pct(r.Iterations.OKFrac), pct(r.Attempts.FailFrac)))
+	}
+	if n := r.Capacity.SettledWindows; uncovered > 0 {
+		out = append(out, fmt.Sprintf("latency at capacity covers %d of the %d settled windows: the recorder kept no histogram of the others (it drops the oldest past its memory budget, and keeps none for windows it did not see settled)",
+			n-uncovered, n))
 	}
 	if in.Latency.Clamped > 0 {
 		out = append(out, fmt.Sprintf("%d latencies over one hour recorded as one hour", in.Latency.Clamped))

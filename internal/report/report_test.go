@@ -1,12 +1,18 @@
 package report
 
 import (
+	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/throttlekit/throttle/governor"
 )
@@ -41,10 +47,14 @@ func TestBuildFindsTheCapacity(t *testing.T) {
 	if r.Capacity.SettledWindows != est.Windows || r.Capacity.SaturatedWindows != est.Saturated || est.Saturated == 0 {
 		t.Errorf("capacity %+v, governor.Capacity %+v", r.Capacity, est)
 	}
+	steady := map[int]bool{}
+	for _, i := range governor.Steady(in.Windows, 0.05) {
+		steady[i] = true
+	}
 	saturated := 0
 	for i, w := range r.Windows {
 		src := in.Windows[i]
-		if w.Saturated != (src.Frac > 0.05) || w.Settled != governor.Settled(src, 0.05) {
+		if w.Saturated != (src.Frac > 0.05) || w.Settled != steady[i] {
 			t.Errorf("window %d flags: %+v", i, w)
 		}
 		if w.Saturated {
@@ -87,6 +97,184 @@ func TestBuildFindsTheCapacity(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "saturated    3 windows excluded (attempt failures > 5 %): 10.0–12.0 s at 1600/s (50 %)") {
 		t.Errorf("text report does not flag the saturated windows:\n%s", text.String())
+	}
+}
+
+// An early dead-band hold at offer 1 is settled (one failure in 20) but far
+// below the level the phase settled at, so the capacity excludes it; its
+// slow attempts must not leak into the latency at capacity, nor its flag
+// into the timeline.
+func TestLatencyAtCapacityIsTheSteadyWindows(t *testing.T) {
+	l := governor.NewLimits(governor.Rate, 1000)
+	rec, err := NewRecorder(l.High)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := []governor.Window{
+		window(0, 1, 19, 1, governor.SignalDeadBand), // settled, far below
+		window(1, 2, 20, 0, governor.SignalSlowStart),
+		window(2, 800, 800, 0, governor.SignalProbe),
+		window(3, 820, 800, 20, governor.SignalDeadBand),
+		window(4, 810, 805, 5, governor.SignalProbe),
+	}
+	if !governor.Settled(ws[0], l.High) {
+		t.Fatal("window 0 must be settled by governor.Settled for this test to mean anything")
+	}
+	lat := []time.Duration{900 * time.Millisecond, 3 * time.Millisecond, 5 * time.Millisecond, 6 * time.Millisecond, 5 * time.Millisecond}
+	for i, w := range ws {
+		for n := uint64(0); n < w.OK+w.Failed; n++ {
+			rec.Record(lat[i])
+		}
+		rec.Observe(w)
+	}
+	in := Input{
+		Settings: Settings{Limits: l, Tick: time.Second, Governed: true},
+		Windows:  ws,
+		Start:    t0,
+		End:      t0.Add(5 * time.Second),
+		Attempts: Attempts{OK: 2444, Status5xx: 26},
+		Latency:  rec.Summary(),
+	}
+	const steadyAttempts = 800 + 820 + 810
+	if at := in.Latency.AtCapacity; at.Count != steadyAttempts || !near(at.Max, 6*time.Millisecond) {
+		t.Errorf("Summary latency at capacity %+v, want the %d attempts of windows 2–4, at most 6 ms", at, steadyAttempts)
+	}
+	r := build(t, in)
+	est := governor.Capacity(ws, l.High)
+	if est.Windows != 3 || r.Capacity.SettledWindows != est.Windows || !strings.Contains(r.Verdict, "(3 settled windows)") {
+		t.Fatalf("capacity %+v, verdict %q; governor.Capacity %+v", r.Capacity, r.Verdict, est)
+	}
+	if at := r.Latency.AtCapacity; at.Count != steadyAttempts || at.MaxMs > 6.01 || at.P50Ms < 4.99 {
+		t.Errorf("report latency at capacity %+v, want the %d attempts of 5–6 ms", at, steadyAttempts)
+	}
+	var flagged []int
+	for i, w := range r.Windows {
+		if w.Settled {
+			flagged = append(flagged, i)
+		}
+	}
+	if fmt.Sprint(flagged) != "[2 3 4]" {
+		t.Errorf("windows flagged settled %v, want [2 3 4]", flagged)
+	}
+	var csvOut strings.Builder
+	if err := r.WriteCSV(&csvOut); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(csvOut.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(rows[0], "settled")
+	for i, row := range rows[1:] {
+		if want := strconv.FormatBool(i >= 2); row[col] != want {
+			t.Errorf("CSV row %d settled = %s, want %s", i, row[col], want)
+		}
+	}
+	if len(r.Notes) != 0 {
+		t.Errorf("notes %q, want none", r.Notes)
+	}
+
+	// Build takes the steady windows from its own Input: handed only the
+	// windows before the capacity level, it finds the hold at offer 1 the
+	// level and takes its latency, not Summary's.
+	early := in
+	early.Windows = ws[:2]
+	r = build(t, early)
+	if at := r.Latency.AtCapacity; at.Count != 20 || at.P50Ms < 899 {
+		t.Errorf("latency at capacity over windows 0–1 %+v, want the 20 attempts of window 0", at)
+	}
+}
+
+// A target whose capacity doubles mid-run: the windows settled at the old
+// level are not the capacity's, so neither their flags nor their attempts'
+// latencies count at capacity.
+func TestLatencyAtCapacityAfterACapacityChange(t *testing.T) {
+	s := demoRun()
+	s.seconds = 120
+	s.capacityAt = func(sec int) float64 {
+		if sec < 50 {
+			return 400
+		}
+		return 800
+	}
+	in := s.run(t)
+	r := build(t, in)
+	if math.Abs(r.Capacity.GoodputPerS-800)/800 > 0.05 {
+		t.Fatalf("capacity %v req/s, want the new level 800 ± 5 %%", r.Capacity.GoodputPerS)
+	}
+	settled, flagged := 0, 0
+	var attempts int64
+	for i, w := range r.Windows {
+		if governor.Settled(in.Windows[i], in.Settings.Limits.High) {
+			settled++
+		}
+		if w.Settled {
+			flagged++
+			attempts += int64(w.OK + w.Failed)
+			if math.Abs(w.Offer-800)/800 > 0.2 {
+				t.Errorf("window %d at offer %v flagged settled", i, w.Offer)
+			}
+		}
+	}
+	if settled <= flagged {
+		t.Fatalf("%d windows settled and %d flagged: the run never settled at the old level, so this test shows nothing", settled, flagged)
+	}
+	if flagged != r.Capacity.SettledWindows || r.Latency.AtCapacity.Count != attempts {
+		t.Errorf("%d windows flagged, capacity on %d; latency at capacity counts %d attempts, the flagged windows hold %d",
+			flagged, r.Capacity.SettledWindows, r.Latency.AtCapacity.Count, attempts)
+	}
+}
+
+// Past its budget the Recorder drops the oldest window histograms, and the
+// report says how many settled windows its latency at capacity covers.
+func TestRecorderWindowBudget(t *testing.T) {
+	if _, err := NewRecorder(0.05, WithWindowBudget(-1)); err == nil || !strings.Contains(err.Error(), "budget") {
+		t.Errorf("negative budget: error %v", err)
+	}
+	l := governor.NewLimits(governor.Rate, 1000)
+	ws := []governor.Window{
+		window(0, 800, 800, 0, governor.SignalProbe),
+		window(1, 820, 800, 20, governor.SignalDeadBand),
+		window(2, 810, 805, 5, governor.SignalProbe),
+	}
+	for _, tc := range []struct {
+		name    string
+		windows int // how many window histograms the budget holds
+		covered int64
+		note    string
+	}{
+		{"all kept", 3, 800 + 820 + 810, ""},
+		{"newest two kept", 2, 820 + 810, "latency at capacity covers 2 of the 3 settled windows"},
+		{"none kept", 0, 0, "latency at capacity covers 0 of the 3 settled windows"},
+	} {
+		// Every window holds some 800 attempts of one latency: its histogram
+		// has one bucket with a two-byte count, so they are all this size.
+		one := hdr.NewPacked(histLowest, histHighest, histDigits)
+		_ = one.RecordValues(5000, 800)
+		one.Compact()
+		rec, err := NewRecorder(l.High, WithWindowBudget(tc.windows*one.GetMemorySize()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range ws {
+			for n := uint64(0); n < w.OK+w.Failed; n++ {
+				rec.Record(time.Duration(5+i) * time.Millisecond)
+			}
+			rec.Observe(w)
+		}
+		r := build(t, Input{
+			Settings: Settings{Limits: l, Governed: true},
+			Windows:  ws,
+			Start:    t0,
+			End:      t0.Add(3 * time.Second),
+			Latency:  rec.Summary(),
+		})
+		if r.Latency.AtCapacity.Count != tc.covered || r.Capacity.SettledWindows != 3 || r.Latency.Overall.Count != 2430 {
+			t.Errorf("%s: latency %+v, capacity %+v", tc.name, r.Latency, r.Capacity)
+		}
+		if notes := strings.Join(r.Notes, "\n"); (tc.note == "") != (notes == "") || !strings.Contains(notes, tc.note) {
+			t.Errorf("%s: notes %q, want %q", tc.name, notes, tc.note)
+		}
 	}
 }
 

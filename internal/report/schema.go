@@ -80,7 +80,8 @@ type Run struct {
 }
 
 // CapacityJSON is the "capacity" object: the throttled steady state over
-// the settled windows. Saturated windows never count toward it.
+// the settled windows (governor.Steady: the windows governor.Capacity rests
+// on). Saturated windows never count toward it.
 type CapacityJSON struct {
 	// Found is true when at least one window settled; the figures below
 	// are 0 otherwise (except SaturatedWindows). A run that was not
@@ -108,8 +109,9 @@ type CapacityJSON struct {
 
 // LatencyJSON is the "latency" object.
 type LatencyJSON struct {
-	// AtCapacity covers attempts resolved during the settled windows
-	// (count 0 in a run that was not governed).
+	// AtCapacity covers attempts resolved during the settled windows, the
+	// windows the capacity rests on (count 0 in a run that was not
+	// governed).
 	AtCapacity Percentiles `json:"at_capacity"`
 	// Overall covers every recorded attempt.
 	Overall Percentiles `json:"overall"`
@@ -203,8 +205,9 @@ type WindowJSON struct {
 	LastBad float64 `json:"last_bad"`
 	// Streak is the memory-clearing streak after the window.
 	Streak int `json:"streak"`
-	// Settled windows count toward the capacity (governor.Settled); never
-	// in a run that was not governed.
+	// Settled windows are those the capacity rests on (governor.Steady;
+	// capacity.settled_windows counts them); never in a run that was not
+	// governed.
 	Settled bool `json:"settled"`
 	// Saturated windows failed above high: excluded, flagged.
 	Saturated bool `json:"saturated"`
