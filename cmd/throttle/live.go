@@ -165,6 +165,7 @@ func startLive(con *console, eng *engine.Engine, rec *report.Recorder) *liveView
 		defer t.Stop()
 		ring := []engine.Snapshot{eng.Snapshot()}
 		keep := int(span / every)
+		var lat report.Latency // the latest non-empty: a window that just closed has none yet
 		for {
 			select {
 			case <-v.quit:
@@ -176,7 +177,10 @@ func startLive(con *console, eng *engine.Engine, rec *report.Recorder) *liveView
 			if len(ring) > keep+1 {
 				ring = ring[1:]
 			}
-			con.setStatus(statusLine(ring[0], s, rec.Recent(), mode))
+			if l := rec.Recent(); l.Count > 0 {
+				lat = l
+			}
+			con.setStatus(statusLine(ring[0], s, lat, mode))
 		}
 	}()
 	return v
