@@ -299,3 +299,19 @@ func TestRuntimeFailureExit1(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// --grace 0 aborts what is in flight as soon as the phase ends.
+func TestGraceZero(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	begin := time.Now()
+	r := cli(t, "", nil, "run", "--concurrency", "2", "--no-governor", "--grace", "0", "--timeout", "1m",
+		"--duration", "300ms", "--quiet", "--out", out, srv.URL)
+	if r.code != 0 || time.Since(begin) > 5*time.Second {
+		t.Fatalf("exit %d after %v: %s", r.code, time.Since(begin), r.stderr)
+	}
+	if m := readJSON(t, out); m["aborted_attempts"].(float64) != 2 {
+		t.Errorf("aborted %v, want the 2 in flight", m["aborted_attempts"])
+	}
+}

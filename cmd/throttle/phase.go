@@ -39,7 +39,7 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
-	go watchSignals(e.signals, done, cancel, eng, con, cfg.Grace)
+	go watchSignals(e.signals, done, cancel, eng, con, max(cfg.Grace, 0))
 
 	var live *liveView
 	if !p.quiet {

@@ -168,6 +168,10 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 	if err != nil {
 		return engine.Config{}, usageError{err}
 	}
+	grace := p.grace
+	if grace == 0 {
+		grace = -1 // the engine's zero means its default; --grace 0 means no wait
+	}
 	return engine.Config{
 		Targets:  tg,
 		Limits:   l,
@@ -177,7 +181,7 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 		Timeout:  p.timeout,
 		Tries:    p.tries,
 		FailOn:   &f,
-		Grace:    p.grace,
+		Grace:    grace,
 		Tick:     p.tick,
 	}, nil
 }
