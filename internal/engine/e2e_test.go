@@ -35,6 +35,26 @@ func TestCollapseCapacity(t *testing.T) {
 	}
 }
 
+// A queueing target (excess waits up to 100 ms, then 503) is found within
+// the band too: its failures start only once the queue overflows.
+func TestQueueCapacity(t *testing.T) {
+	t.Parallel()
+	const c = 300.0
+	cfg := target.NewConfig(c)
+	cfg.Model = target.Queue
+	_, tgts := builtin(t, cfg)
+	res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Rate, 5000, 40), Duration: 7 * time.Second})
+	est := res.Capacity
+	t.Logf("estimate %+v", est)
+	if est.Windows < 3 {
+		t.Fatalf("estimate rests on %d windows", est.Windows)
+	}
+	within(t, "goodput", est.Goodput, 0.9*c, 1.08*c)
+	if res.Counts.Classes[Class5xx] != res.Counts.Failed {
+		t.Errorf("the queue fails with 503s: classes %v, failed %d", res.Counts.Classes, res.Counts.Failed)
+	}
+}
+
 // Closed loop: a target that serves 6 requests at once, each in 10 ms, and
 // fails the excess after the same 10 ms (a server that takes as long to
 // fail as to succeed; one that sheds at once makes a closed loop spin on its
