@@ -96,6 +96,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "50", "--floor", "0", u}, "", "--floor must be > 0"},
 		{[]string{"run", "--rate", "50", "--high", "1.5", u}, "", "--high must be in (0, 1)"},
 		{[]string{"run", "--rate", "50", "--high", "0", u}, "", "--high must be in (0, 1)"},
+		{[]string{"run", "--rate", "50", "--high", "5", u}, "", "--high must be in (0, 1), got 5"},
+		{[]string{"run", "--rate", "50", "--high", "5x", u}, "", `invalid argument "5x" for "--high" flag: want a fraction such as 0.05 or a percentage such as 5%`},
+		{[]string{"run", "--rate", "50", "--high", "10%", "--low", "10%", u}, "", "--low (0.1) must be < --high (0.1)"},
 		{[]string{"run", "--rate", "50", "--low", "0.2", u}, "", "--low (0.2) must be < --high (0.05)"},
 		{[]string{"run", "--rate", "50", "--window", "0s", u}, "", "--window must be > 0"},
 		{[]string{"run", "--rate", "50", "--min-attempts", "0", u}, "", "--min-attempts must be > 0"},
@@ -313,5 +316,20 @@ func TestGraceZero(t *testing.T) {
 	}
 	if m := readJSON(t, out); m["aborted_attempts"].(float64) != 2 {
 		t.Errorf("aborted %v, want the 2 in flight", m["aborted_attempts"])
+	}
+}
+
+func TestFraction(t *testing.T) {
+	for in, want := range map[string]float64{"0.05": 0.05, "5%": 0.05, " 2.5 % ": 0.025, "1e-2": 0.01, "0": 0} {
+		var f fraction
+		if err := f.Set(in); err != nil || float64(f) != want {
+			t.Errorf("Set(%q) = %v, %v; want %v", in, float64(f), err, want)
+		}
+	}
+	for _, in := range []string{"", "%", "five", "5%%"} {
+		var f fraction
+		if err := f.Set(in); err == nil {
+			t.Errorf("Set(%q) accepted", in)
+		}
 	}
 }

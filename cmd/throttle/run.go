@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,8 +58,9 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.StringVar(&p.failOn, "fail-on", engine.DefaultFailOn, "what counts as a failed attempt: transport, refused, reset, timeout, other, 1xx..5xx, or status codes such as 503")
 	fs.Float64Var(&p.start, "start", d.start, "opening offer, never below --floor; a target known to be robust declares a higher one")
 	fs.Float64Var(&p.floor, "floor", d.floor, "the offer never goes below it")
-	fs.Float64Var(&p.high, "high", governor.DefaultHigh, "failure bound: a window whose attempt-failure fraction is above it backs off; in (0, 1)")
-	fs.Float64Var(&p.low, "low", 0, "clean threshold: a window at or below it climbs (default --high / 5)")
+	p.high = governor.DefaultHigh
+	fs.Var((*fraction)(&p.high), "high", "failure bound: a window whose attempt-failure fraction is above it backs off; in (0, 1), as 0.05 or 5%")
+	fs.Var((*fraction)(&p.low), "low", "clean threshold: a window at or below it climbs (default --high / 5)")
 	fs.DurationVar(&p.window, "window", d.window, "evidence gathered at one offer before a decision")
 	fs.Uint64Var(&p.minAttempts, "min-attempts", governor.DefaultMinAttempts, "resolved attempts a window needs to count as evidence")
 	fs.DurationVar(&p.tick, "tick", d.tick, "how often the governor reads the counters")
@@ -118,6 +120,30 @@ func (p *phaseFlags) limits(fs *pflag.FlagSet, mode governor.Mode, ceiling float
 		return l, usagef("--grace must be >= 0, got %v", p.grace)
 	}
 	return l, nil
+}
+
+// fraction is a flag value in [0, 1] given as a fraction (0.05) or a
+// percentage (5%).
+type fraction float64
+
+func (f *fraction) String() string { return strconv.FormatFloat(float64(*f), 'g', -1, 64) }
+
+// Type names the value in help text.
+func (f *fraction) Type() string { return "fraction" }
+
+// Set parses "0.05" or "5%".
+func (f *fraction) Set(s string) error {
+	t := strings.TrimSpace(s)
+	scale := 1.0
+	if strings.HasSuffix(t, "%") {
+		t, scale = strings.TrimSpace(strings.TrimSuffix(t, "%")), 100
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		return errors.New("want a fraction such as 0.05 or a percentage such as 5%")
+	}
+	*f = fraction(v / scale)
+	return nil
 }
 
 var limitNames = regexp.MustCompile(`\b(ceiling|floor|start|high|low|window|min attempts)\b`)
