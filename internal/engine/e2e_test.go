@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 	"time"
 
@@ -309,5 +310,28 @@ func TestConfigErrors(t *testing.T) {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// With more targets than a worker caches, every target is still sent in
+// turn.
+func TestManyTargets(t *testing.T) {
+	t.Parallel()
+	hits := make(chan string, 10000)
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits <- r.URL.Path }))
+	n := maxCachedTargets * 2
+	list := make([]targets.Target, n)
+	for i := range list {
+		u, _ := url.Parse(tgts[0].URL.String() + strconv.Itoa(i))
+		list[i] = targets.Target{Method: "GET", URL: u, Header: http.Header{}}
+	}
+	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 300 * time.Millisecond})
+	close(hits)
+	seen := map[string]int{}
+	for p := range hits {
+		seen[p]++
+	}
+	if res.Counts.OK < uint64(n) || len(seen) != n {
+		t.Errorf("%d ok attempts reached %d of %d targets", res.Counts.OK, len(seen), n)
 	}
 }

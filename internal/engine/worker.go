@@ -21,7 +21,9 @@ type worker struct {
 	// request costs no context or timer of its own: ctx is cancelled by
 	// the deadline timer when an attempt outlives the timeout (or by Abort),
 	// and only then replaced. reqs are the targets' prepared requests bound
-	// to ctx, made again when ctx is.
+	// to ctx, made again when ctx is; nil when there are more targets than
+	// maxCachedTargets (then each attempt binds its request afresh, one small
+	// allocation, rather than every worker holding a copy of a huge list).
 	ctx      context.Context
 	cancel   context.CancelFunc
 	deadline *time.Timer
@@ -30,8 +32,15 @@ type worker struct {
 
 func (e *Engine) newWorker(id int) *worker {
 	e.workerCount.Add(1)
-	return &worker{e: e, id: id, next: id % len(e.reqs), reqs: make([]*http.Request, len(e.reqs))}
+	w := &worker{e: e, id: id, next: id % len(e.reqs)}
+	if len(e.reqs) <= maxCachedTargets {
+		w.reqs = make([]*http.Request, len(e.reqs))
+	}
+	return w
 }
+
+// maxCachedTargets bounds the prepared requests a worker keeps.
+const maxCachedTargets = 64
 
 // arm starts the deadline of one attempt at target i and returns its request.
 func (w *worker) arm(i int) *http.Request {
@@ -42,10 +51,15 @@ func (w *worker) arm(i int) *http.Request {
 	} else {
 		w.deadline.Reset(w.e.cfg.Timeout)
 	}
-	req := w.reqs[i]
+	var req *http.Request
+	if w.reqs != nil {
+		req = w.reqs[i]
+	}
 	if req == nil {
 		req = w.e.reqs[i].WithContext(w.ctx)
-		w.reqs[i] = req
+		if w.reqs != nil {
+			w.reqs[i] = req
+		}
 	}
 	if base := w.e.reqs[i]; base.GetBody != nil {
 		req.Body, _ = base.GetBody()
