@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -107,6 +108,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "50", "--duration", "-1s", u}, "", "--duration must be >= 0"},
 		{[]string{"run", "--rate", "50", "--duration", "soon", u}, "", `invalid argument "soon" for "--duration"`},
 		{[]string{"run", "--rate", "50", "--max-vus", "0", u}, "", "--max-vus must be >= 1"},
+		{[]string{"run", "--concurrency", "5", "--max-vus", "10", u}, "", "--max-vus bounds the open-loop (--rate) pool"},
 		{[]string{"run", "--rate", "50", "--timeout", "0s", u}, "", "--timeout must be > 0"},
 		{[]string{"run", "--rate", "50", "--tries", "0", u}, "", "--tries must be >= 1"},
 		{[]string{"run", "--rate", "50", "--grace", "-1s", u}, "", "--grace must be >= 0"},
@@ -331,5 +333,59 @@ func TestFraction(t *testing.T) {
 		if err := f.Set(in); err == nil {
 			t.Errorf("Set(%q) accepted", in)
 		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// throttle target serves the built-in target until a signal, then says
+// what it served.
+func TestTargetCommand(t *testing.T) {
+	var out, errb syncBuffer
+	sig := make(chan os.Signal, 1)
+	code := make(chan int, 1)
+	go func() {
+		code <- run([]string{"target", "--listen", "127.0.0.1:0", "--capacity", "100"}, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, signals: sig})
+	}()
+	var url string
+	for deadline := time.Now().Add(5 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, rest, ok := strings.Cut(out.String(), " on http://"); ok {
+			url = "http://" + strings.Fields(rest)[0]
+		}
+	}
+	if url == "" {
+		t.Fatalf("no address announced: %q %q", out.String(), errb.String())
+	}
+	resp, err := http.Get(url + "/anything")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	http.DefaultClient.CloseIdleConnections()
+	if resp.StatusCode != 200 {
+		t.Errorf("status %d", resp.StatusCode)
+	}
+	sig <- os.Interrupt
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d: %s", c, errb.String())
+	}
+	if !strings.Contains(out.String(), "stopped: 1 requests, 1 ok") {
+		t.Errorf("stdout %q", out.String())
 	}
 }

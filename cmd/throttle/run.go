@@ -296,6 +296,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 		return usagef("give --rate N (open loop, iterations/s) or --concurrency N (closed loop, in flight): it is the ceiling")
 	case conc:
 		mode, ceiling, ceilingFlag = governor.Concurrency, f.concurrency, "--concurrency"
+		if fs.Changed("max-vus") {
+			return usagef("--max-vus bounds the open-loop (--rate) pool; with --concurrency the ceiling bounds the workers")
+		}
 	}
 	if math.IsNaN(ceiling) || math.IsInf(ceiling, 0) || ceiling <= 0 {
 		return usagef("%s must be a number > 0, got %v", ceilingFlag, ceiling)
