@@ -79,7 +79,7 @@ floor of %d/s and a start of %d/s, the ceiling far above the capacity
 (%d/s). Change the target with --capacity, --model and --latency, the phase
 with any flag run also takes.`, demoCapacity, demoDuration, demoWindow, demoTick, demoFloor, demoStart, demoCeiling),
 		Example: `  throttle demo
-  throttle demo --capacity 2000 --model collapse
+  throttle demo --capacity 2000 --model queue
   throttle demo --duration 60s --window 2s --chart demo.html --out demo.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, e) },
