@@ -131,8 +131,10 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "demo: %s on %s; governing %v from %s/s (ceiling %s/s)\n",
-		tc, srv.URL(), f.duration, short(l.Start), short(l.Ceiling))
+	if !f.quiet {
+		fmt.Fprintf(e.stderr, "demo: %s on %s; governing %v from %s/s (ceiling %s/s)\n",
+			tc, srv.URL(), f.duration, short(l.Start), short(l.Ceiling))
+	}
 	return runPhase(e, &f.phaseFlags, cfg, tc.String(), func(r *report.Report) {
 		c := r.Capacity
 		if !c.Found {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -387,5 +389,25 @@ func TestTargetCommand(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "stopped: 1 requests, 1 ok") {
 		t.Errorf("stdout %q", out.String())
+	}
+}
+
+// demo finds its built-in target's capacity and says how close it came.
+func TestDemo(t *testing.T) {
+	r := cli(t, "", nil, "demo", "--capacity", "400", "--floor", "50", "--start", "100", "--window", "300ms", "--tick", "50ms",
+		"--duration", "4s", "--quiet")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var found, truth, dev float64
+	i := strings.Index(r.stdout, "\nfound ")
+	if i < 0 {
+		t.Fatalf("no found line:\n%s", r.stdout)
+	}
+	if _, err := fmt.Sscanf(r.stdout[i+1:], "found %g req/s vs true %g req/s (%g %%)", &found, &truth, &dev); err != nil {
+		t.Fatalf("found line: %v\n%s", err, r.stdout[i:])
+	}
+	if truth != 400 || found < 360 || found > 430 || math.Abs(100*(found-truth)/truth-dev) > 0.1 {
+		t.Errorf("found %v vs true %v (%v %%)", found, truth, dev)
 	}
 }
