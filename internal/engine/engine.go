@@ -180,10 +180,6 @@ func newTransport(cfg Config) *http.Transport {
 	}
 }
 
-// Gate returns the phase's gate, for hosts that show or change it (a user
-// raising the ceiling mid-run calls SetCeiling).
-func (e *Engine) Gate() *gate.Gate { return e.gate }
-
 // Config returns the phase's configuration with defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
 
