@@ -24,7 +24,7 @@ func ExampleGovernor_Tick() {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	offer, _ := g.Tick(now) // the first tick asks for the start offer
 	g.Confirm(now, governor.Confirmation{Origin: governor.OriginGovernor, Asked: offer, Applied: offer})
-	for i := 0; i < 14; i++ {
+	for i := 0; i < 28; i++ { // each window: one settle tick, then one judged second
 		// One second of load at the offer against a target of capacity 60/s.
 		sent := uint64(offer)
 		served := min(sent, 60)

@@ -73,6 +73,14 @@ func WithPhase(name string) Option { return func(g *Governor) { g.phase = name }
 // governor's loop, so it must return quickly.
 func WithObserver(f func(Window)) Option { return func(g *Governor) { g.observe = f } }
 
+// WithSettle sets how long after a confirmed change the governor discards
+// evidence before the next window starts (default: one tick). Attempts that
+// resolve just after a change were mostly sent at the old offer, and a
+// target recovering from overload keeps failing for a moment after the load
+// drops; counting either would judge the new offer on the old one's damage.
+// 0 starts the window at the confirmation itself.
+func WithSettle(d time.Duration) Option { return func(g *Governor) { g.settle, g.settleSet = d, true } }
+
 // DefaultTick is how often Run reads the counters unless told otherwise.
 const DefaultTick = time.Second
 
@@ -80,7 +88,9 @@ const DefaultTick = time.Second
 // cumulative attempt counters, plus the control path to the gate.
 //
 // It judges a window only on evidence gathered entirely at the committed
-// offer: after every confirmed change the window restarts from a fresh
+// offer: after every confirmed change it discards the attempts that resolve
+// during a short settle span (WithSettle, one tick by default: they were
+// mostly sent at the old offer), then restarts the window from a fresh
 // snapshot of the counters. A window closes once it has lasted Limits.Window
 // and holds at least Limits.MinAttempts resolved attempts; one still short at
 // 4 × Window reports a no-evidence hold (and again every 4 × Window after)
@@ -99,20 +109,26 @@ type Governor struct {
 	log      *slog.Logger
 	phase    string
 	observe  func(Window)
+	settle   time.Duration
+	// settleSet records an explicit WithSettle, so the default can follow
+	// the tick whatever order the options came in.
+	settleSet bool
 
-	mu       sync.Mutex
-	started  bool
-	offer    float64
-	lastBad  float64
-	streak   int
-	pending  bool
-	asked    float64
-	last     Decision
-	windows  int
-	winStart time.Time
-	holdAt   time.Time // when a window short of attempts next reports a no-evidence hold
-	baseOK   uint64
-	baseFail uint64
+	mu          sync.Mutex
+	settling    bool // evidence is being discarded until settleUntil
+	settleUntil time.Time
+	started     bool
+	offer       float64
+	lastBad     float64
+	streak      int
+	pending     bool
+	asked       float64
+	last        Decision
+	windows     int
+	winStart    time.Time
+	holdAt      time.Time // when a window short of attempts next reports a no-evidence hold
+	baseOK      uint64
+	baseFail    uint64
 }
 
 // New returns a governor for one phase. It fails if the limits do not
@@ -130,6 +146,12 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 	}
 	if g.tick <= 0 {
 		return nil, fmt.Errorf("governor: tick must be > 0, got %v", g.tick)
+	}
+	if !g.settleSet {
+		g.settle = g.tick
+	}
+	if g.settle < 0 {
+		return nil, fmt.Errorf("governor: settle must be >= 0, got %v", g.settle)
 	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
@@ -187,6 +209,17 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		return 0, false
 	}
 	okN, failN := g.counters.Attempts()
+	if g.settling {
+		if now.Before(g.settleUntil) {
+			g.mu.Unlock()
+			return 0, false
+		}
+		// Settled: the window starts here, on evidence of the new offer only.
+		g.settling = false
+		g.restart(now, okN, failN)
+		g.mu.Unlock()
+		return 0, false
+	}
 	if okN < g.baseOK || failN < g.baseFail {
 		// Counters went backwards (a host reset them): the window's evidence
 		// is unknowable, so start it again.
@@ -270,6 +303,9 @@ func (g *Governor) Confirm(now time.Time, c Confirmation) {
 	g.offer = c.Applied
 	g.pending = false
 	g.restart(now, okN, failN)
+	if g.settle > 0 {
+		g.settling, g.settleUntil = true, now.Add(g.settle)
+	}
 	g.mu.Unlock()
 
 	switch {

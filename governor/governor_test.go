@@ -33,7 +33,9 @@ type harness struct {
 func newHarness(t *testing.T, l Limits, opts ...Option) *harness {
 	t.Helper()
 	h := &harness{t: t, c: &counters{}, now: t0}
-	opts = append([]Option{WithLogger(slog.New(slog.DiscardHandler)), WithObserver(func(w Window) { h.windows = append(h.windows, w) })}, opts...)
+	// No settle span unless a test asks for one: these tests count attempts
+	// from the confirmation on.
+	opts = append([]Option{WithSettle(0), WithLogger(slog.New(slog.DiscardHandler)), WithObserver(func(w Window) { h.windows = append(h.windows, w) })}, opts...)
 	g, err := New(l, h.c, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +104,48 @@ func TestTickJudgesOnlyAfterAFullWindow(t *testing.T) {
 	}
 	if w := h.windows[1]; w.OK != 100 || w.Failed != 0 || w.Offer != 2 {
 		t.Fatalf("second window %+v", w)
+	}
+}
+
+// After a confirmed change the attempts of the settle span (those sent at the
+// old offer, a target still recovering) are not evidence about the new one.
+func TestSettleDiscardsEvidenceRightAfterAChange(t *testing.T) {
+	l := testLimits()
+	h := newHarness(t, l, WithSettle(time.Second))
+	// The start confirmation began a settle span too: its attempts are dropped.
+	h.c.add(0, 50)
+	if _, ok := h.tick(time.Second); ok {
+		t.Fatal("decided during the settle span")
+	}
+	h.c.add(100, 0)
+	if ask, ok := h.tick(l.Window); !ok || ask != 2 {
+		t.Fatalf("first window after settling: %v %v; want slow start on the clean evidence", ask, ok)
+	}
+	if w := h.windows[0]; w.OK != 100 || w.Failed != 0 || !w.Start.Equal(t0.Add(time.Second)) {
+		t.Fatalf("window %+v: want it to start when the settle span ended", w)
+	}
+	h.confirm(2)
+	h.c.add(0, 1000) // the old offer's damage resolving after the change
+	h.tick(500 * time.Millisecond)
+	h.c.add(0, 1000)
+	h.tick(500 * time.Millisecond) // the span ends here; the window starts
+	h.c.add(200, 0)
+	if ask, ok := h.tick(l.Window); !ok || ask != 4 {
+		t.Fatalf("after a settle span: %v %v; want 4", ask, ok)
+	}
+	if _, err := New(l, h.c, WithSettle(-time.Second)); err == nil {
+		t.Fatal("negative settle accepted")
+	}
+}
+
+func TestSettleDefaultsToOneTick(t *testing.T) {
+	g, _ := New(testLimits(), &counters{}, WithTick(250*time.Millisecond))
+	if g.settle != 250*time.Millisecond {
+		t.Fatalf("default settle %v, want the tick", g.settle)
+	}
+	g, _ = New(testLimits(), &counters{}, WithSettle(0), WithTick(time.Second))
+	if g.settle != 0 {
+		t.Fatalf("explicit settle 0 overridden: %v", g.settle)
 	}
 }
 
@@ -388,11 +432,12 @@ func TestRunEndToEndWithControl(t *testing.T) {
 	}
 	for _, want := range []float64{1, 2, 4} {
 		waitFor(func() bool { return g.State().Offer == want && !g.State().Pending })
-		c.add(100, 0)
 		// Tick until the window closes and the next offer is confirmed. A tick
 		// the loop has not read yet is dropped, as with time.Ticker, so keep
-		// ticking rather than counting ticks.
+		// ticking rather than counting ticks. The target serves 20 clean
+		// attempts a second (the first tick after each change settles).
 		waitFor(func() bool {
+			c.add(20, 0)
 			fc.Advance(time.Second)
 			time.Sleep(time.Millisecond)
 			return g.State().Offer == 2*want

@@ -39,7 +39,7 @@ func cli(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) resul
 func TestHelp(t *testing.T) {
 	runFlags := []string{"--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
 		"--max-vus", "--timeout", "--tries", "--fail-on", "--start", "--floor", "--high", "--low", "--window",
-		"--min-attempts", "--tick", "--grace", "--no-governor", "--insecure", "--out", "--timeline", "--chart", "--quiet", "--verbose"}
+		"--min-attempts", "--tick", "--settle", "--grace", "--no-governor", "--insecure", "--out", "--timeline", "--chart", "--quiet", "--verbose"}
 	cases := []struct {
 		args []string
 		want []string
@@ -107,6 +107,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "50", "--min-attempts", "0", u}, "", "--min-attempts must be > 0"},
 		{[]string{"run", "--rate", "50", "--tick", "0s", u}, "", "--tick must be > 0"},
 		{[]string{"run", "--rate", "50", "--tick", "10s", u}, "", "--tick (10s) must not be longer than --window (5s)"},
+		{[]string{"run", "--rate", "50", "--settle", "-1s", u}, "", "--settle must be >= 0"},
 		{[]string{"run", "--rate", "50", "--duration", "-1s", u}, "", "--duration must be >= 0"},
 		{[]string{"run", "--rate", "50", "--duration", "soon", u}, "", `invalid argument "soon" for "--duration"`},
 		{[]string{"run", "--rate", "50", "--max-vus", "0", u}, "", "--max-vus must be >= 1"},

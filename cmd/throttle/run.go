@@ -35,6 +35,7 @@ type phaseFlags struct {
 	window      time.Duration
 	minAttempts uint64
 	tick        time.Duration
+	settle      time.Duration
 	grace       time.Duration
 	noGovernor  bool
 	out         string
@@ -64,6 +65,7 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.DurationVar(&p.window, "window", d.window, "evidence gathered at one offer before a decision")
 	fs.Uint64Var(&p.minAttempts, "min-attempts", governor.DefaultMinAttempts, "resolved attempts a window needs to count as evidence")
 	fs.DurationVar(&p.tick, "tick", d.tick, "how often the governor reads the counters")
+	fs.DurationVar(&p.settle, "settle", 0, "after each change of the offer, how long to discard evidence (attempts sent at the old offer, a target still recovering) before the next window starts (default one --tick)")
 	fs.DurationVar(&p.grace, "grace", engine.DefaultGrace, "when the phase ends, how long in-flight iterations may finish before they are aborted")
 	fs.BoolVar(&p.noGovernor, "no-governor", false, "fixed load at the ceiling for the whole phase: a baseline to compare against")
 	fs.StringVar(&p.out, "out", "", "write the JSON report to this file")
@@ -103,11 +105,16 @@ func (p *phaseFlags) limits(fs *pflag.FlagSet, mode governor.Mode, ceiling float
 	if err := l.Validate(); err != nil {
 		return l, usageError{flagNames(err, ceilingFlag)}
 	}
+	if !fs.Changed("settle") {
+		p.settle = p.tick
+	}
 	switch {
 	case p.tick <= 0:
 		return l, usagef("--tick must be > 0, got %v", p.tick)
 	case p.tick > p.window:
 		return l, usagef("--tick (%v) must not be longer than --window (%v)", p.tick, p.window)
+	case p.settle < 0:
+		return l, usagef("--settle must be >= 0, got %v", p.settle)
 	case p.duration < 0:
 		return l, usagef("--duration must be >= 0, got %v", p.duration)
 	case p.maxVUs < 1:
@@ -209,6 +216,7 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 		FailOn:   &f,
 		Grace:    grace,
 		Tick:     p.tick,
+		Settle:   p.settle,
 	}, nil
 }
 

@@ -62,6 +62,10 @@ type Config struct {
 	// Tick is how often the governor reads the counters (default
 	// governor.DefaultTick).
 	Tick time.Duration
+	// Settle is how long after each change of the offer the governor
+	// discards evidence (governor.WithSettle); 0 discards none. The CLI
+	// passes one tick unless told otherwise.
+	Settle time.Duration
 	// Logger receives the governor's movement lines (default: discard).
 	Logger *slog.Logger
 	// Observer, if set, receives every closed window on the governor's loop;

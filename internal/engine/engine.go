@@ -135,7 +135,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, gate: g, stop: make(chan struct{}), work: make(chan time.Time)}
 	e.hard, e.abort = context.WithCancel(context.Background())
 	gov, err := governor.New(l, governor.CountersFunc(e.attempts),
-		governor.WithTick(cfg.Tick), governor.WithLogger(cfg.Logger), governor.WithObserver(e.observe))
+		governor.WithTick(cfg.Tick), governor.WithSettle(cfg.Settle), governor.WithLogger(cfg.Logger), governor.WithObserver(e.observe))
 	if err != nil {
 		return nil, err
 	}

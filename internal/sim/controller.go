@@ -64,7 +64,12 @@ func (g *Governor) Name() string { return "throttle" }
 
 // Begin builds the governor over c and applies its opening offer.
 func (g *Governor) Begin(now time.Time, c governor.Counters) (float64, error) {
+	// The model targets answer within the tick that sent the load and carry
+	// no damage over from one offer to the next, so there is nothing to
+	// settle: with WithSettle(0) the simulation runs the seed's rules
+	// exactly as DESIGN.md states them, which is what the bars are about.
 	gov, err := governor.New(g.limits, c,
+		governor.WithSettle(0),
 		governor.WithLogger(g.logger),
 		governor.WithObserver(func(w governor.Window) { g.windows = append(g.windows, w) }))
 	if err != nil {
