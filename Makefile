@@ -5,7 +5,7 @@ GO ?= go
 # that the core module never depends on vegeta's dependency tree.
 NESTED := adapters/vegeta examples/vegeta-adaptive
 
-.PHONY: all build test fmt vet bench bench-gate bench-report bench-controllers bench-engine fuzz report-golden
+.PHONY: all build test fmt vet bench bench-gate bench-report bench-controllers bench-engine fuzz report-golden demo
 
 all: build test
 
@@ -58,3 +58,14 @@ report-golden:
 # loopback nginx, alternating runs (real processes; not part of CI).
 bench-engine:
 	bash bench/engine.sh
+
+# bench-controllers: throttle beside AIMD, a linear ramp and fixed load on the
+# simulator's model targets (deterministic, a few seconds): Markdown on stdout
+# and a chart.
+CONTROLLERS_CHART ?= controllers.svg
+bench-controllers:
+	$(GO) run ./bench/controllers -chart $(CONTROLLERS_CHART)
+
+# demo: the governor finds a built-in target's capacity; prints found vs true.
+demo:
+	$(GO) run ./cmd/throttle demo
