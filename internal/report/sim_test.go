@@ -40,6 +40,9 @@ func (s shedRun) run(tb testing.TB) Input {
 			rec.Observe(w)
 		}),
 		governor.WithLogger(nil),
+		// The simulated target answers within the step and carries nothing
+		// over between offers: no settle span, as in internal/sim.
+		governor.WithSettle(0),
 	)
 	if err != nil {
 		tb.Fatal(err)
