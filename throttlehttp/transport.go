@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/throttlekit/throttle/clock"
@@ -71,7 +70,7 @@ type Transport struct {
 	ctl        *governor.Control
 	classify   Classifier
 	concurrent bool
-	ok, failed atomic.Uint64
+	tally      governor.Tally
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -173,21 +172,12 @@ func (t *Transport) count(req *http.Request, resp *http.Response, err error, sta
 			return
 		}
 	}
-	if t.classify(req, resp, err) {
-		t.failed.Add(1)
-	} else {
-		t.ok.Add(1)
-	}
+	t.tally.Add(t.classify(req, resp, err))
 }
 
 // Attempts returns the cumulative attempts counted so far, the governor's
 // counters.
-func (t *Transport) Attempts() (ok, failed uint64) {
-	// failed first: a request counted between the loads shows up as an extra
-	// ok at worst, never as a failure its window did not see.
-	failed = t.failed.Load()
-	return t.ok.Load(), failed
-}
+func (t *Transport) Attempts() (ok, failed uint64) { return t.tally.Attempts() }
 
 // Offer returns the offer the gate enforces now: requests per second or
 // requests in flight.

@@ -2,9 +2,10 @@ package throttlevegeta
 
 import (
 	"net/http"
-	"sync/atomic"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/throttlekit/throttle/governor"
 )
 
 // Classifier decides whether one vegeta result is a failed attempt. It must
@@ -25,8 +26,8 @@ func DefaultClassifier(r *vegeta.Result) bool {
 // its Classifier. It implements governor.Counters. The zero value is not
 // usable; build it with NewCounter. It is safe for concurrent use.
 type Counter struct {
-	classify   Classifier
-	ok, failed atomic.Uint64
+	classify Classifier
+	tally    governor.Tally
 }
 
 // NewCounter returns a counter that classifies with c, or with
@@ -43,17 +44,8 @@ func (c *Counter) Observe(r *vegeta.Result) {
 	if r == nil {
 		return
 	}
-	if c.classify(r) {
-		c.failed.Add(1)
-	} else {
-		c.ok.Add(1)
-	}
+	c.tally.Add(c.classify(r))
 }
 
 // Attempts returns the cumulative counts (governor.Counters).
-func (c *Counter) Attempts() (ok, failed uint64) {
-	// Read failed first: a result counted between the two loads then shows up
-	// as an extra ok at worst, never as a failure the window did not see.
-	failed = c.failed.Load()
-	return c.ok.Load(), failed
-}
+func (c *Counter) Attempts() (ok, failed uint64) { return c.tally.Attempts() }
