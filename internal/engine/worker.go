@@ -28,11 +28,15 @@ type worker struct {
 	cancel   context.CancelFunc
 	deadline *time.Timer
 	reqs     []*http.Request
+
+	// conns are the worker's kept plain-http connections, one per address
+	// in Engine.addrs; nil until first used.
+	conns []*conn
 }
 
 func (e *Engine) newWorker(id int) *worker {
 	e.workerCount.Add(1)
-	w := &worker{e: e, id: id, next: id % len(e.reqs)}
+	w := &worker{e: e, id: id, next: id % len(e.reqs), conns: make([]*conn, len(e.addrs))}
 	if len(e.reqs) <= maxCachedTargets {
 		w.reqs = make([]*http.Request, len(e.reqs))
 	}
@@ -78,8 +82,11 @@ func (w *worker) disarm() (fired bool) {
 	return true
 }
 
-// close releases the worker's deadline.
+// close releases the worker's deadline and connections.
 func (w *worker) close() {
+	for a := range w.conns {
+		w.drop(a)
+	}
 	if w.ctx != nil {
 		w.deadline.Stop()
 		w.cancel()
@@ -149,16 +156,16 @@ func (w *worker) iterate(start time.Time) {
 func (w *worker) attempt(target int, start time.Time) (failed, aborted bool) {
 	e := w.e
 	class := ClassOK
-	resp, err := e.transport.RoundTrip(w.arm(target))
-	if err == nil {
-		// Drain the body so the connection goes back to the pool; the
-		// attempt ends at its last byte.
-		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+	var status int
+	var err error
+	timedOut := false
+	if e.wires[target].bytes != nil {
+		status, err = w.roundTrip(target)
+	} else {
+		status, timedOut, err = w.viaTransport(target)
 	}
-	timedOut := w.disarm()
-	if err == nil && e.cfg.FailOn.failedStatus(resp.StatusCode) {
-		failed, class = true, statusClass(resp.StatusCode)
+	if err == nil && e.cfg.FailOn.failedStatus(status) {
+		failed, class = true, statusClass(status)
 	}
 	if err != nil {
 		if e.hard.Err() != nil {
@@ -183,6 +190,21 @@ func (w *worker) attempt(target int, start time.Time) (failed, aborted bool) {
 		e.ok.Add(1)
 	}
 	return failed, false
+}
+
+// viaTransport sends target i once through the HTTP transport and drains
+// the response body. timedOut says the attempt's deadline cut it off.
+func (w *worker) viaTransport(i int) (status int, timedOut bool, err error) {
+	resp, err := w.e.transport.RoundTrip(w.arm(i))
+	if err == nil {
+		// Drain the body so the connection goes back to the pool; the
+		// attempt ends at its last byte.
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		status = resp.StatusCode
+	}
+	timedOut = w.disarm()
+	return status, timedOut, err
 }
 
 // backoff pauses before try+1. It returns false, at once, when the phase is
