@@ -18,8 +18,8 @@ import (
 // channels, and it arms a timer and a context per request: on a loopback
 // target that bookkeeping cost as much client CPU as the system calls
 // themselves. A worker runs one attempt at a time, so it needs none of it:
-// it writes the request's prepared bytes, reads the response with
-// http.ReadResponse (the transport's own parser), drains the body, and
+// it writes the request's prepared bytes, reads the status and the body's
+// framing (readResponse), drains the body, and
 // keeps the connection for the next attempt. The attempt's timeout is the
 // connection's deadline. HTTPS targets still go through the transport.
 
@@ -177,30 +177,17 @@ func (w *worker) exchange(c *conn, i int, deadline time.Time) (status int, retry
 	if _, err = c.br.Peek(1); err != nil {
 		return 0, kept && t.replayable && closedByPeer(err), err
 	}
-	req := w.e.reqs[i]
-	for range 5 { // interim 1xx responses, as many as the transport skips
-		resp, err := http.ReadResponse(c.br, req)
-		if err != nil {
-			return 0, false, err
-		}
-		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
-			continue
-		}
-		// Drain the body; the attempt ends at its last byte.
-		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return 0, false, err
-		}
-		c.used = true
-		if resp.Close || resp.StatusCode == http.StatusSwitchingProtocols {
-			// The server closes the connection after this response: keep the
-			// outcome, drop the connection.
-			w.drop(t.addr)
-		}
-		return resp.StatusCode, false, nil
+	status, keep, err := readResponse(c.br, w.e.reqs[i].Method == http.MethodHead)
+	if err != nil {
+		return 0, false, err
 	}
-	return 0, false, errors.New("engine: too many 1xx responses")
+	c.used = true
+	if !keep {
+		// The server closes the connection after this response: keep the
+		// outcome, drop the connection.
+		w.drop(t.addr)
+	}
+	return status, false, nil
 }
 
 // closedByPeer reports whether err says the server had closed the

@@ -90,6 +90,11 @@ func TestConnFraming(t *testing.T) {
 		{"closed while kept", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n", true, false},
 		{"interim 100", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n", false, false},
 		{"head", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", false, true},
+		{"lower-case chunked with trailer", "HTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\ncontent-length: 99\r\n\r\n3;x=y\r\nok\n\r\n0\r\nX-Sum: 1\r\n\r\n", false, false},
+		{"no content", "HTTP/1.1 204 No Content\r\nContent-Length: 3\r\n\r\n", false, false},
+		{"not modified", "HTTP/1.1 304 Not Modified\r\nContent-Length: 3\r\n\r\n", false, false},
+		{"1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 3\r\n\r\nok\n", false, false},
+		{"folded header", "HTTP/1.1 200 OK\r\nX-A: 1\r\n  2\r\nContent-Length: 3\r\n\r\nok\n", false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,12 +115,30 @@ func TestConnFraming(t *testing.T) {
 	}
 }
 
-// A response cut short is the target's failure, classed reset.
-func TestConnTruncated(t *testing.T) {
+// A response cut short is the target's failure, classed reset; one that is
+// not HTTP is classed other.
+func TestConnBroken(t *testing.T) {
 	t.Parallel()
-	tgts, _ := rawServe(t, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nok", true)
-	res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 100 * time.Millisecond})
-	if c := res.Counts; c.Failed == 0 || c.Classes[ClassReset] != c.Failed || c.OK != 0 {
-		t.Errorf("counts %+v: every attempt must fail as reset", c)
+	cases := []struct {
+		name, reply string
+		class       Class
+	}{
+		{"truncated body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nok", ClassReset},
+		{"truncated head", "HTTP/1.1 200 OK\r\nContent-Le", ClassReset},
+		{"truncated chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n9\r\nok", ClassReset},
+		{"not http", "SSH-2.0-OpenSSH_9.6\r\n\r\n", ClassOther},
+		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: 3x\r\n\r\nok\n", ClassOther},
+		{"conflicting lengths", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nok\n", ClassOther},
+		{"unknown coding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nok\n", ClassOther},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tgts, _ := rawServe(t, tc.reply, true)
+			res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 100 * time.Millisecond})
+			if c := res.Counts; c.Failed == 0 || c.Classes[tc.class] != c.Failed || c.OK != 0 {
+				t.Errorf("counts %+v: every attempt must fail as %v", c, tc.class)
+			}
+		})
 	}
 }
