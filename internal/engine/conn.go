@@ -37,8 +37,9 @@ type wire struct {
 }
 
 // prepareWire returns req's plain-http form, or ok false when req must go
-// through the transport (TLS, or a host the transport would rewrite).
-func (e *Engine) prepareWire(req *http.Request) (wire, bool) {
+// through the transport (TLS, or a host the transport would rewrite). index
+// maps the addresses in e.addrs to their positions.
+func (e *Engine) prepareWire(req *http.Request, index map[string]int) (wire, bool) {
 	u := req.URL
 	if u.Scheme != "http" || u.User != nil {
 		return wire{}, false
@@ -64,7 +65,7 @@ func (e *Engine) prepareWire(req *http.Request) (wire, bool) {
 	if err := r.Write(&buf); err != nil {
 		return wire{}, false
 	}
-	w := wire{bytes: buf.Bytes(), addr: -1}
+	w := wire{bytes: buf.Bytes()}
 	switch req.Method {
 	case "GET", "HEAD", "OPTIONS", "TRACE":
 		w.replayable = true
@@ -73,15 +74,13 @@ func (e *Engine) prepareWire(req *http.Request) (wire, bool) {
 		_, b := req.Header["X-Idempotency-Key"]
 		w.replayable = a || b
 	}
-	for i, a := range e.addrs {
-		if a == addr {
-			w.addr = i
-		}
-	}
-	if w.addr < 0 {
-		w.addr = len(e.addrs)
+	a, ok := index[addr]
+	if !ok {
+		a = len(e.addrs)
+		index[addr] = a
 		e.addrs = append(e.addrs, addr)
 	}
+	w.addr = a
 	return w, true
 }
 
@@ -117,12 +116,46 @@ func (w *worker) dial(a int, deadline time.Time) (*conn, error) {
 	return c, nil
 }
 
-// drop closes the connection in slot a.
+// conn returns the worker's kept connection to address a, nil for none.
+func (w *worker) conn(a int) *conn {
+	if w.conns != nil {
+		return w.conns[a]
+	}
+	return w.connsByAddr[a]
+}
+
+// keep makes c the worker's connection to address a.
+func (w *worker) keep(a int, c *conn) {
+	if w.conns != nil {
+		w.conns[a] = c
+		return
+	}
+	if w.connsByAddr == nil {
+		w.connsByAddr = make(map[int]*conn)
+	}
+	w.connsByAddr[a] = c
+}
+
+// drop closes the connection to address a.
 func (w *worker) drop(a int) {
-	if c := w.conns[a]; c != nil {
+	if c := w.conn(a); c != nil {
 		c.unhook()
 		c.nc.Close()
-		w.conns[a] = nil
+		if w.conns != nil {
+			w.conns[a] = nil
+		} else {
+			delete(w.connsByAddr, a)
+		}
+	}
+}
+
+// dropAll closes all the worker's connections.
+func (w *worker) dropAll() {
+	for a := range w.conns {
+		w.drop(a)
+	}
+	for a := range w.connsByAddr {
+		w.drop(a)
 	}
 }
 
@@ -135,10 +168,12 @@ func (w *worker) roundTrip(i int) (status int, err error) {
 	now := time.Now()
 	deadline := now.Add(w.e.cfg.Timeout)
 	for {
-		c := w.conns[t.addr]
-		if c != nil && !t.replayable && now.Sub(c.sent) > maxIdleNonReplayable {
-			// It may have been closed by the server while idle, and this
-			// request could not be sent again if it had: start afresh.
+		c := w.conn(t.addr)
+		if c != nil && (c.br.Buffered() > 0 || !t.replayable && now.Sub(c.sent) > maxIdleNonReplayable) {
+			// Bytes nobody asked for: the server is out of step with the
+			// connection. Or it may have been closed by the server while
+			// idle, and this request could not be sent again if it had.
+			// Start afresh.
 			w.drop(t.addr)
 			c = nil
 		}
@@ -146,7 +181,7 @@ func (w *worker) roundTrip(i int) (status int, err error) {
 			if c, err = w.dial(t.addr, deadline); err != nil {
 				return 0, err
 			}
-			w.conns[t.addr] = c
+			w.keep(t.addr, c)
 		}
 		c.sent = now
 		status, retry, err := w.exchange(c, i, deadline)

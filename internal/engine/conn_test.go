@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -140,5 +141,40 @@ func TestConnBroken(t *testing.T) {
 				t.Errorf("counts %+v: every attempt must fail as %v", c, tc.class)
 			}
 		})
+	}
+}
+
+// With more distinct addresses than a worker indexes, each address still
+// gets one kept connection that carries all its requests.
+func TestManyAddresses(t *testing.T) {
+	t.Parallel()
+	var dials, hits atomic.Int64
+	var list []targets.Target
+	for range maxCachedTargets + 2 {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				dials.Add(1)
+			}
+		}
+		srv.Start()
+		t.Cleanup(srv.Close)
+		u, _ := url.Parse(srv.URL + "/")
+		list = append(list, targets.Target{Method: "GET", URL: u, Header: http.Header{}})
+	}
+	e, err := New(Config{Targets: list, Limits: governor.NewLimits(governor.Concurrency, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.addrs) != len(list) {
+		t.Fatalf("%d addresses for %d servers", len(e.addrs), len(list))
+	}
+	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 300 * time.Millisecond})
+	c := res.Counts
+	if c.OK < uint64(2*len(list)) || c.Failed != 0 || hits.Load() != int64(c.OK) {
+		t.Errorf("counts %+v, %d requests served: each of %d addresses must be sent to more than once", c, hits.Load(), len(list))
+	}
+	if d := dials.Load(); d != int64(len(list)) {
+		t.Errorf("%d connections for %d addresses: one worker keeps one per address", d, len(list))
 	}
 }

@@ -145,6 +145,7 @@ func New(cfg Config) (*Engine, error) {
 	e.gov = gov
 	e.transport = newTransport(cfg)
 	e.dialer = newDialer(cfg)
+	addrIndex := make(map[string]int)
 	for _, t := range cfg.Targets {
 		req, err := http.NewRequest(t.Method, t.URL.String(), nil)
 		if err != nil {
@@ -160,7 +161,7 @@ func New(cfg Config) (*Engine, error) {
 			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		}
 		e.reqs = append(e.reqs, req)
-		wire, _ := e.prepareWire(req)
+		wire, _ := e.prepareWire(req, addrIndex)
 		e.wires = append(e.wires, wire)
 	}
 	return e, nil

@@ -29,21 +29,28 @@ type worker struct {
 	deadline *time.Timer
 	reqs     []*http.Request
 
-	// conns are the worker's kept plain-http connections, one per address
-	// in Engine.addrs; nil until first used.
-	conns []*conn
+	// conns are the worker's kept plain-http connections, indexed by
+	// address in Engine.addrs (nil for none yet); nil itself when there are
+	// more addresses than maxCachedTargets, and then connsByAddr holds them.
+	conns       []*conn
+	connsByAddr map[int]*conn
 }
 
 func (e *Engine) newWorker(id int) *worker {
 	e.workerCount.Add(1)
-	w := &worker{e: e, id: id, next: id % len(e.reqs), conns: make([]*conn, len(e.addrs))}
+	w := &worker{e: e, id: id, next: id % len(e.reqs)}
 	if len(e.reqs) <= maxCachedTargets {
 		w.reqs = make([]*http.Request, len(e.reqs))
+	}
+	if len(e.addrs) <= maxCachedTargets {
+		w.conns = make([]*conn, len(e.addrs))
 	}
 	return w
 }
 
-// maxCachedTargets bounds the prepared requests a worker keeps.
+// maxCachedTargets bounds the prepared requests a worker keeps, and the
+// addresses for which it indexes its connections in a slice rather than a
+// map.
 const maxCachedTargets = 64
 
 // arm starts the deadline of one attempt at target i and returns its request.
@@ -84,9 +91,7 @@ func (w *worker) disarm() (fired bool) {
 
 // close releases the worker's deadline and connections.
 func (w *worker) close() {
-	for a := range w.conns {
-		w.drop(a)
-	}
+	w.dropAll()
 	if w.ctx != nil {
 		w.deadline.Stop()
 		w.cancel()
