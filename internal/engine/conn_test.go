@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -176,5 +177,71 @@ func TestManyAddresses(t *testing.T) {
 	}
 	if d := dials.Load(); d != int64(len(list)) {
 		t.Errorf("%d connections for %d addresses: one worker keeps one per address", d, len(list))
+	}
+}
+
+// A worker's own connection sends each target byte for byte as the HTTP
+// transport would.
+func TestWireMatchesTransport(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			var buf bytes.Buffer
+			req, err := http.ReadRequest(bufio.NewReader(io.TeeReader(c, &buf)))
+			if err == nil {
+				io.Copy(io.Discard, req.Body)
+				io.WriteString(c, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+			}
+			c.Close()
+			got <- buf.Bytes()
+		}
+	}()
+	base := "http://" + ln.Addr().String()
+	mk := func(method, path string, h http.Header, body []byte) targets.Target {
+		u, _ := url.Parse(base + path)
+		return targets.Target{Method: method, URL: u, Header: h, Body: body}
+	}
+	list := []targets.Target{
+		mk("GET", "/a?x=1&y=%20", http.Header{"X-T": {"1", "2"}, "User-Agent": {"me"}}, nil),
+		mk("POST", "/b", http.Header{"Content-Type": {"text/plain"}}, []byte("hello")),
+		mk("POST", "/c", http.Header{}, nil),
+		mk("HEAD", "/d", http.Header{"Host": {"example.test"}}, nil),
+		mk("DELETE", "/e", http.Header{"Idempotency-Key": {"k"}}, []byte("{}")),
+	}
+	e, err := New(Config{Targets: list, Limits: governor.NewLimits(governor.Concurrency, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.transport.CloseIdleConnections()
+	w := e.newWorker(0)
+	for i := range list {
+		if e.wires[i].bytes == nil {
+			t.Fatalf("target %d: no plain-http form", i)
+		}
+		resp, err := e.transport.RoundTrip(w.arm(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		w.disarm()
+		if sent := <-got; !bytes.Equal(sent, e.wires[i].bytes) {
+			t.Errorf("target %d: transport sent\n%q\nworker sends\n%q", i, sent, e.wires[i].bytes)
+		}
+	}
+	w.close()
+	for i, want := range []bool{true, false, false, true, true} {
+		if e.wires[i].replayable != want {
+			t.Errorf("target %d: replayable %v, want %v", i, e.wires[i].replayable, want)
+		}
 	}
 }
