@@ -44,17 +44,10 @@
 // # Cost
 //
 // The hot path takes no lock of the engine's (the latency recorder and the
-// concurrency gate have their own) and allocates nothing: counters are
-// padded atomics, and a plain-http target goes over the worker's own kept
-// connection, one per address. The worker writes the request's prepared
-// bytes (what http.Transport would send), reads only the status and the
-// body's framing, drains the body, and bounds the attempt with the
-// connection's deadline; there are no per-connection goroutines or channel
-// hand-offs as in the transport, which cost as much client CPU as the
-// system calls on a loopback target. A kept connection the server closed is
-// replaced, and a replayable request sent again once, as the transport does.
-// HTTPS targets go through an http.Transport that keeps an idle connection
-// per worker, with one attempt deadline per worker (a context and a timer
-// re-armed per attempt, replaced only after a timeout). Every response body
-// is drained.
+// concurrency gate have their own) and allocates nothing net/http does not:
+// counters are padded atomics; each worker keeps its targets' prepared
+// requests and one attempt deadline (a context and a timer re-armed per
+// attempt, replaced only after a timeout); the HTTP transport keeps an idle
+// connection per worker so connections are reused; every response body is
+// drained and closed.
 package engine

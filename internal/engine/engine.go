@@ -78,9 +78,6 @@ type Engine struct {
 	gov       *governor.Governor
 	transport *http.Transport
 	reqs      []*http.Request // one prepared request per target, read-only
-	wires     []wire          // each target's plain-http form, read-only
-	addrs     []string        // the plain-http targets' distinct dial addresses
-	dialer    *net.Dialer
 
 	// Hot-path counters, each on its own cache line.
 	ok, failed   padded
@@ -144,8 +141,6 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.gov = gov
 	e.transport = newTransport(cfg)
-	e.dialer = newDialer(cfg)
-	addrIndex := make(map[string]int)
 	for _, t := range cfg.Targets {
 		req, err := http.NewRequest(t.Method, t.URL.String(), nil)
 		if err != nil {
@@ -161,18 +156,12 @@ func New(cfg Config) (*Engine, error) {
 			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		}
 		e.reqs = append(e.reqs, req)
-		wire, _ := e.prepareWire(req, addrIndex)
-		e.wires = append(e.wires, wire)
 	}
 	return e, nil
 }
 
-func newDialer(cfg Config) *net.Dialer {
-	return &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
-}
-
 func newTransport(cfg Config) *http.Transport {
-	d := newDialer(cfg)
+	d := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
 	return &http.Transport{
 		// Load goes straight to the target: a proxy from the environment
 		// would measure the proxy.

@@ -28,12 +28,6 @@ type worker struct {
 	cancel   context.CancelFunc
 	deadline *time.Timer
 	reqs     []*http.Request
-
-	// conns are the worker's kept plain-http connections, indexed by
-	// address in Engine.addrs (nil for none yet); nil itself when there are
-	// more addresses than maxCachedTargets, and then connsByAddr holds them.
-	conns       []*conn
-	connsByAddr map[int]*conn
 }
 
 func (e *Engine) newWorker(id int) *worker {
@@ -42,15 +36,10 @@ func (e *Engine) newWorker(id int) *worker {
 	if len(e.reqs) <= maxCachedTargets {
 		w.reqs = make([]*http.Request, len(e.reqs))
 	}
-	if len(e.addrs) <= maxCachedTargets {
-		w.conns = make([]*conn, len(e.addrs))
-	}
 	return w
 }
 
-// maxCachedTargets bounds the prepared requests a worker keeps, and the
-// addresses for which it indexes its connections in a slice rather than a
-// map.
+// maxCachedTargets bounds the prepared requests a worker keeps.
 const maxCachedTargets = 64
 
 // arm starts the deadline of one attempt at target i and returns its request.
@@ -89,9 +78,8 @@ func (w *worker) disarm() (fired bool) {
 	return true
 }
 
-// close releases the worker's deadline and connections.
+// close releases the worker's deadline.
 func (w *worker) close() {
-	w.dropAll()
 	if w.ctx != nil {
 		w.deadline.Stop()
 		w.cancel()
@@ -161,16 +149,16 @@ func (w *worker) iterate(start time.Time) {
 func (w *worker) attempt(target int, start time.Time) (failed, aborted bool) {
 	e := w.e
 	class := ClassOK
-	var status int
-	var err error
-	timedOut := false
-	if e.wires[target].bytes != nil {
-		status, err = w.roundTrip(target)
-	} else {
-		status, timedOut, err = w.viaTransport(target)
+	resp, err := e.transport.RoundTrip(w.arm(target))
+	if err == nil {
+		// Drain the body so the connection goes back to the pool; the
+		// attempt ends at its last byte.
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 	}
-	if err == nil && e.cfg.FailOn.failedStatus(status) {
-		failed, class = true, statusClass(status)
+	timedOut := w.disarm()
+	if err == nil && e.cfg.FailOn.failedStatus(resp.StatusCode) {
+		failed, class = true, statusClass(resp.StatusCode)
 	}
 	if err != nil {
 		if e.hard.Err() != nil {
@@ -195,21 +183,6 @@ func (w *worker) attempt(target int, start time.Time) (failed, aborted bool) {
 		e.ok.Add(1)
 	}
 	return failed, false
-}
-
-// viaTransport sends target i once through the HTTP transport and drains
-// the response body. timedOut says the attempt's deadline cut it off.
-func (w *worker) viaTransport(i int) (status int, timedOut bool, err error) {
-	resp, err := w.e.transport.RoundTrip(w.arm(i))
-	if err == nil {
-		// Drain the body so the connection goes back to the pool; the
-		// attempt ends at its last byte.
-		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		status = resp.StatusCode
-	}
-	timedOut = w.disarm()
-	return status, timedOut, err
 }
 
 // backoff pauses before try+1. It returns false, at once, when the phase is
