@@ -38,8 +38,9 @@
 // push-on-set control path (Control): the governor's Set never blocks its
 // loop, the Applier (a gate.Gate) applies the value and the Control confirms
 // what was actually applied. The committed offer is the last confirmed value,
-// and every confirmation restarts the window from a fresh counter snapshot.
-// A write of another origin (OriginUser) is adopted the same way.
+// and every confirmation restarts the window from a fresh counter snapshot
+// once a settle span (WithSettle, one tick by default) has passed: answers
+// arriving right after a change belong to the old offer. A write of another origin (OriginUser) is adopted the same way.
 //
 // Time is a parameter: Run drives the governor from a clock.Clock ticker, and
 // Tick and Confirm take the time explicitly, so tests and simulations run
@@ -53,6 +54,8 @@
 // # Measurement honesty
 //
 // Capacity turns the windows into the capacity at the failure bound: goodput
-// over the settled windows (at or below High, judged near the congestion
-// point). Windows above High are saturation artifacts, counted and excluded.
+// over the steady windows (Steady: at or below High, judged near the
+// congestion point, at the level the phase settled at). Windows above High
+// are saturation artifacts, counted and excluded. Tally is the cumulative
+// attempt counter a host feeds.
 package governor
