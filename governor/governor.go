@@ -115,8 +115,7 @@ type Governor struct {
 	settleSet bool
 
 	mu          sync.Mutex
-	settling    bool // evidence is being discarded until settleUntil
-	settleUntil time.Time
+	settleUntil time.Time // when set, evidence is discarded until then (after a change)
 	started     bool
 	offer       float64
 	lastBad     float64
@@ -209,13 +208,13 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		return 0, false
 	}
 	okN, failN := g.counters.Attempts()
-	if g.settling {
+	if !g.settleUntil.IsZero() {
 		if now.Before(g.settleUntil) {
 			g.mu.Unlock()
 			return 0, false
 		}
 		// Settled: the window starts here, on evidence of the new offer only.
-		g.settling = false
+		g.settleUntil = time.Time{}
 		g.restart(now, okN, failN)
 		g.mu.Unlock()
 		return 0, false
@@ -238,6 +237,7 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	if n > 0 {
 		w.Frac = float64(dFail) / float64(n)
 	}
+	var d Decision
 	if n < g.limits.MinAttempts {
 		if now.Before(g.holdAt) {
 			g.mu.Unlock()
@@ -249,34 +249,27 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		// the evidence instead of holding forever.
 		g.streak = 0
 		g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
-		w.Decision = Decision{Kind: KindHold, Signal: SignalNoEvidence, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
-		w.Streak = 0
-		g.last = w.Decision
-		g.windows++
-		g.mu.Unlock()
-		g.logWindow(w, n)
-		if g.observe != nil {
-			g.observe(w)
-		}
-		return 0, false
+		d = Decision{Kind: KindHold, Signal: SignalNoEvidence, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
 	} else {
-		w.Decision = Decide(w.Frac, g.offer, g.lastBad, g.limits)
+		d = Decide(w.Frac, g.offer, g.lastBad, g.limits)
 		qualifies := w.Frac <= g.limits.Low && g.lastBad > 0 && g.offer >= g.lastBad
 		var clears bool
 		g.streak, clears = MemoryClearStep(g.streak, qualifies)
 		if clears {
-			w.Decision.LastBad = 0
-			w.Decision.Signal = SignalMemoryCleared
+			d.LastBad = 0
+			d.Signal = SignalMemoryCleared
 		}
-		g.lastBad = w.Decision.LastBad
+		g.lastBad = d.LastBad
 	}
-	w.Streak = g.streak
-	g.last = w.Decision
+	w.Decision, w.Streak = d, g.streak
+	g.last = d
 	g.windows++
-	d := w.Decision
-	if d.Offer != g.offer {
+	switch {
+	case d.Signal == SignalNoEvidence:
+		// The window goes on: nothing restarts.
+	case d.Offer != g.offer:
 		g.pending, g.asked = true, d.Offer
-	} else {
+	default:
 		g.restart(now, okN, failN)
 	}
 	g.mu.Unlock()
@@ -304,7 +297,7 @@ func (g *Governor) Confirm(now time.Time, c Confirmation) {
 	g.pending = false
 	g.restart(now, okN, failN)
 	if g.settle > 0 {
-		g.settling, g.settleUntil = true, now.Add(g.settle)
+		g.settleUntil = now.Add(g.settle)
 	}
 	g.mu.Unlock()
 
