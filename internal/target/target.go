@@ -343,38 +343,30 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	v := t.admit(t.clk.Now())
 	done := r.Context().Done()
-	switch v.act {
-	case actShed:
+	if v.act == actShed {
 		t.shed.Add(1)
 		answer(w, http.StatusServiceUnavailable, "over capacity\n")
-		return
-	case actExpire:
-		ok := t.sleep(v.wait, done)
-		t.leaveQueue()
-		if !ok {
-			t.canceled.Add(1)
-			return
-		}
-		t.expired.Add(1)
-		answer(w, http.StatusServiceUnavailable, "queue timeout\n")
 		return
 	}
 	if v.w != nil { // concurrent queue: wait for a slot or the timeout
 		switch t.await(v.w, v.wait, done) {
 		case actExpire:
-			t.expired.Add(1)
-			answer(w, http.StatusServiceUnavailable, "queue timeout\n")
+			t.expire(w)
 			return
 		case actShed: // the client left
 			t.canceled.Add(1)
 			return
 		}
 		v.slot = true
-	} else if v.queued { // rate queue: the reserved token comes after wait
+	} else if v.queued { // rate queue: hold the place for wait
 		ok := t.sleep(v.wait, done)
 		t.leaveQueue()
 		if !ok {
 			t.canceled.Add(1)
+			return
+		}
+		if v.act == actExpire { // the place never became a token
+			t.expire(w)
 			return
 		}
 	}
@@ -395,6 +387,12 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	t.ok.Add(1)
 	answer(w, http.StatusOK, "ok\n")
+}
+
+// expire answers a request whose queue timeout came first.
+func (t *Target) expire(w http.ResponseWriter) {
+	t.expired.Add(1)
+	answer(w, http.StatusServiceUnavailable, "queue timeout\n")
 }
 
 // await waits in the concurrent queue for a slot until timeout. It returns
