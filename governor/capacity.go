@@ -46,6 +46,11 @@ func Settled(w Window, high float64) bool {
 	return false
 }
 
+// Saturated reports whether a window is a saturation artifact: it resolved
+// attempts and its failure fraction was above high. Reports flag such
+// windows; Capacity counts them and never rests on them.
+func Saturated(w Window, high float64) bool { return w.Frac > high && w.OK+w.Failed > 0 }
+
 // steadySpan is how far, as a fraction of the offer, a window may lie from
 // the level a phase settled at and still belong to that steady state. The
 // steady state spans a back-off's trim (at most 10 %) and the dead band above
@@ -65,7 +70,7 @@ const steadySpan = 0.15
 func Capacity(windows []Window, high float64) Estimate {
 	var e Estimate
 	for _, w := range windows {
-		if w.Frac > high && w.OK+w.Failed > 0 {
+		if Saturated(w, high) {
 			e.Saturated++
 		}
 	}

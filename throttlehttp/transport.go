@@ -112,7 +112,7 @@ func New(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	}
 	t := &Transport{base: base, gate: g, classify: c.classify, concurrent: mode == gate.Concurrency, done: make(chan struct{})}
 	gopts := append([]governor.Option{governor.WithClock(c.clock), governor.WithLogger(c.log)}, c.gov...)
-	gov, err := governor.New(l, governor.CountersFunc(t.Attempts), gopts...)
+	gov, err := governor.New(l, &t.tally, gopts...)
 	if err != nil {
 		return nil, fmt.Errorf("throttlehttp: %w", err)
 	}
@@ -132,7 +132,11 @@ func New(base http.RoundTripper, opts ...Option) (*Transport, error) {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Deadlines are wall-clock times, so the budget is measured on the wall
 	// clock whatever clock the gate runs on.
-	entered := time.Now()
+	deadline, hasDeadline := req.Context().Deadline()
+	var entered time.Time
+	if hasDeadline {
+		entered = time.Now()
+	}
 	p, err := t.gate.Acquire(req.Context())
 	if err != nil {
 		if req.Body != nil {
@@ -140,10 +144,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	starved := false
-	if deadline, ok := req.Context().Deadline(); ok {
-		starved = deadline.Sub(time.Now()) < deadline.Sub(entered)/2
-	}
+	starved := hasDeadline && deadline.Sub(time.Now()) < deadline.Sub(entered)/2
 	resp, err := t.base.RoundTrip(req)
 	t.count(req, resp, err, starved)
 	if err != nil || !t.concurrent {
@@ -208,21 +209,23 @@ func (t *Transport) Close() {
 }
 
 // releasingBody releases a concurrency permit when the body is closed or read
-// to its end, whichever comes first. Permit.Release is idempotent.
+// to its end, whichever comes first. Permit.Release is idempotent, but a
+// second call still takes the gate's lock, so the body releases once.
 type releasingBody struct {
 	io.ReadCloser
 	permit gate.Permit
+	once   sync.Once
 }
 
 func (b *releasingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil {
-		b.permit.Release()
+		b.once.Do(b.permit.Release)
 	}
 	return n, err
 }
 
 func (b *releasingBody) Close() error {
-	b.permit.Release()
+	b.once.Do(b.permit.Release)
 	return b.ReadCloser.Close()
 }

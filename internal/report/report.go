@@ -224,7 +224,7 @@ func windowRows(in Input, steady []int) []WindowJSON {
 			LastBad:   round(w.Decision.LastBad, 3),
 			Streak:    w.Streak,
 			Settled:   settled[i],
-			Saturated: w.Frac > in.Settings.Limits.High && n > 0,
+			Saturated: governor.Saturated(w, in.Settings.Limits.High),
 		}
 		if secs > 0 {
 			row.AttemptsPerS = round(float64(n)/secs, 3)

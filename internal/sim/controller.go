@@ -32,7 +32,6 @@ type Controller interface {
 type Governor struct {
 	limits  governor.Limits
 	applier governor.Applier
-	logger  *slog.Logger
 	g       *governor.Governor
 	offer   float64
 	windows []governor.Window
@@ -46,13 +45,9 @@ type GovernorOption func(*Governor)
 // exactly what was asked.
 func WithApplier(a governor.Applier) GovernorOption { return func(g *Governor) { g.applier = a } }
 
-// WithGovernorLogger sets the governor's logger. The default discards, so
-// sweeps of thousands of runs stay quiet and fast.
-func WithGovernorLogger(l *slog.Logger) GovernorOption { return func(g *Governor) { g.logger = l } }
-
 // NewGovernor returns a controller running throttle's governor with limits l.
 func NewGovernor(l governor.Limits, opts ...GovernorOption) *Governor {
-	g := &Governor{limits: l, applier: governor.ApplierFunc(func(x float64) float64 { return x }), logger: slog.New(slog.DiscardHandler)}
+	g := &Governor{limits: l, applier: governor.ApplierFunc(func(x float64) float64 { return x })}
 	for _, o := range opts {
 		o(g)
 	}
@@ -70,7 +65,7 @@ func (g *Governor) Begin(now time.Time, c governor.Counters) (float64, error) {
 	// exactly as DESIGN.md states them, which is what the bars are about.
 	gov, err := governor.New(g.limits, c,
 		governor.WithSettle(0),
-		governor.WithLogger(g.logger),
+		governor.WithLogger(slog.New(slog.DiscardHandler)), // sweeps of thousands of runs stay quiet
 		governor.WithObserver(func(w governor.Window) { g.windows = append(g.windows, w) }))
 	if err != nil {
 		return 0, err

@@ -129,7 +129,7 @@ func Assess(r Result, c, high float64, event time.Duration, stretch float64) Qua
 	}
 	q.FailedBefore, q.AttemptsBefore = count(r.Windows[i0:end])
 	for i, w := range r.Windows {
-		if w.Frac > high && w.OK+w.Failed > 0 {
+		if governor.Saturated(w, high) {
 			q.Breached, q.Breach = true, w
 			q.FailedToBreach, q.AttemptsToBreach = count(r.Windows[min(i0, i):max(end, i+1)])
 			break
