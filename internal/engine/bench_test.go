@@ -30,7 +30,7 @@ func BenchmarkAttempt(b *testing.B) {
 		w.iterate(time.Now())
 	}
 	b.StopTimer()
-	if e.failed.Load() != 0 {
+	if _, failed := e.attempts(); failed != 0 {
 		b.Fatal("failed attempts")
 	}
 }

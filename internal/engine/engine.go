@@ -79,33 +79,32 @@ type Engine struct {
 	transport *http.Transport
 	reqs      []*http.Request // one prepared request per target, read-only
 
-	// Hot-path counters, each on its own cache line.
-	ok, failed   padded
-	iterOK       padded
-	iterFailed   padded
-	dropped      padded
-	aborted      padded
-	inflight     atomic.Int64
-	classes      [NumClasses]padded
-	startNanos   atomic.Int64 // Run's start, Unix nanoseconds; 0 before Run
-	stopping     atomic.Bool  // no new tries once set
-	stop         chan struct{}
-	hard         context.Context // cancelled to abort in-flight attempts
-	abort        context.CancelFunc
-	work         chan time.Time // rate mode: due instants handed to idle workers
-	workersMu    sync.Mutex     // guards spawning (concurrency mode)
-	workerCount  atomic.Int64
-	wg           sync.WaitGroup
-	windowsMu    sync.Mutex
-	windows      []governor.Window
-	ran          atomic.Bool
-	phaseStopped atomic.Bool // set once no more workers may be spawned
+	// Hot-path counters, each on its own cache line. An attempt is failed
+	// exactly when its class is not ClassOK, so the classes are also the
+	// governor's ok and failed counts.
+	iterOK      padded
+	iterFailed  padded
+	dropped     padded
+	aborted     padded
+	inflight    paddedInt
+	classes     [NumClasses]padded
+	startNanos  atomic.Int64    // Run's start, Unix nanoseconds; 0 before Run
+	stop        chan struct{}   // closed when the phase stops: no new tries
+	hard        context.Context // cancelled to abort in-flight attempts
+	abort       context.CancelFunc
+	work        chan time.Time // rate mode: due instants handed to idle workers
+	workersMu   sync.Mutex     // guards spawning (concurrency mode)
+	workerCount atomic.Int64
+	wg          sync.WaitGroup
+	windowsMu   sync.Mutex
+	windows     []governor.Window
+	ran         atomic.Bool
 }
 
 // ScheduleSlack is how late the open-loop scheduler may fall behind its
 // schedule and still send every arrival it missed (each with its own due
-// instant, so the lateness shows in the latency). The gate's default of
-// 1 ms lost 3–5 % of the arrivals at 200–400/s on a busy two-core machine,
+// instant, so the lateness shows in the latency). A window of a
+// millisecond or two (gate.DefaultBurst) lost 3–5 % of the arrivals at 200–400/s on a busy two-core machine,
 // where a goroutine or timer is often woken a few milliseconds late; 10 ms
 // keeps the achieved rate at the offer, and bounds the catch-up after a
 // longer stall to offer × 10 ms arrivals.
@@ -113,6 +112,11 @@ const ScheduleSlack = 10 * time.Millisecond
 
 type padded struct {
 	atomic.Uint64
+	_ [56]byte
+}
+
+type paddedInt struct {
+	atomic.Int64
 	_ [56]byte
 }
 
@@ -185,10 +189,32 @@ func (e *Engine) Config() Config { return e.cfg }
 
 // attempts is the governor's view of the counters.
 func (e *Engine) attempts() (ok, failed uint64) {
-	// Read failed first: a concurrent attempt then can only make ok look
-	// newer than failed, never count one attempt twice.
-	failed = e.failed.Load()
-	ok = e.ok.Load()
+	var c [NumClasses]uint64
+	e.loadClasses(&c)
+	return okFailed(&c)
+}
+
+// loadClasses reads the class counters, the failure classes first: a
+// concurrent attempt then can only make ok look newer than failed, never
+// count one attempt twice.
+func (e *Engine) loadClasses(c *[NumClasses]uint64) {
+	for i := range c {
+		if Class(i) != ClassOK {
+			c[i] = e.classes[i].Load()
+		}
+	}
+	c[ClassOK] = e.classes[ClassOK].Load()
+}
+
+// okFailed splits class counts into ok and failed attempts.
+func okFailed(c *[NumClasses]uint64) (ok, failed uint64) {
+	for i, n := range c {
+		if Class(i) == ClassOK {
+			ok = n
+		} else {
+			failed += n
+		}
+	}
 	return ok, failed
 }
 
@@ -200,10 +226,8 @@ func (e *Engine) counts() Counts {
 		Dropped:    e.dropped.Load(),
 		Aborted:    e.aborted.Load(),
 	}
-	c.OK, c.Failed = e.attempts()
-	for i := range c.Classes {
-		c.Classes[i] = e.classes[i].Load()
-	}
+	e.loadClasses(&c.Classes)
+	c.OK, c.Failed = okFailed(&c.Classes)
 	return c
 }
 
@@ -296,11 +320,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	<-govDone
 	ctl.Close()
 	<-schedDone
-	e.workersMu.Lock()
-	e.phaseStopped.Store(true)
-	e.workersMu.Unlock()
-	close(e.work)
-	e.stopping.Store(true)
+	close(e.work) // ctl is closed: no apply can spawn a worker any more
 	close(e.stop)
 	e.drain()
 
@@ -369,9 +389,6 @@ func (e *Engine) schedule(ctx context.Context) {
 func (e *Engine) spawnTo(ctx context.Context, n int) {
 	e.workersMu.Lock()
 	defer e.workersMu.Unlock()
-	if e.phaseStopped.Load() {
-		return
-	}
 	for have := int(e.workerCount.Load()); have < n && have < e.cfg.workers(); have++ {
 		w := e.newWorker(have)
 		e.wg.Add(1)

@@ -13,7 +13,6 @@ import (
 // transport.
 type worker struct {
 	e     *Engine
-	id    int
 	next  int         // round-robin position in the targets
 	pause *time.Timer // backoff between tries, reused
 
@@ -32,7 +31,7 @@ type worker struct {
 
 func (e *Engine) newWorker(id int) *worker {
 	e.workerCount.Add(1)
-	w := &worker{e: e, id: id, next: id % len(e.reqs)}
+	w := &worker{e: e, next: id % len(e.reqs)}
 	if len(e.reqs) <= maxCachedTargets {
 		w.reqs = make([]*http.Request, len(e.reqs))
 	}
@@ -177,11 +176,6 @@ func (w *worker) attempt(target int, start time.Time) (failed, aborted bool) {
 		e.cfg.Latency.Record(time.Since(start))
 	}
 	e.classes[class].Add(1)
-	if failed {
-		e.failed.Add(1)
-	} else {
-		e.ok.Add(1)
-	}
 	return failed, false
 }
 
@@ -189,8 +183,10 @@ func (w *worker) attempt(target int, start time.Time) (failed, aborted bool) {
 // stopping: a stopping phase starts no new attempts.
 func (w *worker) backoff(try int) bool {
 	e := w.e
-	if e.stopping.Load() {
+	select {
+	case <-e.stop:
 		return false
+	default:
 	}
 	d := BackoffBase << min(try-1, 16)
 	if d > BackoffCap || d <= 0 {
