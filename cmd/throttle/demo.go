@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
-	"net/url"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -98,9 +96,6 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	if err != nil {
 		return err
 	}
-	if math.IsNaN(f.ceiling) || math.IsInf(f.ceiling, 0) || f.ceiling <= 0 {
-		return usagef("--rate must be a number > 0, got %v", f.ceiling)
-	}
 	l, err := f.limits(fs, governor.Rate, f.ceiling, "--rate")
 	if err != nil {
 		return err
@@ -122,11 +117,10 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 		cancel()
 		_ = srv.Wait()
 	}()
-	u, err := url.Parse(srv.URL() + "/")
+	list, err := targets.FromURLs([]string{srv.URL() + "/"}, "GET", nil, nil)
 	if err != nil {
 		return err
 	}
-	list := []targets.Target{{Method: "GET", URL: u, Header: map[string][]string{}}}
 	cfg, err := f.engineConfig(list, l)
 	if err != nil {
 		return err

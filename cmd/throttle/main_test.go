@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -106,6 +107,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "50", "--window", "0s", u}, "", "--window must be > 0"},
 		{[]string{"run", "--rate", "50", "--min-attempts", "0", u}, "", "--min-attempts must be > 0"},
 		{[]string{"run", "--rate", "50", "--tick", "0s", u}, "", "--tick must be > 0"},
+		{[]string{"run", "--rate", "50", "--tick", "1ns", u}, "", "--tick must be at least 1ms"},
 		{[]string{"run", "--rate", "50", "--tick", "10s", u}, "", "--tick (10s) must not be longer than --window (5s)"},
 		{[]string{"run", "--rate", "50", "--settle", "-1s", u}, "", "--settle must be >= 0"},
 		{[]string{"run", "--rate", "50", "--duration", "-1s", u}, "", "--duration must be >= 0"},
@@ -305,6 +307,32 @@ func TestRuntimeFailureExit1(t *testing.T) {
 	r := cli(t, "", nil, "run", "--rate", "10", "--duration", "100ms", "--quiet", "--chart", chart, srv.URL)
 	if r.code != 1 || !strings.HasPrefix(r.stderr, "throttle: writing "+chart) || !strings.Contains(r.stdout, "verdict") {
 		t.Errorf("%+v", r)
+	}
+}
+
+// A --listen address the machine refuses (here: already in use) is a
+// runtime failure, not bad input.
+func TestTargetListenInUseExit1(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r := cli(t, "", nil, "target", "--listen", ln.Addr().String())
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "throttle: --listen "+ln.Addr().String()) || !strings.Contains(r.stderr, "in use") {
+		t.Errorf("%+v", r)
+	}
+}
+
+// A ceiling below the default start lowers the start with it instead of
+// blaming a --start the user never gave.
+func TestLowCeilingLowersDefaults(t *testing.T) {
+	r := cli(t, "", nil, "demo", "--rate", "20", "--window", "100ms", "--tick", "50ms", "--duration", "300ms", "--quiet")
+	if r.code != 0 || r.stderr != "" {
+		t.Errorf("demo --rate 20: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "start 20/s") {
+		t.Errorf("want the start lowered to the ceiling:\n%s", r.stdout)
 	}
 }
 

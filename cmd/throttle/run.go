@@ -75,19 +75,25 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.BoolVarP(&p.verbose, "verbose", "v", false, "also log the governor's holds (debug lines)")
 }
 
+// minTick is the finest --tick: the governor reads two counters per tick, and
+// a window is judged on tick boundaries, so nothing is gained below it.
+const minTick = time.Millisecond
+
 // limits turns the flags into the governor's limits for a phase of mode
 // with the given ceiling, naming the offending flag on bad input.
 func (p *phaseFlags) limits(fs *pflag.FlagSet, mode governor.Mode, ceiling float64, ceilingFlag string) (governor.Limits, error) {
 	l := governor.NewLimits(mode, ceiling)
 	l.Floor, l.Start, l.High = p.floor, p.start, p.high
-	if !fs.Changed("start") {
-		l.Start = math.Max(p.start, p.floor)
+	if math.IsNaN(ceiling) || math.IsInf(ceiling, 0) || ceiling <= 0 {
+		return l, usagef("%s must be a number > 0, got %v", ceilingFlag, ceiling)
 	}
-	if !fs.Changed("floor") && l.Floor > ceiling {
-		l.Floor = ceiling // a ceiling below the default floor lowers the floor
-		if !fs.Changed("start") {
-			l.Start = ceiling
-		}
+	// Defaults give way to a low ceiling: the default floor and start never
+	// exceed it (a user's own values are checked as given).
+	if !fs.Changed("floor") {
+		l.Floor = math.Min(p.floor, ceiling)
+	}
+	if !fs.Changed("start") {
+		l.Start = math.Min(math.Max(p.start, l.Floor), ceiling)
 	}
 	l.Low = p.high / 5
 	if fs.Changed("low") {
@@ -111,6 +117,8 @@ func (p *phaseFlags) limits(fs *pflag.FlagSet, mode governor.Mode, ceiling float
 	switch {
 	case p.tick <= 0:
 		return l, usagef("--tick must be > 0, got %v", p.tick)
+	case p.tick < minTick:
+		return l, usagef("--tick must be at least %v (a finer tick only burns CPU), got %v", minTick, p.tick)
 	case p.tick > p.window:
 		return l, usagef("--tick (%v) must not be longer than --window (%v)", p.tick, p.window)
 	case p.settle < 0:
@@ -307,12 +315,6 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 		if fs.Changed("max-vus") {
 			return usagef("--max-vus bounds the open-loop (--rate) pool; with --concurrency the ceiling bounds the workers")
 		}
-	}
-	if math.IsNaN(ceiling) || math.IsInf(ceiling, 0) || ceiling <= 0 {
-		return usagef("%s must be a number > 0, got %v", ceilingFlag, ceiling)
-	}
-	if mode == governor.Concurrency && ceiling != math.Trunc(ceiling) {
-		return usagef("--concurrency must be a whole number, got %v", ceiling)
 	}
 	l, err := f.limits(fs, mode, ceiling, ceilingFlag)
 	if err != nil {

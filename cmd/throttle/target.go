@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -68,7 +70,14 @@ func (f *targetFlags) run(e env) error {
 	defer cancel()
 	srv, err := target.Serve(ctx, f.listen, tg, opts...)
 	if err != nil {
-		return usagef("--listen %s: %s", f.listen, trimPkg(err))
+		msg := fmt.Sprintf("--listen %s: %s", f.listen, trimPkg(err))
+		var sys *os.SyscallError
+		if errors.As(err, &sys) {
+			// A well-formed address the machine refused (in use, no
+			// permission): a runtime failure, not bad input.
+			return errors.New(msg)
+		}
+		return usagef("%s", msg)
 	}
 	fmt.Fprintf(e.stdout, "serving %s on %s (Ctrl-C to stop)\n", tc, srv.URL())
 	if e.signals != nil {
