@@ -57,7 +57,7 @@ func (b *builtinFlags) config(concurrent bool) (target.Config, error) {
 	tc := target.NewConfig(b.capacity)
 	tc.Model, tc.Latency, tc.Concurrent = b.model, b.latency, concurrent
 	if err := tc.Validate(); err != nil {
-		return tc, usagef("%s", trimPkg(err))
+		return tc, usageError{err}
 	}
 	return tc, nil
 }
@@ -105,7 +105,7 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	}
 	tg, err := target.New(tc)
 	if err != nil {
-		return usagef("%s", trimPkg(err))
+		return usageError{err}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := target.Serve(ctx, "", tg, target.WithShutdownGrace(time.Second))
@@ -138,15 +138,4 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 		dev := 100 * (c.GoodputPerS - f.capacity) / f.capacity
 		fmt.Fprintf(e.stdout, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", short(c.GoodputPerS), short(f.capacity), dev)
 	})
-}
-
-// trimPkg drops a "pkg: " prefix from an error from an internal package.
-func trimPkg(err error) string {
-	msg := err.Error()
-	for _, p := range []string{"target: ", "engine: ", "report: "} {
-		if len(msg) > len(p) && msg[:len(p)] == p {
-			return msg[len(p):]
-		}
-	}
-	return msg
 }

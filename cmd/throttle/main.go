@@ -78,19 +78,22 @@ func run(args []string, e env) int {
 // strconvNoise is the parser detail pflag leaves in its messages.
 var strconvNoise = regexp.MustCompile(`strconv\.\w+: parsing "[^"]*": `)
 
-func tidy(msg string) string { return strconvNoise.ReplaceAllString(msg, "") }
+// pkgPrefix is an internal package's "pkg: " prefix, at the start of a
+// message or of a wrapped cause: the user knows no packages, only flags.
+var pkgPrefix = regexp.MustCompile(`(^|: )(?:governor|target|targets|engine|report): `)
 
-// isCobraUsage recognises the errors cobra itself returns for a bad command
-// line (an unknown command, a wrong number of arguments), which it does not
-// type. Flag errors arrive typed through the flag error func.
+// tidy makes an error message read in the user's terms.
+func tidy(msg string) string {
+	return pkgPrefix.ReplaceAllString(strconvNoise.ReplaceAllString(msg, ""), "$1")
+}
+
+// isCobraUsage recognises the one error cobra itself returns for a bad
+// command line without typing it: an unknown command (an extra argument to a
+// command that takes none reads so too). Flag errors arrive typed through the
+// flag error func.
 func isCobraUsage(err error) bool {
 	m := err.Error()
-	for _, p := range []string{"unknown command ", "unknown flag: ", "unknown shorthand flag: ", "accepts ", "requires at least ", "requires at most ", "flag needs an argument: ", "invalid argument \"", "bad flag syntax: "} {
-		if strings.HasPrefix(m, p) {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(m, "unknown command ")
 }
 
 func newRoot(e env) *cobra.Command {

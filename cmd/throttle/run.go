@@ -167,8 +167,7 @@ var limitNames = regexp.MustCompile(`\b(ceiling|floor|start|high|low|window|min 
 // "governor: floor (5) must be <= ceiling (2)" becomes
 // "--floor (5) must be <= --rate (2)".
 func flagNames(err error, ceilingFlag string) error {
-	msg := strings.TrimPrefix(err.Error(), "governor: ")
-	msg = limitNames.ReplaceAllStringFunc(msg, func(name string) string {
+	msg := limitNames.ReplaceAllStringFunc(err.Error(), func(name string) string {
 		switch name {
 		case "ceiling":
 			return ceilingFlag

@@ -60,7 +60,7 @@ func (f *targetFlags) run(e env) error {
 	tc.DownClose = f.downClose
 	tg, err := target.New(tc)
 	if err != nil {
-		return usagef("%s", trimPkg(err))
+		return usageError{err}
 	}
 	var opts []target.ServeOption
 	if f.anyAddr {
@@ -70,7 +70,7 @@ func (f *targetFlags) run(e env) error {
 	defer cancel()
 	srv, err := target.Serve(ctx, f.listen, tg, opts...)
 	if err != nil {
-		msg := fmt.Sprintf("--listen %s: %s", f.listen, trimPkg(err))
+		msg := fmt.Sprintf("--listen %s: %s", f.listen, err)
 		var sys *os.SyscallError
 		if errors.As(err, &sys) {
 			// A well-formed address the machine refused (in use, no
