@@ -25,10 +25,6 @@ import (
 // the gate, not the schedule.
 const fastRate = 1e9
 
-// burstOf is the gate's documented burst at r: 1 + ⌊r × DefaultBurst⌋, given
-// to x/time/rate too so both limiters allow the same.
-func burstOf(r float64) int { return 1 + int(r*gate.DefaultBurst.Seconds()) }
-
 func newRateGate(b *testing.B, r float64) *gate.Gate {
 	g, err := gate.New(gate.Config{Mode: gate.Rate, Floor: 1, Ceiling: r, Offer: r})
 	if err != nil {
@@ -61,7 +57,7 @@ var contenders = []struct {
 		return func(context.Context) error { g.TryAcquire(); return nil }
 	}},
 	{"xrate-wait", func(b *testing.B, _ int) func(context.Context) error {
-		l := rate.NewLimiter(rate.Limit(fastRate), burstOf(fastRate))
+		l := rate.NewLimiter(rate.Limit(fastRate), burstTokens(fastRate, gate.DefaultBurst))
 		return l.Wait
 	}},
 	{"gate-concurrency", func(b *testing.B, n int) func(context.Context) error {
@@ -145,7 +141,7 @@ func BenchmarkPaced(b *testing.B) {
 		}
 	})
 	b.Run("xrate-wait", func(b *testing.B) {
-		l := rate.NewLimiter(r, burstOf(r))
+		l := rate.NewLimiter(r, burstTokens(float64(r), gate.DefaultBurst))
 		b.ReportAllocs()
 		for b.Loop() {
 			if err := l.Wait(ctx); err != nil {

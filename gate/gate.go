@@ -79,12 +79,11 @@ func WithBurst(d time.Duration) Option { return func(g *Gate) { g.burst = d } }
 // offer is whole and limit == int64(offer); the queue holds exactly the
 // waiters not yet granted nor cancelled, in arrival order.
 type Gate struct {
-	clock   clock.Clock
-	epoch   time.Time // instant 0 of the gate's nanosecond arithmetic
-	mode    Mode
-	floor   float64
-	burst   time.Duration
-	burstNs int64
+	clock clock.Clock
+	epoch time.Time // instant 0 of the gate's nanosecond arithmetic
+	mode  Mode
+	floor float64
+	burst time.Duration
 
 	mu      sync.Mutex
 	ceiling float64
@@ -188,7 +187,6 @@ func New(cfg Config, opts ...Option) (*Gate, error) {
 		return nil, fmt.Errorf("gate: burst must be >= 0, got %v", g.burst)
 	}
 	g.mode, g.floor, g.ceiling = cfg.Mode, cfg.Floor, cfg.Ceiling
-	g.burstNs = int64(g.burst)
 	g.epoch = g.clock.Now()
 	// Start idle: the first admission restarts the schedule.
 	g.anchor = math.MinInt64 / 2
@@ -204,13 +202,8 @@ func (c Config) validate() error {
 		name string
 		v    float64
 	}{{"floor", c.Floor}, {"ceiling", c.Ceiling}, {"offer", c.Offer}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("gate: %s must be a finite number, got %v", f.name, f.v)
-		}
-		if c.Mode == Concurrency {
-			if err := checkWhole(f.name, f.v); err != nil {
-				return err
-			}
+		if err := checkValue(c.Mode, f.name, f.v); err != nil {
+			return err
 		}
 	}
 	switch {
@@ -224,7 +217,15 @@ func (c Config) validate() error {
 	return nil
 }
 
-func checkWhole(name string, v float64) error {
+// checkValue rejects a value that is not finite, or not whole in concurrency
+// mode.
+func checkValue(mode Mode, name string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("gate: %s must be a finite number, got %v", name, v)
+	}
+	if mode != Concurrency {
+		return nil
+	}
 	if v != math.Trunc(v) {
 		return fmt.Errorf("gate: %s must be a whole number in concurrency mode, got %v", name, v)
 	}
@@ -258,9 +259,7 @@ func (g *Gate) Acquire(ctx context.Context) (Permit, error) {
 			return p, nil
 		}
 	}
-	w := g.enqueueLocked()
-	g.mu.Unlock()
-	return g.wait(ctx, w)
+	return g.waitLocked(ctx, g.enqueueLocked())
 }
 
 // TryAcquire admits the caller if it can do so at once and reports whether it
@@ -313,12 +312,12 @@ func (g *Gate) dueLocked(now int64) int64 {
 		off = 1 << 62
 	}
 	due := g.anchor + int64(off)
-	if due < now-g.burstNs {
+	if due < now-int64(g.burst) {
 		// Restart the schedule at now, with the burst's worth of
 		// admissions already due: those at now - m/offer, …, now, where
 		// m = ⌊offer × burst⌋. Later ones keep to now + k/offer.
 		g.anchor, g.restart = now, now
-		g.k = -math.Floor(float64(g.burstNs) / g.intervalNs)
+		g.k = -math.Floor(float64(g.burst) / g.intervalNs)
 		due = now + int64(g.k*g.intervalNs)
 	}
 	return due
@@ -403,15 +402,16 @@ func wake(w *waiter) {
 	}
 }
 
-// wait blocks the queued waiter w until it is granted or ctx ends. Only the
+// waitLocked blocks the queued waiter w until it is granted or ctx ends. It
+// is entered with g.mu held (the enqueue and the first check share one
+// critical section) and returns with it released. Only the
 // head of the queue waits on a timer, and only in rate mode: it is the next
 // to be admitted, and when it is, the gate admits everyone behind it whose
 // turn has come as well and wakes the new head.
-func (g *Gate) wait(ctx context.Context, w *waiter) (Permit, error) {
+func (g *Gate) waitLocked(ctx context.Context, w *waiter) (Permit, error) {
 	done := ctx.Done()
 	var tick <-chan time.Time
 	for {
-		g.mu.Lock()
 		if !w.granted && g.mode == Rate && g.head == w && ctx.Err() == nil {
 			now := g.now()
 			g.grantLocked(now, false)
@@ -444,6 +444,7 @@ func (g *Gate) wait(ctx context.Context, w *waiter) (Permit, error) {
 		case <-tick:
 		case <-done:
 		}
+		g.mu.Lock()
 	}
 }
 
@@ -500,13 +501,8 @@ func (g *Gate) Apply(offer float64) (applied float64) {
 // changes nothing, for a ceiling that is not finite, is below Floor, or is
 // not a whole number in concurrency mode.
 func (g *Gate) SetCeiling(c float64) (applied float64, err error) {
-	if math.IsNaN(c) || math.IsInf(c, 0) {
-		return g.Offer(), fmt.Errorf("gate: ceiling must be a finite number, got %v", c)
-	}
-	if g.mode == Concurrency {
-		if err := checkWhole("ceiling", c); err != nil {
-			return g.Offer(), err
-		}
+	if err := checkValue(g.mode, "ceiling", c); err != nil {
+		return g.Offer(), err
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -542,7 +538,7 @@ func (g *Gate) setOfferLocked(offer float64, now int64) {
 		// that lags keeps its few saved tokens as tokens, never as time,
 		// so a rise multiplies nothing.
 		lead := float64(g.dueLocked(now)-now) * interval / g.intervalNs
-		lead = math.Max(lead, float64(-g.burstNs))
+		lead = math.Max(lead, -float64(g.burst))
 		lead = math.Min(lead, interval)
 		g.anchor, g.k = now+int64(lead), 0
 	}
