@@ -39,13 +39,8 @@ func (f *Fake) Now() time.Time {
 func (f *Fake) NewTimer(d time.Duration) Timer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	w := &fakeWaiter{clock: f, when: f.now.Add(d), c: make(chan time.Time, 1), active: true}
-	if d <= 0 {
-		w.c <- f.now
-		w.active = false
-		return fakeTimer{w}
-	}
-	f.waiters = append(f.waiters, w)
+	w := &fakeWaiter{clock: f, c: make(chan time.Time, 1)}
+	f.armLocked(w, d)
 	return fakeTimer{w}
 }
 
@@ -100,6 +95,12 @@ func (f *Fake) Waiters() int {
 func (f *Fake) stop(w *fakeWaiter) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.stopLocked(w)
+}
+
+// stopLocked takes w off the pending list and reports whether it was there;
+// f.mu is held.
+func (f *Fake) stopLocked(w *fakeWaiter) bool {
 	if !w.active {
 		return false
 	}

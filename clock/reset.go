@@ -25,25 +25,25 @@ func (t fakeTimer) Reset(d time.Duration) bool { return t.w.clock.reset(t.w, d) 
 func (f *Fake) reset(w *fakeWaiter, d time.Duration) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	wasActive := w.active
+	wasActive := f.stopLocked(w)
 	select {
 	case <-w.c: // discard a tick nobody read before the Reset
 	default:
 	}
+	f.armLocked(w, d)
+	return wasActive
+}
+
+// armLocked sets the stopped timer w to fire at Now()+d, at once for d <= 0;
+// f.mu is held and w.c is empty.
+func (f *Fake) armLocked(w *fakeWaiter, d time.Duration) {
 	w.when = f.now.Add(d)
 	if d <= 0 {
-		if w.active {
-			f.remove(w)
-		}
-		w.active = false
 		w.c <- f.now
-		return wasActive
+		return
 	}
-	if !w.active {
-		w.active = true
-		f.waiters = append(f.waiters, w)
-	}
-	return wasActive
+	w.active = true
+	f.waiters = append(f.waiters, w)
 }
 
 // remove drops w from the pending list; f.mu is held.
