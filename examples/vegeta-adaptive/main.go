@@ -95,17 +95,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	var metrics vegeta.Metrics
 	began := time.Now()
-	var secOK, secFailed int
+	var lastOK, lastFailed uint64
 	for res := range g.Results(attacker.Attack(targeter, g.Pacer(), *duration, "governed")) {
 		metrics.Add(res)
-		if throttlevegeta.DefaultClassifier(res) {
-			secFailed++
-		} else {
-			secOK++
-		}
 		if s := time.Since(began); s >= time.Second {
-			fmt.Fprintf(stdout, "rate %7.1f/s  hits %5d in %v  failed %5.1f%%\n", g.Pacer().Rate(0), secOK+secFailed, s.Round(time.Millisecond), pct(secFailed, secOK+secFailed))
-			began, secOK, secFailed = time.Now(), 0, 0
+			// g.Results has counted every result already: report the difference.
+			ok, failed := g.Attempts()
+			dOK, dFailed := ok-lastOK, failed-lastFailed
+			lastOK, lastFailed = ok, failed
+			fmt.Fprintf(stdout, "rate %7.1f/s  hits %5d in %v  failed %5.1f%%\n", g.Pacer().Rate(0), dOK+dFailed, s.Round(time.Millisecond), pct(dFailed, dOK+dFailed))
+			began = time.Now()
 		}
 	}
 	stop()
@@ -130,7 +129,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func pct(part, whole int) float64 {
+func pct(part, whole uint64) float64 {
 	if whole == 0 {
 		return 0
 	}
