@@ -192,6 +192,28 @@ func (g *Governor) Run(ctx context.Context, ctl *Control) error {
 	}
 }
 
+// Start runs the governor on its own goroutine, writing through a new Control
+// to a. stop ends the loop, waits for it and closes the Control; it is safe
+// to call more than once. Hosts that own no context of their own use it
+// instead of Run.
+func (g *Governor) Start(a Applier) (ctl *Control, stop func()) {
+	ctl = NewControl(a)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = g.Run(ctx, ctl) // nil when ctx ends
+	}()
+	var once sync.Once
+	return ctl, func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			ctl.Close()
+		})
+	}
+}
+
 // Tick is one read of the counters at time now. When it returns ok, the
 // caller must write ask to the control path (origin Governor) and later pass
 // the confirmation to Confirm; until then Tick gathers no evidence. The first

@@ -449,3 +449,30 @@ func TestRunEndToEndWithControl(t *testing.T) {
 		t.Fatalf("applied %v, want [1 2 4 8]", applied)
 	}
 }
+
+// Start runs the loop on its own goroutine; stop ends it, closes the
+// control, and may be called again.
+func TestStartAndStop(t *testing.T) {
+	before := runtime.NumGoroutine()
+	applied := make(chan float64, 1)
+	g, _ := New(testLimits(), &counters{}, WithLogger(slog.New(slog.DiscardHandler)))
+	_, stop := g.Start(ApplierFunc(func(v float64) float64 {
+		select {
+		case applied <- v:
+		default:
+		}
+		return v
+	}))
+	if v := <-applied; v != 1 {
+		t.Fatalf("first apply %v, want the start offer 1", v)
+	}
+	stop()
+	stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("goroutines leaked: %d before, %d after", before, n)
+	}
+}

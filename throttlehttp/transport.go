@@ -67,14 +67,10 @@ type Transport struct {
 	base       http.RoundTripper
 	gate       *gate.Gate
 	gov        *governor.Governor
-	ctl        *governor.Control
 	classify   Classifier
 	concurrent bool
 	tally      governor.Tally
-
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	stop       func() // ends the governor's loop and closes ctl
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -110,19 +106,14 @@ func New(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("throttlehttp: %w", err)
 	}
-	t := &Transport{base: base, gate: g, classify: c.classify, concurrent: mode == gate.Concurrency, done: make(chan struct{})}
+	t := &Transport{base: base, gate: g, classify: c.classify, concurrent: mode == gate.Concurrency}
 	gopts := append([]governor.Option{governor.WithClock(c.clock), governor.WithLogger(c.log)}, c.gov...)
 	gov, err := governor.New(l, &t.tally, gopts...)
 	if err != nil {
 		return nil, fmt.Errorf("throttlehttp: %w", err)
 	}
-	t.gov, t.ctl = gov, governor.NewControl(g)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.cancel = cancel
-	go func() {
-		defer close(t.done)
-		_ = gov.Run(ctx, t.ctl) // nil when ctx ends
-	}()
+	t.gov = gov
+	_, t.stop = gov.Start(g)
 	return t, nil
 }
 
@@ -200,13 +191,7 @@ func (t *Transport) CloseIdleConnections() {
 
 // Close stops the governor and its control path and waits for them to end.
 // It is idempotent. Requests keep passing the gate at the last offer.
-func (t *Transport) Close() {
-	t.once.Do(func() {
-		t.cancel()
-		<-t.done
-		t.ctl.Close()
-	})
-}
+func (t *Transport) Close() { t.stop() }
 
 // releasingBody releases a concurrency permit when the body is closed or read
 // to its end, whichever comes first. Permit.Release is idempotent, but a

@@ -1,9 +1,7 @@
 package throttlevegeta
 
 import (
-	"context"
 	"fmt"
-	"sync"
 
 	"github.com/throttlekit/throttle/governor"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -41,10 +39,7 @@ type Governed struct {
 	counter *Counter
 	gov     *governor.Governor
 	ctl     *governor.Control
-
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	stop    func() // ends the governor's loop and closes ctl
 }
 
 // Govern starts governing an attack within l, which must be in rate mode:
@@ -71,12 +66,8 @@ func Govern(l governor.Limits, opts ...Option) (*Governed, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	gv := &Governed{pacer: p, counter: c, gov: g, ctl: governor.NewControl(p), cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(gv.done)
-		_ = g.Run(ctx, gv.ctl) // Run returns nil when ctx ends
-	}()
+	gv := &Governed{pacer: p, counter: c, gov: g}
+	gv.ctl, gv.stop = g.Start(p)
 	return gv, nil
 }
 
@@ -114,10 +105,4 @@ func (g *Governed) Results(in <-chan *vegeta.Result) <-chan *vegeta.Result {
 
 // Close stops the governor and its control path and waits for them. The
 // pacer keeps the last rate applied. Close is idempotent.
-func (g *Governed) Close() {
-	g.once.Do(func() {
-		g.cancel()
-		<-g.done
-		g.ctl.Close()
-	})
-}
+func (g *Governed) Close() { g.stop() }

@@ -286,19 +286,14 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 
 	// The governor and its control path. In concurrency mode the applier
 	// also grows the worker pool to the applied offer.
-	ctl := governor.NewControl(governor.ApplierFunc(func(offer float64) float64 {
+	_, stopGov := e.gov.Start(governor.ApplierFunc(func(offer float64) float64 {
 		applied := e.gate.Apply(offer)
 		if e.cfg.Limits.Mode == governor.Concurrency {
 			e.spawnTo(phase, int(math.Ceil(applied)))
 		}
 		return applied
 	}))
-	govCtx, stopGov := context.WithCancel(phase)
-	govDone := make(chan struct{})
-	go func() {
-		defer close(govDone)
-		_ = e.gov.Run(govCtx, ctl)
-	}()
+	defer stopGov() // a no-op after the stop below; covers a panic on the way
 
 	schedDone := make(chan struct{})
 	if e.cfg.Limits.Mode == governor.Concurrency {
@@ -316,9 +311,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 
 	// Stop: the governor first (no window judged on a draining phase), then
 	// arrivals, then retries; then wait out the in-flight iterations.
-	stopGov()
-	<-govDone
-	ctl.Close()
+	stopGov() // returns once the control is closed
 	<-schedDone
 	close(e.work) // ctl is closed: no apply can spawn a worker any more
 	close(e.stop)
