@@ -42,6 +42,10 @@ type Window struct {
 	Decision Decision
 	// Streak is the congestion-memory streak after the window.
 	Streak int
+	// Early is true for a window closed before its full duration by an
+	// early breach (WithEarlyBreach): its evidence showed a failure fraction
+	// above High with 99 % confidence, so the back-off did not wait.
+	Early bool
 }
 
 // State is a snapshot of the governor for live views.
@@ -60,8 +64,20 @@ type Option func(*Governor)
 // WithClock replaces the wall clock (tests pass a clock.Fake).
 func WithClock(c clock.Clock) Option { return func(g *Governor) { g.clock = c } }
 
-// WithTick sets how often Run reads the counters (default 1 s).
-func WithTick(d time.Duration) Option { return func(g *Governor) { g.tick = d } }
+// WithTick sets how often Run reads the counters (default
+// DefaultTickFor(Limits.Window): min(1 s, window/5)). A tick longer than half
+// the window leaves the window's end and any early breach at the mercy of
+// tick boundaries; the CLI refuses one, the library allows it.
+func WithTick(d time.Duration) Option { return func(g *Governor) { g.tick, g.tickSet = d, true } }
+
+// WithEarlyBreach switches the early breach on or off (default on). With it
+// on, a tick inside a window whose evidence so far shows a failure fraction
+// above High with 99 % confidence (the lower bound of the Wilson interval
+// above High, with at least MinAttempts resolved) closes the window at once
+// and the seed's back-off applies to that fraction. Clean, dead-band and
+// memory-clear decisions always wait for the full window. Off gives the
+// seed's exact cadence: every decision waits for the full window.
+func WithEarlyBreach(on bool) Option { return func(g *Governor) { g.early = on } }
 
 // WithLogger sets the logger for movement lines (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(g *Governor) { g.log = l } }
@@ -81,8 +97,18 @@ func WithObserver(f func(Window)) Option { return func(g *Governor) { g.observe 
 // 0 starts the window at the confirmation itself.
 func WithSettle(d time.Duration) Option { return func(g *Governor) { g.settle, g.settleSet = d, true } }
 
-// DefaultTick is how often Run reads the counters unless told otherwise.
+// DefaultTick is the longest default tick: DefaultTickFor never exceeds it.
 const DefaultTick = time.Second
+
+// DefaultTickFor is the tick a window of length window gets unless told
+// otherwise: min(1 s, window/5), so that a window spans at least five ticks
+// and an early breach can be decided a fifth of the way in.
+func DefaultTickFor(window time.Duration) time.Duration {
+	if t := min(DefaultTick, window/5); t > 0 {
+		return t
+	}
+	return window // a window of a few nanoseconds: one tick a window
+}
 
 // Governor is the per-phase governor: window bookkeeping over a host's
 // cumulative attempt counters, plus the control path to the gate.
@@ -106,6 +132,8 @@ type Governor struct {
 	counters Counters
 	clock    clock.Clock
 	tick     time.Duration
+	tickSet  bool // an explicit WithTick, so the default can follow the window
+	early    bool
 	log      *slog.Logger
 	phase    string
 	observe  func(Window)
@@ -139,9 +167,12 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 	if c == nil {
 		return nil, fmt.Errorf("governor: counters are required")
 	}
-	g := &Governor{limits: l, counters: c, clock: clock.Real(), tick: DefaultTick, log: slog.Default(), phase: "main"}
+	g := &Governor{limits: l, counters: c, clock: clock.Real(), early: true, log: slog.Default(), phase: "main"}
 	for _, o := range opts {
 		o(g)
+	}
+	if !g.tickSet {
+		g.tick = DefaultTickFor(l.Window)
 	}
 	if g.tick <= 0 {
 		return nil, fmt.Errorf("governor: tick must be > 0, got %v", g.tick)
@@ -174,7 +205,7 @@ func (g *Governor) State() State {
 // arrive. Run returns nil when ctx ends; it does not close ctl.
 func (g *Governor) Run(ctx context.Context, ctl *Control) error {
 	t := g.clock.NewTicker(g.tick)
-	defer t.Stop()
+	defer func() { t.Stop() }()
 	if ask, ok := g.Tick(g.clock.Now()); ok {
 		ctl.Set(OriginGovernor, ask)
 	}
@@ -187,7 +218,16 @@ func (g *Governor) Run(ctx context.Context, ctl *Control) error {
 				ctl.Set(OriginGovernor, ask)
 			}
 		case c := <-ctl.Confirmations():
-			g.Confirm(g.clock.Now(), c)
+			// Ticks are scheduled from the confirmation: the settle span ends
+			// on a tick, the next window starts there and closes on the tick
+			// its duration later, instead of waiting for the next tick of an
+			// unrelated schedule (up to a whole tick late at each end). The
+			// ticker is renewed before Confirm so that a confirmed state
+			// always has its new schedule.
+			now := g.clock.Now()
+			t.Stop()
+			t = g.clock.NewTicker(g.tick)
+			g.Confirm(now, c)
 		}
 	}
 }
@@ -231,6 +271,8 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	}
 	okN, failN := g.counters.Attempts()
 	if !g.settleUntil.IsZero() {
+		// Run schedules its ticks from the confirmation, so with the default
+		// settle span (one tick) the span ends exactly on a tick.
 		if now.Before(g.settleUntil) {
 			g.mu.Unlock()
 			return 0, false
@@ -249,18 +291,34 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		return 0, false
 	}
 	dOK, dFail := okN-g.baseOK, failN-g.baseFail
-	elapsed := now.Sub(g.winStart)
-	if elapsed < g.limits.Window {
-		g.mu.Unlock()
-		return 0, false
-	}
 	n := dOK + dFail
 	w := Window{Start: g.winStart, End: now, Offer: g.offer, OK: dOK, Failed: dFail}
 	if n > 0 {
 		w.Frac = float64(dFail) / float64(n)
 	}
+	// A tick within half a tick of the window's end closes it: ticks
+	// jitter, and waiting for the next one would stretch the window by a
+	// whole tick. End − Start is what the window really covered.
+	full := !now.Before(g.winStart.Add(g.limits.Window - g.tick/2))
 	var d Decision
-	if n < g.limits.MinAttempts {
+	switch {
+	case !full:
+		// Inside the window only a gross breach is decided: one that the
+		// evidence so far shows with confidence, and that moves the offer (a
+		// breach at the floor waits for the full window like any hold).
+		if !g.early || n < g.limits.MinAttempts || wilsonLower(dFail, n) <= g.limits.High {
+			g.mu.Unlock()
+			return 0, false
+		}
+		d = Decide(w.Frac, g.offer, g.lastBad, g.limits)
+		if d.Offer == g.offer {
+			g.mu.Unlock()
+			return 0, false
+		}
+		w.Early = true
+		g.streak, _ = MemoryClearStep(g.streak, false)
+		g.lastBad = d.LastBad
+	case n < g.limits.MinAttempts:
 		if now.Before(g.holdAt) {
 			g.mu.Unlock()
 			return 0, false // keep collecting
@@ -272,7 +330,7 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		g.streak = 0
 		g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
 		d = Decision{Kind: KindHold, Signal: SignalNoEvidence, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
-	} else {
+	default:
 		d = Decide(w.Frac, g.offer, g.lastBad, g.limits)
 		qualifies := w.Frac <= g.limits.Low && g.lastBad > 0 && g.offer >= g.lastBad
 		var clears bool
@@ -304,6 +362,21 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		return d.Offer, true
 	}
 	return 0, false
+}
+
+// earlyZ is the normal quantile of a two-sided 99 % interval: an early
+// breach needs the Wilson interval's lower bound above High, so a window
+// that is only unluckily above High early on is never cut short.
+const earlyZ = 2.5758293035489
+
+// wilsonLower is the lower bound of the 99 % Wilson score interval for the
+// failure fraction failed/n (n > 0).
+func wilsonLower(failed, n uint64) float64 {
+	p, nf := float64(failed)/float64(n), float64(n)
+	z2 := earlyZ * earlyZ
+	centre := p + z2/(2*nf)
+	spread := earlyZ * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return max(0, (centre-spread)/(1+z2/nf))
 }
 
 // Confirm adopts a confirmation from the control path at time now: the
@@ -355,6 +428,7 @@ func (g *Governor) logWindow(w Window, n uint64) {
 		"attempts", n,
 		"last_bad", num(d.LastBad),
 		"streak", w.Streak,
+		"early", w.Early,
 	)
 }
 
