@@ -21,6 +21,9 @@ type Settings struct {
 	Tick time.Duration
 	// Governed is false for a baseline run at fixed load (the ceiling).
 	Governed bool
+	// EarlyBreach says the governor could close a window early on a gross
+	// breach (governor.WithEarlyBreach); false is the seed's exact cadence.
+	EarlyBreach bool
 	// Target describes what was loaded: URLs, or the built-in target.
 	Target string
 }
@@ -122,6 +125,7 @@ func Build(in Input) (*Report, error) {
 			TickS:       in.Settings.Tick.Seconds(),
 			MinAttempts: l.MinAttempts,
 			Governed:    in.Settings.Governed,
+			EarlyBreach: in.Settings.EarlyBreach && in.Settings.Governed,
 			Target:      in.Settings.Target,
 		},
 		Run: Run{
@@ -220,6 +224,7 @@ func windowRows(in Input, steady []int) []WindowJSON {
 			Frac:      round(w.Frac, 6),
 			Signal:    w.Decision.Signal.String(),
 			Kind:      w.Decision.Kind.String(),
+			Early:     w.Early,
 			NextOffer: round(w.Decision.Offer, 3),
 			LastBad:   round(w.Decision.LastBad, 3),
 			Streak:    w.Streak,

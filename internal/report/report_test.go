@@ -63,7 +63,7 @@ func TestBuildFindsTheCapacity(t *testing.T) {
 				t.Errorf("window %d is both saturated and settled", i)
 			}
 		}
-		if w.Signal != src.Decision.Signal.String() || w.OK != src.OK || w.Failed != src.Failed {
+		if w.Signal != src.Decision.Signal.String() || w.OK != src.OK || w.Failed != src.Failed || w.Early != src.Early {
 			t.Errorf("window %d does not match its source: %+v", i, w)
 		}
 	}
@@ -95,7 +95,10 @@ func TestBuildFindsTheCapacity(t *testing.T) {
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "saturated    3 windows excluded (attempt failures > 5 %): 10.0–12.0 s at 1600/s (50 %)") {
+	// The slow start's overshoot to 1600/s was decided at the first tick of
+	// its 2 s window (early breach): the window covered 0.5 s.
+	if !strings.Contains(text.String(), "saturated    3 windows excluded (attempt failures > 5 %): 10.0–10.5 s at 1600/s (50 %)") ||
+		!strings.Contains(text.String(), "3 closed early by a gross breach") {
 		t.Errorf("text report does not flag the saturated windows:\n%s", text.String())
 	}
 }

@@ -64,6 +64,10 @@ type SettingsJSON struct {
 	MinAttempts uint64 `json:"min_attempts"`
 	// Governed is false for a baseline run at fixed load.
 	Governed bool `json:"governed"`
+	// EarlyBreach is true when a gross breach could close a window before
+	// its full length (windows[].early marks those that did); false is the
+	// seed's exact cadence.
+	EarlyBreach bool `json:"early_breach"`
 	// Target describes what was loaded.
 	Target string `json:"target"`
 }
@@ -199,6 +203,9 @@ type WindowJSON struct {
 	// memory-cleared) and Kind its direction (raise, lower, hold).
 	Signal string `json:"signal"`
 	Kind   string `json:"kind"`
+	// Early is true for a window an early breach closed before its full
+	// length: its evidence so far was above high with 99 % confidence.
+	Early bool `json:"early"`
 	// NextOffer is the offer the window asked for next.
 	NextOffer float64 `json:"next_offer"`
 	// LastBad is the congestion memory after the window, 0 when unexplored.
