@@ -46,6 +46,35 @@ type Window struct {
 	// early breach (WithEarlyBreach): its evidence showed a failure fraction
 	// above High with 99 % confidence, so the back-off did not wait.
 	Early bool
+
+	// The evidence beyond failed attempts (WithEvidence), all zero when the
+	// host's Counters do not implement LoadCounters.
+	//
+	// FailFrac is Failed / (OK + Failed), the attempt-failure fraction
+	// alone; Frac is the fraction the window was judged on, which also
+	// holds what the kinds of evidence below added.
+	FailFrac float64
+	// Dropped counts arrivals the host could not start during the window,
+	// Queued the growth of in-flight attempts over it (negative when they
+	// fell), Unserved what of both entered Frac (rate mode: Dropped plus
+	// Queued when it grew; 0 when generator-saturated or switched off).
+	Dropped  uint64
+	Queued   int64
+	Unserved uint64
+	// Latency is the mean latency of the window's resolved attempts,
+	// Baseline the run's low-load baseline it was compared with and
+	// Inflation their ratio (concurrency mode, EvidenceLatency).
+	Latency, Baseline time.Duration
+	Inflation         float64
+	// GeneratorSaturated is true when the host said it was saturated at
+	// any tick of the window.
+	GeneratorSaturated bool
+	// Drained is how long the window's start waited, after the settle
+	// span, for attempts started before a back-off to resolve.
+	Drained time.Duration
+	// By names the evidence that decided the window when it was not failed
+	// attempts alone: "unserved", "latency" or "generator"; "" otherwise.
+	By string
 }
 
 // State is a snapshot of the governor for live views.
@@ -134,6 +163,8 @@ type Governor struct {
 	tick     time.Duration
 	tickSet  bool // an explicit WithTick, so the default can follow the window
 	early    bool
+	evidence Evidence
+	loadc    LoadCounters // counters as LoadCounters, nil when they are not
 	log      *slog.Logger
 	phase    string
 	observe  func(Window)
@@ -156,6 +187,13 @@ type Governor struct {
 	holdAt      time.Time // when a window short of attempts next reports a no-evidence hold
 	baseOK      uint64
 	baseFail    uint64
+	baseLoad    load          // the Load read at the window's start
+	satSeen     bool          // the host said it was saturated at a tick of this window
+	baseline    time.Duration // the lowest mean latency of a window with evidence
+	drainTarget uint64        // after a back-off: resolved attempts the drain waits for
+	drainUntil  time.Time     // the drain's bound
+	drainFrom   time.Time     // when the settle span ended and the drain began
+	drained     time.Duration // how long the current window's start waited for the drain
 }
 
 // New returns a governor for one phase. It fails if the limits do not
@@ -167,7 +205,8 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 	if c == nil {
 		return nil, fmt.Errorf("governor: counters are required")
 	}
-	g := &Governor{limits: l, counters: c, clock: clock.Real(), early: true, log: slog.Default(), phase: "main"}
+	g := &Governor{limits: l, counters: c, clock: clock.Real(), early: true, evidence: EvidenceAll, log: slog.Default(), phase: "main"}
+	g.loadc, _ = c.(LoadCounters)
 	for _, o := range opts {
 		o(g)
 	}
@@ -270,6 +309,7 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		return 0, false
 	}
 	okN, failN := g.counters.Attempts()
+	ld := g.readLoad(okN, failN)
 	if !g.settleUntil.IsZero() {
 		// Run schedules its ticks from the confirmation, so with the default
 		// settle span (one tick) the span ends exactly on a tick.
@@ -277,24 +317,44 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 			g.mu.Unlock()
 			return 0, false
 		}
+		if g.drainFrom.IsZero() {
+			g.drainFrom = now
+		}
+		// Drain: after a back-off, wait (at most drainBound windows) until
+		// the attempts started at the old offer have resolved.
+		if g.drainTarget > 0 && ld.resolved < g.drainTarget && now.Before(g.drainUntil) {
+			g.mu.Unlock()
+			return 0, false
+		}
 		// Settled: the window starts here, on evidence of the new offer only.
 		g.settleUntil = time.Time{}
-		g.restart(now, okN, failN)
+		g.restart(now, okN, failN, ld)
 		g.mu.Unlock()
 		return 0, false
 	}
-	if okN < g.baseOK || failN < g.baseFail {
+	if okN < g.baseOK || failN < g.baseFail || ld.Started < g.baseLoad.Started || ld.Dropped < g.baseLoad.Dropped || ld.Latency < g.baseLoad.Latency {
 		// Counters went backwards (a host reset them): the window's evidence
 		// is unknowable, so start it again.
-		g.restart(now, okN, failN)
+		g.restart(now, okN, failN, ld)
 		g.mu.Unlock()
 		return 0, false
 	}
+	g.satSeen = g.satSeen || ld.GeneratorSaturated
 	dOK, dFail := okN-g.baseOK, failN-g.baseFail
 	n := dOK + dFail
-	w := Window{Start: g.winStart, End: now, Offer: g.offer, OK: dOK, Failed: dFail}
+	w := Window{Start: g.winStart, End: now, Offer: g.offer, OK: dOK, Failed: dFail, Drained: g.drained}
 	if n > 0 {
-		w.Frac = float64(dFail) / float64(n)
+		w.FailFrac = float64(dFail) / float64(n)
+	}
+	damaged := g.evidenceOf(&w, ld)
+	// n counts what the fraction rests on: resolved attempts plus the
+	// unserved load that entered it.
+	n += w.Unserved
+	if n > 0 {
+		w.Frac = float64(damaged) / float64(n)
+	}
+	if w.Unserved > 0 && g.class(w.Frac) != g.class(w.FailFrac) {
+		w.By = "unserved"
 	}
 	// A tick within half a tick of the window's end closes it: ticks
 	// jitter, and waiting for the next one would stretch the window by a
@@ -306,7 +366,7 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		// Inside the window only a gross breach is decided: one that the
 		// evidence so far shows with confidence, and that moves the offer (a
 		// breach at the floor waits for the full window like any hold).
-		if !g.early || n < g.limits.MinAttempts || wilsonLower(dFail, n) <= g.limits.High {
+		if !g.early || n < g.limits.MinAttempts || wilsonLower(damaged, n) <= g.limits.High {
 			g.mu.Unlock()
 			return 0, false
 		}
@@ -330,7 +390,14 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		g.streak = 0
 		g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
 		d = Decision{Kind: KindHold, Signal: SignalNoEvidence, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
+	case w.GeneratorSaturated && g.evidence&EvidenceGenerator != 0 && w.Frac <= g.limits.High:
+		// The host could not deliver the offer: nothing this window saw
+		// says where the target's limit is, so hold, and break the streak.
+		g.streak = 0
+		w.By = "generator"
+		d = Decision{Kind: KindHold, Signal: SignalGeneratorSaturated, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
 	default:
+		g.latencyKnee(&w, ld, n)
 		d = Decide(w.Frac, g.offer, g.lastBad, g.limits)
 		qualifies := w.Frac <= g.limits.Low && g.lastBad > 0 && g.offer >= g.lastBad
 		var clears bool
@@ -350,7 +417,7 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	case d.Offer != g.offer:
 		g.pending, g.asked = true, d.Offer
 	default:
-		g.restart(now, okN, failN)
+		g.restart(now, okN, failN, ld)
 	}
 	g.mu.Unlock()
 
@@ -386,12 +453,20 @@ func wilsonLower(failed, n uint64) float64 {
 func (g *Governor) Confirm(now time.Time, c Confirmation) {
 	okN, failN := g.counters.Attempts()
 	g.mu.Lock()
+	ld := g.readLoad(okN, failN)
 	from, asked, wasPending := g.offer, g.asked, g.pending
 	g.started = true
 	g.offer = c.Applied
 	g.pending = false
-	g.restart(now, okN, failN)
-	if g.settle > 0 {
+	g.restart(now, okN, failN, ld)
+	g.drainTarget, g.drainFrom, g.drained = 0, time.Time{}, 0
+	if g.loadc != nil && g.evidence&EvidenceDrain != 0 && wasPending && c.Applied < from && ld.Started > ld.resolved {
+		// A back-off: the attempts in flight now were started at the old
+		// offer; the next window waits for them.
+		g.drainTarget = ld.Started
+		g.drainUntil = now.Add(g.settle + drainBound*g.limits.Window)
+	}
+	if g.settle > 0 || g.drainTarget > 0 {
 		g.settleUntil = now.Add(g.settle)
 	}
 	g.mu.Unlock()
@@ -404,9 +479,82 @@ func (g *Governor) Confirm(now time.Time, c Confirmation) {
 	}
 }
 
-func (g *Governor) restart(now time.Time, okN, failN uint64) {
-	g.winStart, g.baseOK, g.baseFail = now, okN, failN
+func (g *Governor) restart(now time.Time, okN, failN uint64, ld load) {
+	if !g.drainFrom.IsZero() {
+		g.drained = now.Sub(g.drainFrom)
+	}
+	g.drainFrom, g.drainTarget = time.Time{}, 0
+	g.winStart, g.baseOK, g.baseFail, g.baseLoad, g.satSeen = now, okN, failN, ld, ld.GeneratorSaturated
 	g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
+}
+
+// class is a fraction's class: 0 clean, 1 dead band, 2 breach.
+func (g *Governor) class(frac float64) int {
+	switch {
+	case frac > g.limits.High:
+		return 2
+	case frac > g.limits.Low:
+		return 1
+	}
+	return 0
+}
+
+// readLoad reads the host's Load when its counters report one; the zero
+// load otherwise. Started is read after the attempt counts (LoadCounters'
+// contract), so in flight is never negative.
+func (g *Governor) readLoad(okN, failN uint64) load {
+	if g.loadc == nil {
+		return load{}
+	}
+	return load{Load: g.loadc.Load(), resolved: okN + failN}
+}
+
+// evidenceOf fills w's unserved-load fields from the tick's load ld and
+// returns the damaged count the window's fraction rests on: failed
+// attempts, plus the unserved load in rate mode (EvidenceUnserved) unless
+// the host said it was saturated (EvidenceGenerator).
+func (g *Governor) evidenceOf(w *Window, ld load) (damaged uint64) {
+	damaged = w.Failed
+	if g.loadc == nil {
+		return damaged
+	}
+	w.GeneratorSaturated = g.satSeen
+	w.Dropped = ld.Dropped - g.baseLoad.Dropped
+	w.Queued = int64(ld.inFlight()) - int64(g.baseLoad.inFlight())
+	if g.limits.Mode != Rate || g.evidence&EvidenceUnserved == 0 {
+		return damaged
+	}
+	if w.GeneratorSaturated && g.evidence&EvidenceGenerator != 0 {
+		return damaged // the host's shortfall, not the target's
+	}
+	w.Unserved = w.Dropped + uint64(max(0, w.Queued))
+	return damaged + w.Unserved
+}
+
+// latencyKnee folds the latency knee into a full window's fraction
+// (concurrency mode, EvidenceLatency) and keeps the run's low-load
+// baseline: the lowest mean latency of any window with evidence whose
+// failures stayed at or below High.
+func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
+	resolved := w.OK + w.Failed
+	if g.loadc == nil || resolved == 0 {
+		return
+	}
+	w.Latency = (ld.Latency - g.baseLoad.Latency) / time.Duration(resolved)
+	if g.limits.Mode != Concurrency || g.evidence&EvidenceLatency == 0 || n < g.limits.MinAttempts || w.Latency <= 0 {
+		return
+	}
+	if w.FailFrac <= g.limits.High && (g.baseline == 0 || w.Latency < g.baseline) {
+		g.baseline = w.Latency
+	}
+	if g.baseline == 0 {
+		return
+	}
+	w.Baseline = g.baseline
+	w.Inflation = float64(w.Latency) / float64(g.baseline)
+	if frac, by := g.latencyFrac(w.Frac, w.Inflation); by {
+		w.Frac, w.By = frac, "latency"
+	}
 }
 
 func (g *Governor) logWindow(w Window, n uint64) {
@@ -418,7 +566,7 @@ func (g *Governor) logWindow(w Window, n uint64) {
 	if !g.log.Enabled(context.Background(), level) {
 		return
 	}
-	g.log.Log(context.Background(), level, "throttle",
+	attrs := []any{
 		"phase", g.phase,
 		"offer", arrow(d.From, d.Offer),
 		"signal", d.Signal.String(),
@@ -429,7 +577,28 @@ func (g *Governor) logWindow(w Window, n uint64) {
 		"last_bad", num(d.LastBad),
 		"streak", w.Streak,
 		"early", w.Early,
-	)
+	}
+	// The evidence beyond failed attempts, named when there is any, so a
+	// reader can tell what moved the offer.
+	if w.By != "" {
+		attrs = append(attrs, "by", w.By)
+	}
+	if g.loadc != nil && g.evidence != EvidenceNone {
+		attrs = append(attrs, "failed", pct(w.FailFrac))
+		if w.Unserved > 0 {
+			attrs = append(attrs, "unserved", w.Unserved, "dropped", w.Dropped, "queued", w.Queued)
+		}
+		if w.Inflation > 0 {
+			attrs = append(attrs, "latency", sinceDur(w.Latency), "inflation", strconv.FormatFloat(w.Inflation, 'f', 2, 64))
+		}
+		if w.Drained > 0 {
+			attrs = append(attrs, "drained", sinceDur(w.Drained))
+		}
+		if w.GeneratorSaturated {
+			attrs = append(attrs, "generator_saturated", true)
+		}
+	}
+	g.log.Log(context.Background(), level, "throttle", attrs...)
 }
 
 func arrow(from, to float64) string {
