@@ -42,7 +42,7 @@ func cli(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) resul
 func TestHelp(t *testing.T) {
 	runFlags := []string{"--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
 		"--max-vus", "--timeout", "--tries", "--fail-on", "--start", "--floor", "--high", "--low", "--window",
-		"--min-attempts", "--tick", "--settle", "--early-breach", "--grace", "--no-governor", "--insecure", "--out", "--timeline", "--chart", "--quiet", "--verbose"}
+		"--min-attempts", "--tick", "--settle", "--early-breach", "--evidence", "--grace", "--no-governor", "--insecure", "--out", "--timeline", "--chart", "--quiet", "--verbose"}
 	cases := []struct {
 		args []string
 		want []string
@@ -114,6 +114,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "50", "--tick", "2600ms", u}, "", "--tick (2.6s) must be at most half of --window (5s)"},
 		{[]string{"run", "--rate", "50", "--window", "1s", "--tick", "600ms", u}, "", "--tick (600ms) must be at most half of --window (1s)"},
 		{[]string{"run", "--rate", "50", "--settle", "-1s", u}, "", "--settle must be >= 0"},
+		{[]string{"run", "--rate", "50", "--evidence", "unserved,vibes", u}, "", `--evidence "unserved,vibes": want a comma-separated list`},
 		{[]string{"run", "--rate", "50", "--duration", "-1s", u}, "", "--duration must be >= 0"},
 		{[]string{"run", "--rate", "50", "--duration", "soon", u}, "", `invalid argument "soon" for "--duration"`},
 		{[]string{"run", "--rate", "50", "--max-vus", "0", u}, "", "--max-vus must be >= 1"},

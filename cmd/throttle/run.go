@@ -37,6 +37,7 @@ type phaseFlags struct {
 	tick        time.Duration
 	settle      time.Duration
 	earlyBreach bool
+	evidence    string
 	grace       time.Duration
 	noGovernor  bool
 	out         string
@@ -66,6 +67,7 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.DurationVar(&p.window, "window", d.window, "evidence gathered at one offer before a decision")
 	fs.Uint64Var(&p.minAttempts, "min-attempts", governor.DefaultMinAttempts, "resolved attempts a window needs to count as evidence")
 	fs.DurationVar(&p.tick, "tick", 0, "how often the governor reads the counters, at most --window/2 (default min(1s, --window/5))")
+	fs.StringVar(&p.evidence, "evidence", "all", "evidence beyond failed attempts, comma-separated: unserved (rate mode: dropped arrivals and in-flight growth count as damage), latency (concurrency mode: latency inflated against the low-load baseline), drain (after a back-off, wait for the old offer's attempts), generator (a saturated generator holds); all, or none for the seed's rule")
 	fs.BoolVar(&p.earlyBreach, "early-breach", true, "decide a gross breach at a tick inside the window (failure fraction above --high with 99 % confidence, at least --min-attempts); false gives the seed's exact cadence")
 	fs.DurationVar(&p.settle, "settle", 0, "after each change of the offer, how long to discard evidence (attempts sent at the old offer, a target still recovering) before the next window starts (default one --tick)")
 	fs.DurationVar(&p.grace, "grace", engine.DefaultGrace, "when the phase ends, how long in-flight iterations may finish before they are aborted")
@@ -213,6 +215,10 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 	if err != nil {
 		return engine.Config{}, usageError{err}
 	}
+	evidence, ok := governor.ParseEvidence(p.evidence)
+	if !ok {
+		return engine.Config{}, usagef("--evidence %q: want a comma-separated list of unserved, latency, drain, generator, or all or none", p.evidence)
+	}
 	grace := p.grace
 	if grace == 0 {
 		grace = -1 // the engine's zero means its default; --grace 0 means no wait
@@ -229,7 +235,7 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 		Grace:    grace,
 		Tick:     p.tick,
 		Settle:   p.settle,
-		Governor: []governor.Option{governor.WithEarlyBreach(p.earlyBreach)},
+		Governor: []governor.Option{governor.WithEarlyBreach(p.earlyBreach), governor.WithEvidence(evidence)},
 	}, nil
 }
 
