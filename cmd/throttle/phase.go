@@ -60,6 +60,7 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 			Tick:        cfg.Tick,
 			Governed:    !cfg.Fixed,
 			EarlyBreach: p.earlyBreach,
+			Evidence:    p.evidenceSet.String(),
 			Target:      target,
 		},
 		Windows:     res.Windows,

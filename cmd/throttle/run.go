@@ -38,6 +38,7 @@ type phaseFlags struct {
 	settle      time.Duration
 	earlyBreach bool
 	evidence    string
+	evidenceSet governor.Evidence // parsed from evidence by engineConfig
 	grace       time.Duration
 	noGovernor  bool
 	out         string
@@ -219,6 +220,7 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 	if !ok {
 		return engine.Config{}, usagef("--evidence %q: want a comma-separated list of unserved, latency, drain, generator, or all or none", p.evidence)
 	}
+	p.evidenceSet = evidence
 	grace := p.grace
 	if grace == 0 {
 		grace = -1 // the engine's zero means its default; --grace 0 means no wait

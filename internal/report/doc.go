@@ -46,7 +46,7 @@
 //	  "verdict": "capacity ≈ 797 req/s at ≤ 5 % attempt failures (12 settled windows)",
 //	  "notes": ["…"],                   // caveats; [] when none
 //	  "settings": {"mode", "unit", "ceiling", "floor", "start", "high", "low",
-//	               "window_s", "tick_s", "min_attempts", "governed", "early_breach", "target"},
+//	               "window_s", "tick_s", "min_attempts", "governed", "early_breach", "evidence", "target"},
 //	  "run": {"start", "end", "duration_s", "interrupted"},
 //	  "capacity": {"found", "settled_windows", "offer", "goodput_per_s",
 //	               "throughput_per_s", "attempt_fail_frac", "at_ceiling",
@@ -62,7 +62,9 @@
 //	  "windows": [{"index", "start_s", "end_s", "offer", "ok", "failed", "frac",
 //	               "attempts_per_s", "goodput_per_s", "signal", "kind", "early",
 //	               "next_offer", "last_bad", "streak", "settled", "saturated",
-//	               "p50_ms", "p99_ms"}]
+//	               "p50_ms", "p99_ms", "fail_frac", "dropped", "queued",
+//	               "unserved", "mean_ms", "inflation", "generator_saturated",
+//	               "drained_s", "by"}]
 //	}
 //
 // Fractions are in [0, 1], rates per second, run times in seconds since the
