@@ -30,22 +30,10 @@ func TestRunsAgainstALoopbackTarget(t *testing.T) {
 	srv := httptest.NewServer(tgt)
 	t.Cleanup(srv.Close)
 	var stdout, stderr testwait.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-url", srv.URL, "-rate", "1000", "-start", "100", "-window", "250ms",
+	stop := testwait.Start(t, func(ctx context.Context) error {
+		return run(ctx, []string{"-url", srv.URL, "-rate", "1000", "-start", "100", "-window", "250ms",
 			"-duration", (2 * testwait.Deadline).String(), "-workers", "8"}, &stdout, &stderr)
-	}()
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		return <-done
-	}
-	t.Cleanup(func() { stop() }) // before srv.Close: the run ends first
+	})
 	took := testwait.Until(t, testwait.Deadline, "a status line and a movement line", func() bool {
 		return stdout.Contains("  1s offer") && stderr.Contains("signal=slow-start")
 	})

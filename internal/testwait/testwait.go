@@ -7,6 +7,7 @@ package testwait
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,28 @@ func Until(t testing.TB, limit time.Duration, what string, cond func() bool) tim
 		time.Sleep(poll)
 	}
 	return time.Since(begin)
+}
+
+// Start runs fn on its own goroutine with a context that stop cancels. stop
+// waits for fn to return and reports its error; calling it again returns the
+// same error. t's cleanup calls stop too, so fn never outlives the test:
+// start the servers fn uses before Start, so that (cleanups running last
+// first) fn has stopped before they close.
+func Start(t testing.TB, fn func(ctx context.Context) error) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	return stop
 }
 
 // Buffer collects what a program writes and can be read while it writes.
