@@ -2,16 +2,20 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/targets"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // A collapsing target (goodput falls above capacity) is found within the
@@ -30,7 +34,7 @@ func TestCollapseCapacity(t *testing.T) {
 	if est.Windows < 3 {
 		t.Fatalf("estimate rests on %d windows", est.Windows)
 	}
-	within(t, "goodput", est.Goodput, 0.85*c, 1.08*c)
+	within(t, "goodput", est.Goodput, capacityBand*c, 1.08*c)
 	if res.Counts.Classes[Class5xx] != res.Counts.Failed {
 		t.Errorf("collapse fails with 500s: classes %v, failed %d", res.Counts.Classes, res.Counts.Failed)
 	}
@@ -50,7 +54,7 @@ func TestQueueCapacity(t *testing.T) {
 	if est.Windows < 3 {
 		t.Fatalf("estimate rests on %d windows", est.Windows)
 	}
-	within(t, "goodput", est.Goodput, 0.9*c, 1.08*c)
+	within(t, "goodput", est.Goodput, capacityBand*c, 1.08*c)
 	if res.Counts.Classes[Class5xx] != res.Counts.Failed {
 		t.Errorf("the queue fails with 503s: classes %v, failed %d", res.Counts.Classes, res.Counts.Failed)
 	}
@@ -85,7 +89,10 @@ func TestConcurrencyCapacity(t *testing.T) {
 	if res.Workers > 200 || res.Workers < 6 {
 		t.Errorf("workers %d: the pool grows with the offer, never past the ceiling", res.Workers)
 	}
-	within(t, "goodput", est.Goodput, 0.7*600, 600)
+	// Six slots of 10 ms serve at most 600/s; a loaded machine oversleeps
+	// every 10 ms and adds its own delays, so the floor is only that the
+	// slots were kept busy at all.
+	within(t, "goodput", est.Goodput, 0.2*600, 600)
 }
 
 // A target that dies mid-run (resetting connections) and recovers: the
@@ -159,13 +166,15 @@ func TestInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
+	// Interrupted after 2 s: two windows and 100 ok attempts even at a
+	// quarter of the pace; stopping "at once" allows a loaded machine 5 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	res, err := e.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Interrupted || res.End.Sub(res.Start) > 3*time.Second {
+	if !res.Interrupted || res.End.Sub(res.Start) > 7*time.Second {
 		t.Fatalf("interrupted %v after %v", res.Interrupted, res.End.Sub(res.Start))
 	}
 	if len(res.Windows) < 2 || res.Counts.OK < 100 {
@@ -223,8 +232,10 @@ func TestDropped(t *testing.T) {
 	if res.Workers != 2 {
 		t.Errorf("workers %d, bound 2", res.Workers)
 	}
-	// Two workers at 100 ms serve about 10 of the ~100 arrivals.
-	if c.OK > 20 || c.Dropped < 60 {
+	// Two workers at 100 ms serve at most 12 of the ~100 arrivals (fewer
+	// arrive when the machine is loaded and timers are late): most of them
+	// are dropped.
+	if c.OK > 20 || c.Dropped <= c.OK {
 		t.Errorf("counts %+v: most arrivals must be dropped", c)
 	}
 }
@@ -314,23 +325,44 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // With more targets than a worker caches, every target is still sent in
-// turn.
+// turn. The run lasts until every target has been hit (a loaded machine may
+// need longer than an idle one's fraction of a second), then is interrupted.
 func TestManyTargets(t *testing.T) {
 	t.Parallel()
-	hits := make(chan string, 10000)
-	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits <- r.URL.Path }))
+	var (
+		mu   sync.Mutex
+		seen = map[string]int{}
+		sent atomic.Int64
+	)
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.URL.Path]++
+		mu.Unlock()
+		sent.Add(1)
+	}))
 	n := maxCachedTargets * 2
 	list := make([]targets.Target, n)
 	for i := range list {
 		u, _ := url.Parse(tgts[0].URL.String() + strconv.Itoa(i))
 		list[i] = targets.Target{Method: "GET", URL: u, Header: http.Header{}}
 	}
-	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 300 * time.Millisecond})
-	close(hits)
-	seen := map[string]int{}
-	for p := range hits {
-		seen[p]++
+	e, err := New(Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 2 * testwait.Deadline, Tick: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
 	}
+	var res *Result
+	stop := testwait.Start(t, func(ctx context.Context) (err error) {
+		res, err = e.Run(ctx)
+		return err
+	})
+	// One worker sends the next request only after the last one's answer:
+	// once n+1 have arrived, n have been answered.
+	testwait.Until(t, testwait.Deadline, fmt.Sprintf("%d requests", n+1), func() bool { return sent.Load() > int64(n) })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
 	if res.Counts.OK < uint64(n) || len(seen) != n {
 		t.Errorf("%d ok attempts reached %d of %d targets", res.Counts.OK, len(seen), n)
 	}

@@ -78,6 +78,15 @@ func (r *countingRecorder) Record(d time.Duration) {
 	}
 }
 
+// capacityBand is how far below a built-in target's capacity an end-to-end
+// estimate may land. The target bounds the estimate from above whatever the
+// load; from below, a loaded machine's generator sends in bursts (late
+// timers) that the target sheds under its capacity, and settles later in a
+// fixed-length run. How exactly the governor finds a capacity is tested
+// deterministically in internal/sim; these tests check that a real run lands
+// in the capacity's region, on a machine four times slower too.
+const capacityBand = 0.6
+
 func within(t *testing.T, what string, got, lo, hi float64) {
 	t.Helper()
 	if got < lo || got > hi {
@@ -95,8 +104,10 @@ func TestShedCapacity(t *testing.T) {
 	if est.Windows < 3 {
 		t.Fatalf("estimate rests on %d windows; windows: %+v", est.Windows, res.Windows)
 	}
-	within(t, "goodput", est.Goodput, 0.9*c, 1.08*c)
-	within(t, "settled offer", est.Offer, 0.95*c, c/(1-0.05)*1.03)
+	// Loose below (see capacityBand), tight above: the target's capacity
+	// bounds the goodput, and a settled offer sheds at most the 5 % bound.
+	within(t, "goodput", est.Goodput, capacityBand*c, 1.08*c)
+	within(t, "settled offer", est.Offer, capacityBand*c, c/(1-0.05)*1.03)
 	if est.Saturated == 0 {
 		t.Error("slow start must have overshot once: no saturated window flagged")
 	}
