@@ -98,7 +98,9 @@ func TestConcurrencyCapacity(t *testing.T) {
 // A target that dies mid-run (resetting connections) and recovers: the
 // offer falls to the floor while it is down, the failures are resets, and
 // the offer climbs back near capacity once it is up. (Near: 70 %, since on a
-// loaded machine the search can take a window or two longer.)
+// loaded machine the search can take a window or two longer.) Each step waits
+// for the window that shows the last one happened, with testwait's deadline,
+// instead of following a fixed timetable; the run is then interrupted.
 func TestDiesAndRecovers(t *testing.T) {
 	t.Parallel()
 	const c = 400.0
@@ -109,44 +111,47 @@ func TestDiesAndRecovers(t *testing.T) {
 	l.Floor = 40
 	l.Window = 500 * time.Millisecond
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	down, up := make(chan time.Time, 1), make(chan time.Time, 1)
-	go func() {
-		select {
-		case <-time.After(4500 * time.Millisecond):
-		case <-ctx.Done():
-			return
-		}
-		down <- time.Now()
-		tg.SetDown(true)
-		select {
-		case <-time.After(2 * time.Second):
-		case <-ctx.Done():
-			return
-		}
-		up <- time.Now()
-		tg.SetDown(false)
-	}()
-	res := run(t, Config{Targets: tgts, Limits: l, Duration: 12 * time.Second})
-	downAt, upAt := <-down, <-up
-
-	var atFloor, before, after bool
-	for _, w := range res.Windows {
-		switch {
-		case w.End.Before(downAt):
-			before = before || w.Offer >= 0.7*c
-		case w.Start.After(downAt) && w.End.Before(upAt):
-			atFloor = atFloor || (w.Offer == l.Floor && w.Frac > l.High)
-		case w.Start.After(upAt):
-			after = after || (w.Offer >= 0.7*c && w.Frac <= l.High)
-		}
+	var (
+		mu      sync.Mutex
+		windows []governor.Window
+	)
+	// seen waits for a closed window that began after since and passes ok.
+	seen := func(what string, since time.Time, ok func(governor.Window) bool) time.Time {
+		t.Helper()
+		testwait.Until(t, testwait.Deadline, what, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, w := range windows {
+				if !w.Start.Before(since) && ok(w) {
+					return true
+				}
+			}
+			return false
+		})
+		return time.Now()
 	}
-	if !before || !atFloor || !after {
-		for _, w := range res.Windows {
-			t.Logf("%v..%v offer %.0f frac %.3f %v", w.Start.Sub(res.Start), w.End.Sub(res.Start), w.Offer, w.Frac, w.Decision.Signal)
-		}
-		t.Fatalf("near capacity before: %v, at the floor while down: %v, back near capacity after: %v", before, atFloor, after)
+	e, err := New(Config{Targets: tgts, Limits: l, Duration: 4 * testwait.Deadline, Tick: 50 * time.Millisecond,
+		Observer: func(w governor.Window) { mu.Lock(); windows = append(windows, w); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res *Result
+	stop := testwait.Start(t, func(ctx context.Context) (err error) {
+		res, err = e.Run(ctx)
+		return err
+	})
+	begin := time.Now()
+	downAt := seen("a window near capacity", begin, func(w governor.Window) bool { return w.Offer >= 0.7*c })
+	tg.SetDown(true)
+	upAt := seen("a failing window at the floor while down", downAt, func(w governor.Window) bool {
+		return w.Offer == l.Floor && w.Frac > l.High
+	})
+	tg.SetDown(false)
+	seen("a clean window near capacity once up", upAt, func(w governor.Window) bool {
+		return w.Offer >= 0.7*c && w.Frac <= l.High
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 	if res.Counts.Classes[ClassReset] == 0 {
 		t.Errorf("a target resetting connections must show resets: %v", res.Counts.Classes)
@@ -196,23 +201,39 @@ func TestGraceAndAbort(t *testing.T) {
 		}
 	}))
 	l := fastLimits(governor.Concurrency, 3, 3)
-	res := run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Grace: 2 * time.Second})
+	// 250 ms: time for a loaded machine's three workers to send, and still
+	// one request each, as each takes 300 ms.
+	res := run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 250 * time.Millisecond, Grace: testwait.Deadline})
 	if res.Counts.OK != 3 || res.Counts.Aborted != 0 {
 		t.Errorf("in-flight iterations must finish within the grace: %+v", res.Counts)
 	}
 
-	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	var arrived atomic.Int64
+	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		<-r.Context().Done()
+	}))
 	e, err := New(Config{Targets: hang, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Grace: time.Minute, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(400*time.Millisecond, e.Abort)
+	// Abort once all three hang and the phase is over, so the grace period
+	// has begun: it must end at once.
 	begin := time.Now()
+	go func() {
+		for arrived.Load() < 3 || time.Since(begin) < 200*time.Millisecond {
+			if time.Since(begin) > testwait.Deadline {
+				break // Run's counts will say what was missing
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		e.Abort()
+	}()
 	res, err = e.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(begin); took > 5*time.Second {
+	if took := time.Since(begin); took > testwait.Deadline+5*time.Second {
 		t.Errorf("Abort must end the grace at once; Run took %v", took)
 	}
 	if res.Counts.Aborted != 3 || res.Counts.Failed != 0 || res.Counts.OK != 0 {
