@@ -130,16 +130,8 @@ func TestDiesAndRecovers(t *testing.T) {
 		})
 		return time.Now()
 	}
-	e, err := New(Config{Targets: tgts, Limits: l, Duration: 4 * testwait.Deadline, Tick: 50 * time.Millisecond,
+	stop := start(t, Config{Targets: tgts, Limits: l, Duration: 4 * testwait.Deadline,
 		Observer: func(w governor.Window) { mu.Lock(); windows = append(windows, w); mu.Unlock() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res *Result
-	stop := testwait.Start(t, func(ctx context.Context) (err error) {
-		res, err = e.Run(ctx)
-		return err
-	})
 	begin := time.Now()
 	downAt := seen("a window near capacity", begin, func(w governor.Window) bool { return w.Offer >= 0.7*c })
 	tg.SetDown(true)
@@ -150,9 +142,7 @@ func TestDiesAndRecovers(t *testing.T) {
 	seen("a clean window near capacity once up", upAt, func(w governor.Window) bool {
 		return w.Offer >= 0.7*c && w.Frac <= l.High
 	})
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
+	res := stop()
 	if res.Counts.Classes[ClassReset] == 0 {
 		t.Errorf("a target resetting connections must show resets: %v", res.Counts.Classes)
 	}
@@ -367,21 +357,11 @@ func TestManyTargets(t *testing.T) {
 		u, _ := url.Parse(tgts[0].URL.String() + strconv.Itoa(i))
 		list[i] = targets.Target{Method: "GET", URL: u, Header: http.Header{}}
 	}
-	e, err := New(Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 2 * testwait.Deadline, Tick: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res *Result
-	stop := testwait.Start(t, func(ctx context.Context) (err error) {
-		res, err = e.Run(ctx)
-		return err
-	})
+	stop := start(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 2 * testwait.Deadline})
 	// One worker sends the next request only after the last one's answer:
 	// once n+1 have arrived, n have been answered.
 	testwait.Until(t, testwait.Deadline, fmt.Sprintf("%d requests", n+1), func() bool { return sent.Load() > int64(n) })
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
+	res := stop()
 	mu.Lock()
 	defer mu.Unlock()
 	if res.Counts.OK < uint64(n) || len(seen) != n {

@@ -14,6 +14,7 @@ import (
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/targets"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -49,7 +50,8 @@ func fastLimits(mode governor.Mode, ceiling, start float64) governor.Limits {
 	return l
 }
 
-func run(t *testing.T, cfg Config) *Result {
+// newEngine is New with a 50 ms tick unless cfg names one.
+func newEngine(t *testing.T, cfg Config) *Engine {
 	t.Helper()
 	if cfg.Tick == 0 {
 		cfg.Tick = 50 * time.Millisecond
@@ -58,11 +60,36 @@ func run(t *testing.T, cfg Config) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Run(context.Background())
+	return e
+}
+
+func run(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	res, err := newEngine(t, cfg).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// start runs a phase of cfg in the background, for a test that interrupts
+// it once it has seen what it waits for; Duration only bounds it. stop
+// interrupts the phase and returns its result (t's cleanup stops it too).
+func start(t *testing.T, cfg Config) (stop func() *Result) {
+	t.Helper()
+	e := newEngine(t, cfg)
+	var res *Result
+	halt := testwait.Start(t, func(ctx context.Context) (err error) {
+		res, err = e.Run(ctx)
+		return err
+	})
+	return func() *Result {
+		t.Helper()
+		if err := halt(); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
 }
 
 // countingRecorder counts recorded latencies and keeps the largest.
