@@ -1,64 +1,70 @@
 #!/usr/bin/env bash
-# bench/nginx-limit.sh — the governor's cadence against a real shedding
-# target (issue 11): nginx limit_req at 400 r/s on loopback, one worker,
-# then `throttle run` with the default window and tick, then
-# bench/cadence's figures from the JSON report.
+# bench/nginx-limit.sh — a real shedding target: nginx with limit_req at 400 r/s.
 #
-#   bash bench/nginx-limit.sh                      # defaults, 100 s
-#   DURATION=60s EXTRA="--early-breach=false" bash bench/nginx-limit.sh
+# Usage:
+#   bench/nginx-limit.sh start        start nginx in the background, print its URL
+#   bench/nginx-limit.sh stop         stop it
+#   bench/nginx-limit.sh -- CMD...    start, run CMD with $TARGET set to the URL, stop
 #
-# Knobs (environment): DURATION (100s), PORT (18081), EXTRA (more flags for
-# throttle run), OUT (where to keep the report; default a temporary file).
-# Traffic goes to 127.0.0.1 only and the run is bounded by DURATION. Not part
-# of `make test`: it needs nginx, which it installs from Debian's packages if
-# missing.
+# One nginx worker on 127.0.0.1:$PORT (default 18400):
+#   $TARGET/limited  limit_req_zone $binary_remote_addr rate=400r/s,
+#                    limit_req burst=20 nodelay, limit_req_status 503 — above
+#                    400 r/s the excess is answered 503 at once (a target that sheds)
+#   $TARGET/         the same small static body, unlimited
+# Installs nginx-light from Debian's packages if nginx is missing. Not part of
+# make test. Example:
+#   bench/nginx-limit.sh -- sh -c 'throttle run --url $TARGET/limited --rate 20000 --floor 10 --duration 60s --out r.json'
 set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 
-DURATION=${DURATION:-100s}
-PORT=${PORT:-18081}
-EXTRA=${EXTRA:-}
-WORK=$(mktemp -d)
-chmod 755 "$WORK" # nginx workers run as an unprivileged user and must read the file
-printf 'ok\n' >"$WORK/ok.txt"
-OUT=${OUT:-$WORK/r.json}
-trap '[ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+PORT=${PORT:-18400}
+RATE=${RATE:-400}
+STATE=${STATE:-/tmp/throttle-bench-nginx-limit-$PORT}
 
-if ! command -v nginx >/dev/null; then
-	echo "installing nginx-light from Debian's packages" >&2
-	if [ "$(id -u)" = 0 ]; then apt-get update -qq >/dev/null && apt-get install -y -qq nginx-light >/dev/null
-	else sudo apt-get update -qq >/dev/null && sudo apt-get install -y -qq nginx-light >/dev/null; fi
-fi
+target_url() { echo "http://127.0.0.1:$PORT"; }
 
-cat >"$WORK/nginx.conf" <<CONF
+target_start() {
+	ensure_pkgs nginx:nginx-light curl:curl
+	mkdir -p "$STATE/www" "$STATE/tmp"
+	chmod 755 "$STATE" "$STATE/www" # workers run unprivileged and must read the body
+	printf 'ok\n' >"$STATE/www/index.html"
+	cat >"$STATE/nginx.conf" <<CONF
 worker_processes 1;
-daemon on;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx.err warn;
+pid $STATE/pid;
+error_log $STATE/error.log warn;
 events { worker_connections 4096; }
 http {
   access_log off;
   keepalive_requests 100000000;
-  limit_req_zone \$binary_remote_addr zone=cap:1m rate=400r/s;
+  keepalive_timeout 60s;
+  client_body_temp_path $STATE/tmp/body;
+  proxy_temp_path $STATE/tmp/proxy;
+  fastcgi_temp_path $STATE/tmp/fastcgi;
+  uwsgi_temp_path $STATE/tmp/uwsgi;
+  scgi_temp_path $STATE/tmp/scgi;
+  default_type text/plain;
+  limit_req_zone \$binary_remote_addr zone=cap:1m rate=${RATE}r/s;
   server {
-    listen 127.0.0.1:${PORT};
-    # A static file, not "return": return answers in the rewrite phase,
-    # before limit_req could refuse anything.
+    listen 127.0.0.1:$PORT;
+    root $STATE/www;
+    # try_files serves the file from this location, so limit_req (which runs
+    # before it) applies; a plain "return 200" would bypass limit_req.
     location = /limited {
       limit_req zone=cap burst=20 nodelay;
       limit_req_status 503;
-      default_type text/plain;
-      alias $WORK/ok.txt;
+      try_files /index.html =404;
     }
+    location / { try_files /index.html =404; }
   }
 }
 CONF
-nginx -c "$WORK/nginx.conf" -p "$WORK"
-for _ in $(seq 50); do [ -f "$WORK/nginx.pid" ] && break; sleep 0.1; done
+	nginx -e "$STATE/error.log" -p "$STATE" -c "$STATE/nginx.conf"
+	wait_url "$(target_url)/limited"
+}
 
-go build -o "$WORK/throttle" ./cmd/throttle
-echo "throttle run --url http://127.0.0.1:${PORT}/limited --rate 20000 --floor 10 --duration ${DURATION} --out r.json ${EXTRA}" >&2
-# shellcheck disable=SC2086 # EXTRA is a list of flags
-"$WORK/throttle" run --url "http://127.0.0.1:${PORT}/limited" --rate 20000 --floor 10 --duration "$DURATION" --out "$OUT" --quiet $EXTRA
-echo
-go run ./bench/cadence "$OUT"
+target_stop() {
+	stop_pidfile "$STATE/pid"
+	rm -rf "$STATE"
+}
+
+target_main "$@"

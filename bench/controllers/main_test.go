@@ -23,6 +23,7 @@ func TestReportPrintsTablesAndWritesChart(t *testing.T) {
 		"## Per model, c = 300",
 		"| shed | throttle |", "| shed | throttle, seed cadence |", "| shed | aimd |", "| shed | ramp |", "| shed | fixed |",
 		"| dead, recovers | throttle |", "| halves | fixed |",
+		"| backlog | throttle |", "| backlog, timeout | fixed |",
 		"## Sweep over c", "| collapse | ramp | ",
 		"## Slow start's overshoot", "| shed | throttle | ", "| collapse | throttle, seed cadence | ",
 		"failed % before settling",
