@@ -31,7 +31,7 @@ type variant struct {
 // seed's exact cadence (early breach off).
 var (
 	early    = variant{"early breach", func(l governor.Limits) Controller { return NewGovernor(l) }}
-	seed     = variant{"seed cadence", func(l governor.Limits) Controller { return NewSeedGovernor(l) }}
+	seed     = variant{"seed", func(l governor.Limits) Controller { return NewSeedGovernor(l) }}
 	variants = []variant{early, seed}
 )
 

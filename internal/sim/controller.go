@@ -68,12 +68,14 @@ func NewGovernor(l governor.Limits, opts ...GovernorOption) *Governor {
 }
 
 // SeedCadence is the name of the governor variant NewSeedGovernor runs.
-const SeedCadence = "throttle, seed cadence"
+const SeedCadence = "throttle, seed"
 
-// NewSeedGovernor returns the governor with the seed's exact cadence: early
-// breach off, so every decision waits for the full window.
+// NewSeedGovernor returns the governor exactly as the seed states it: early
+// breach off, so every decision waits for the full window, and no evidence
+// beyond failed attempts (governor.EvidenceNone).
 func NewSeedGovernor(l governor.Limits, opts ...GovernorOption) *Governor {
-	return NewGovernor(l, append([]GovernorOption{Named(SeedCadence), WithGovernorOptions(governor.WithEarlyBreach(false))}, opts...)...)
+	return NewGovernor(l, append([]GovernorOption{Named(SeedCadence),
+		WithGovernorOptions(governor.WithEarlyBreach(false), governor.WithEvidence(governor.EvidenceNone))}, opts...)...)
 }
 
 // Name returns the controller's name: "throttle" unless Named said otherwise.
