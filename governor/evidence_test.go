@@ -83,7 +83,7 @@ func TestUnservedLoadIsDamageInRateMode(t *testing.T) {
 	if !ok || ask != 400 || w.Decision.Signal != SignalBackoff {
 		t.Fatalf("ask %v %v signal %v, want the back-off 500 × 0.8 = 400", ask, ok, w.Decision.Signal)
 	}
-	if w.Frac != 0.2 || w.FailFrac != 0 || w.Unserved != 500 || w.Dropped != 200 || w.Queued != 300 || w.By != "unserved" {
+	if w.Frac != 0.2 || w.FailFrac != 0 || w.Unserved != 500 || w.Dropped != 200 || w.Queued != 300 || w.By != "unserved" || w.Read != EvidenceAll {
 		t.Fatalf("window %+v, want frac 20 %% from 500 unserved (200 dropped, 300 queued)", w)
 	}
 	for _, want := range []string{"signal=back-off", "by=unserved", "unserved=500", "dropped=200", "queued=300", "failed=0%", "frac=20%"} {
@@ -116,8 +116,8 @@ func TestUnservedSwitchedOffIsTheSeedsRule(t *testing.T) {
 	// Counters without Load: the seed's rule whatever the option.
 	h := newHarness(t, loadRateLimits(500))
 	h.c.add(2000, 0)
-	if ask, ok := h.tick(5 * time.Second); !ok || ask != 1000 {
-		t.Fatalf("plain counters: ask %v %v, want 1000", ask, ok)
+	if ask, ok := h.tick(5 * time.Second); !ok || ask != 1000 || h.windows[0].Read != EvidenceNone {
+		t.Fatalf("plain counters: ask %v %v window %+v, want 1000 on failed attempts alone, read none", ask, ok, h.windows[0])
 	}
 }
 

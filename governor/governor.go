@@ -75,6 +75,9 @@ type Window struct {
 	// By names the evidence that decided the window when it was not failed
 	// attempts alone: "unserved", "latency" or "generator"; "" otherwise.
 	By string
+	// Read is the evidence the window read: WithEvidence's set when the
+	// host's Counters report Load, EvidenceNone when they do not.
+	Read Evidence
 }
 
 // State is a snapshot of the governor for live views.
@@ -343,6 +346,9 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	dOK, dFail := okN-g.baseOK, failN-g.baseFail
 	n := dOK + dFail
 	w := Window{Start: g.winStart, End: now, Offer: g.offer, OK: dOK, Failed: dFail, Drained: g.drained}
+	if g.loadc != nil {
+		w.Read = g.evidence
+	}
 	if n > 0 {
 		w.FailFrac = float64(dFail) / float64(n)
 	}

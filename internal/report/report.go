@@ -129,7 +129,7 @@ func Build(in Input) (*Report, error) {
 			MinAttempts: l.MinAttempts,
 			Governed:    in.Settings.Governed,
 			EarlyBreach: in.Settings.EarlyBreach && in.Settings.Governed,
-			Evidence:    evidenceName(in.Settings),
+			Evidence:    evidenceName(in),
 			Target:      in.Settings.Target,
 		},
 		Run: Run{
@@ -203,11 +203,20 @@ func Build(in Input) (*Report, error) {
 	return r, nil
 }
 
-func evidenceName(s Settings) string {
-	if s.Evidence == "" || !s.Governed {
+// evidenceName is the evidence the run's governor read: what its windows
+// say they read (a host whose counters report no Load gives the governor
+// nothing beyond failed attempts, whatever was asked), else the setting.
+func evidenceName(in Input) string {
+	if !in.Settings.Governed {
 		return "none"
 	}
-	return s.Evidence
+	if len(in.Windows) > 0 {
+		return in.Windows[0].Read.String()
+	}
+	if in.Settings.Evidence == "" {
+		return "none"
+	}
+	return in.Settings.Evidence
 }
 
 // windowRows is the timeline; the windows whose indices are in steady are
