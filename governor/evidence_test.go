@@ -291,3 +291,50 @@ func TestParseEvidence(t *testing.T) {
 		t.Errorf("names %q %q", EvidenceAll, EvidenceNone)
 	}
 }
+
+// A closed loop against a thread pool of c workers, service time S: with N
+// in flight, goodput is min(N, c)/S and latency max(S, N·S/c) (Little's
+// law). With the latency knee the offer settles between c and 1.5 c in
+// flight instead of doubling to the ceiling; with the seed's rule it
+// doubles to the ceiling, since nothing ever fails.
+func TestLatencyKneeSettlesAtTheKnee(t *testing.T) {
+	const c, S = 2, 10 * time.Millisecond
+	run := func(e Evidence) []Window {
+		h := newLoadHarness(t, loadConcLimits(1), WithEvidence(e), WithSettle(time.Second), WithEarlyBreach(true))
+		offer := 1.0
+		for tick := 0; tick < 600; tick++ {
+			n := offer
+			x := min(n, c) / S.Seconds()
+			r := time.Duration(float64(S) * max(1, n/c))
+			h.c.serve(uint64(x), 0, r, 0, 0)
+			h.c.load.Started = h.c.ok + h.c.failed + uint64(n) // N in flight, always
+			if ask, ok := h.tick(time.Second); ok {
+				h.confirm(ask)
+				offer = ask
+			}
+		}
+		return h.windows
+	}
+	ws := run(EvidenceAll)
+	t.Logf("offers: %v", offersOf(ws))
+	for _, w := range ws[len(ws)-40:] {
+		if w.Offer < c || w.Offer > 1.5*c {
+			t.Fatalf("late window at %v in flight, want within [%d, %v]: %+v", w.Offer, c, 1.5*c, w)
+		}
+	}
+	if e := Capacity(ws, DefaultHigh); e.Windows == 0 || e.Goodput < 0.99*c/S.Seconds() {
+		t.Fatalf("capacity %+v, want goodput %v/s at the plateau", e, c/S.Seconds())
+	}
+	seed := run(EvidenceNone)
+	if last := seed[len(seed)-1]; last.Offer != 500 {
+		t.Fatalf("seed rule: last window at %v, want the ceiling (the premise of the test)", last.Offer)
+	}
+}
+
+func offersOf(ws []Window) []float64 {
+	var o []float64
+	for _, w := range ws {
+		o = append(o, w.Offer)
+	}
+	return o
+}
