@@ -1,7 +1,6 @@
 package governor
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
 	"testing"
@@ -30,46 +29,23 @@ func (f *fakeLoad) serve(ok, failed uint64, latency time.Duration, inflight, dro
 	f.load.Latency += time.Duration(ok+failed) * latency
 }
 
-type loadHarness struct {
-	t       *testing.T
-	g       *Governor
-	c       *fakeLoad
-	now     time.Time
-	windows []Window
-	log     bytes.Buffer
-}
-
-func newLoadHarness(t *testing.T, l Limits, opts ...Option) *loadHarness {
+// newLoadHarness is newHarness over fakeLoad counters (h.lc), early breach
+// off unless asked for, logging every line (debug included) into h.log.
+func newLoadHarness(t *testing.T, l Limits, opts ...Option) *harness {
 	t.Helper()
-	h := &loadHarness{t: t, c: &fakeLoad{}, now: t0}
-	opts = append([]Option{WithSettle(0), WithEarlyBreach(false), WithLogger(slog.New(slog.NewTextHandler(&h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))),
-		WithObserver(func(w Window) { h.windows = append(h.windows, w) })}, opts...)
-	g, err := New(l, h.c, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.g = g
-	ask, _ := g.Tick(h.now)
-	g.Confirm(h.now, Confirmation{Origin: OriginGovernor, Asked: ask, Applied: ask})
-	return h
+	h := &harness{lc: &fakeLoad{}}
+	opts = append([]Option{WithEarlyBreach(false), WithLogger(slog.New(slog.NewTextHandler(&h.log, &slog.HandlerOptions{Level: slog.LevelDebug})))}, opts...)
+	return h.start(t, l, h.lc, opts...)
 }
 
-func (h *loadHarness) tick(d time.Duration) (float64, bool) {
-	h.now = h.now.Add(d)
-	return h.g.Tick(h.now)
-}
-
-func (h *loadHarness) confirm(v float64) {
-	h.g.Confirm(h.now, Confirmation{Origin: OriginGovernor, Asked: v, Applied: v})
-}
-
-func (h *loadHarness) last() Window { return h.windows[len(h.windows)-1] }
-
-func loadRateLimits(start float64) Limits {
-	l := NewLimits(Rate, 10000)
+// limitsFrom returns the default limits of mode and ceiling, opening at start.
+func limitsFrom(mode Mode, ceiling, start float64) Limits {
+	l := NewLimits(mode, ceiling)
 	l.Start = start
 	return l
 }
+
+func loadRateLimits(start float64) Limits { return limitsFrom(Rate, 10000, start) }
 
 // Rate mode: a target that serves 400/s of an offer of 500/s answers every
 // request it serves. The 100/s it does not serve either waits (in flight
@@ -77,7 +53,7 @@ func loadRateLimits(start float64) Limits {
 // fraction is the shed model's (x − c)/x = 20 %, a breach.
 func TestUnservedLoadIsDamageInRateMode(t *testing.T) {
 	h := newLoadHarness(t, loadRateLimits(500))
-	h.c.serve(2000, 0, 10*time.Millisecond, 300, 200) // 5 s: 2000 served, 300 more waiting, 200 dropped
+	h.lc.serve(2000, 0, 10*time.Millisecond, 300, 200) // 5 s: 2000 served, 300 more waiting, 200 dropped
 	ask, ok := h.tick(5 * time.Second)
 	w := h.last()
 	if !ok || ask != 400 || w.Decision.Signal != SignalBackoff {
@@ -94,11 +70,11 @@ func TestUnservedLoadIsDamageInRateMode(t *testing.T) {
 	// In flight that falls (a backlog draining after the back-off; the
 	// drain is off so the window sees it) is not negative damage.
 	h = newLoadHarness(t, loadRateLimits(500), WithEvidence(EvidenceAll&^EvidenceDrain))
-	h.c.serve(2000, 0, 10*time.Millisecond, 300, 200)
+	h.lc.serve(2000, 0, 10*time.Millisecond, 300, 200)
 	ask, _ = h.tick(5 * time.Second)
 	h.confirm(ask)
-	h.c.serve(2300, 0, 10*time.Millisecond, 0, 0)
-	h.c.load.Started -= 300 // the 300 waiting resolve inside the 2300
+	h.lc.serve(2300, 0, 10*time.Millisecond, 0, 0)
+	h.lc.load.Started -= 300 // the 300 waiting resolve inside the 2300
 	if _, _ = h.tick(5 * time.Second); h.last().Unserved != 0 || h.last().Queued != -300 || h.last().Frac != 0 {
 		t.Fatalf("draining window %+v, want queued −300 and nothing unserved", h.last())
 	}
@@ -107,7 +83,7 @@ func TestUnservedLoadIsDamageInRateMode(t *testing.T) {
 func TestUnservedSwitchedOffIsTheSeedsRule(t *testing.T) {
 	for _, e := range []Evidence{EvidenceNone, EvidenceAll &^ EvidenceUnserved} {
 		h := newLoadHarness(t, loadRateLimits(500), WithEvidence(e))
-		h.c.serve(2000, 0, 10*time.Millisecond, 300, 200)
+		h.lc.serve(2000, 0, 10*time.Millisecond, 300, 200)
 		ask, ok := h.tick(5 * time.Second)
 		if !ok || ask != 1000 || h.last().Frac != 0 || h.last().Unserved != 0 {
 			t.Fatalf("evidence %v: ask %v %v window %+v, want slow start on failed attempts alone", e, ask, ok, h.last())
@@ -125,7 +101,7 @@ func TestUnservedSwitchedOffIsTheSeedsRule(t *testing.T) {
 // it at the first tick as in-flight growth.
 func TestEarlyBreachOnUnservedLoad(t *testing.T) {
 	h := newLoadHarness(t, loadRateLimits(500), WithEarlyBreach(true))
-	h.c.serve(100, 0, 10*time.Millisecond, 400, 0) // 1 s: 100 served, 400 waiting
+	h.lc.serve(100, 0, 10*time.Millisecond, 400, 0) // 1 s: 100 served, 400 waiting
 	ask, ok := h.tick(time.Second)
 	if w := h.last(); !ok || ask != 125 || !w.Early || w.Frac != 0.8 {
 		t.Fatalf("ask %v %v window %+v, want an early back-off to 500 × 0.25", ask, ok, w)
@@ -136,11 +112,11 @@ func TestEarlyBreachOnUnservedLoad(t *testing.T) {
 // unserved load is the host's shortfall: the window holds, named.
 func TestGeneratorSaturatedHolds(t *testing.T) {
 	h := newLoadHarness(t, loadRateLimits(500))
-	h.c.serve(400, 0, 10*time.Millisecond, 0, 100)
-	h.c.load.GeneratorSaturated = true
+	h.lc.serve(400, 0, 10*time.Millisecond, 0, 100)
+	h.lc.load.GeneratorSaturated = true
 	h.tick(time.Second)
-	h.c.load.GeneratorSaturated = false // one tick is enough
-	h.c.serve(1600, 0, 10*time.Millisecond, 0, 400)
+	h.lc.load.GeneratorSaturated = false // one tick is enough
+	h.lc.serve(1600, 0, 10*time.Millisecond, 0, 400)
 	ask, ok := h.tick(4 * time.Second)
 	w := h.last()
 	if ok || w.Decision.Signal != SignalGeneratorSaturated || w.Decision.Kind != KindHold || w.Unserved != 0 || !w.GeneratorSaturated || w.By != "generator" {
@@ -150,25 +126,21 @@ func TestGeneratorSaturatedHolds(t *testing.T) {
 		t.Fatalf("movement line %q", h.log.String())
 	}
 	// Failed attempts alone still breach.
-	h.c.serve(1000, 1000, 10*time.Millisecond, 0, 0)
-	h.c.load.GeneratorSaturated = true
+	h.lc.serve(1000, 1000, 10*time.Millisecond, 0, 0)
+	h.lc.load.GeneratorSaturated = true
 	if ask, ok := h.tick(5 * time.Second); !ok || ask != 250 {
 		t.Fatalf("failures above high while saturated: ask %v %v, want a back-off", ask, ok)
 	}
 	// Switched off: the unserved load counts.
 	h = newLoadHarness(t, loadRateLimits(500), WithEvidence(EvidenceAll&^EvidenceGenerator))
-	h.c.serve(2000, 0, 10*time.Millisecond, 0, 500)
-	h.c.load.GeneratorSaturated = true
+	h.lc.serve(2000, 0, 10*time.Millisecond, 0, 500)
+	h.lc.load.GeneratorSaturated = true
 	if ask, ok := h.tick(5 * time.Second); !ok || ask != 400 {
 		t.Fatalf("generator evidence off: ask %v %v, want the unserved back-off to 400", ask, ok)
 	}
 }
 
-func loadConcLimits(start float64) Limits {
-	l := NewLimits(Concurrency, 500)
-	l.Start = start
-	return l
-}
+func loadConcLimits(start float64) Limits { return limitsFrom(Concurrency, 500, start) }
 
 // Concurrency mode: a target with 2 workers and a 10 ms handler. At 2 in
 // flight latency is the baseline; at 4 every request waits behind another,
@@ -176,13 +148,13 @@ func loadConcLimits(start float64) Limits {
 // latency knee backs off to 4 × (1 − (1 − 1/2)) = 2, the knee.
 func TestLatencyKneeInConcurrencyMode(t *testing.T) {
 	h := newLoadHarness(t, loadConcLimits(2))
-	h.c.serve(1000, 0, 10*time.Millisecond, 0, 0)
+	h.lc.serve(1000, 0, 10*time.Millisecond, 0, 0)
 	ask, ok := h.tick(5 * time.Second)
 	if !ok || ask != 4 || h.last().Baseline != 10*time.Millisecond || h.last().Inflation != 1 {
 		t.Fatalf("low load: ask %v %v window %+v, want slow start and a 10 ms baseline", ask, ok, h.last())
 	}
 	h.confirm(4)
-	h.c.serve(1000, 0, 20*time.Millisecond, 0, 0)
+	h.lc.serve(1000, 0, 20*time.Millisecond, 0, 0)
 	ask, ok = h.tick(5 * time.Second)
 	w := h.last()
 	if !ok || ask != 2 || w.Inflation != 2 || w.Frac != 0.5 || w.FailFrac != 0 || w.By != "latency" || w.Decision.Signal != SignalBackoff {
@@ -193,20 +165,20 @@ func TestLatencyKneeInConcurrencyMode(t *testing.T) {
 	}
 	// Mild inflation (1.4×) holds in the dead band; noise (1.2×) is clean.
 	h.confirm(2)
-	h.c.serve(1000, 0, 14*time.Millisecond, 0, 0)
+	h.lc.serve(1000, 0, 14*time.Millisecond, 0, 0)
 	if ask, ok := h.tick(5 * time.Second); ok || h.last().Decision.Signal != SignalDeadBand || h.last().By != "latency" {
 		t.Fatalf("1.4×: ask %v %v window %+v, want a dead-band hold", ask, ok, h.last())
 	}
-	h.c.serve(1000, 0, 12*time.Millisecond, 0, 0)
+	h.lc.serve(1000, 0, 12*time.Millisecond, 0, 0)
 	if ask, ok := h.tick(5 * time.Second); !ok || ask != 3 || h.last().By != "" {
 		t.Fatalf("1.2×: ask %v %v window %+v, want a clean climb", ask, ok, h.last())
 	}
 	// Switched off: the seed doubles on.
 	h = newLoadHarness(t, loadConcLimits(2), WithEvidence(EvidenceAll&^EvidenceLatency))
-	h.c.serve(1000, 0, 10*time.Millisecond, 0, 0)
+	h.lc.serve(1000, 0, 10*time.Millisecond, 0, 0)
 	ask, _ = h.tick(5 * time.Second)
 	h.confirm(ask)
-	h.c.serve(1000, 0, 20*time.Millisecond, 0, 0)
+	h.lc.serve(1000, 0, 20*time.Millisecond, 0, 0)
 	if ask, ok := h.tick(5 * time.Second); !ok || ask != 8 {
 		t.Fatalf("latency evidence off: ask %v %v, want 8", ask, ok)
 	}
@@ -217,24 +189,24 @@ func TestLatencyKneeInConcurrencyMode(t *testing.T) {
 func TestDrainBeforeJudging(t *testing.T) {
 	l := loadRateLimits(500)
 	h := newLoadHarness(t, l, WithSettle(time.Second))
-	h.c.serve(0, 0, 0, 600, 0) // 600 in flight from before the window: not its growth
-	h.tick(time.Second)        // the opening settle span ends
-	h.c.serve(1000, 1000, 10*time.Millisecond, 0, 0)
+	h.lc.serve(0, 0, 0, 600, 0) // 600 in flight from before the window: not its growth
+	h.tick(time.Second)         // the opening settle span ends
+	h.lc.serve(1000, 1000, 10*time.Millisecond, 0, 0)
 	ask, ok := h.tick(5 * time.Second)
 	if !ok || ask != 250 {
 		t.Fatalf("ask %v %v, want a back-off to 250", ask, ok)
 	}
 	h.confirm(250) // 600 attempts of the old offer still in flight
-	h.c.serve(0, 300, 10*time.Millisecond, 0, 0)
-	h.c.load.Started -= 300 // 300 of the 600 time out
-	h.tick(time.Second)     // settle span ends; 300 still in flight
-	h.c.serve(0, 200, 10*time.Millisecond, 0, 0)
-	h.c.load.Started -= 200
+	h.lc.serve(0, 300, 10*time.Millisecond, 0, 0)
+	h.lc.load.Started -= 300 // 300 of the 600 time out
+	h.tick(time.Second)      // settle span ends; 300 still in flight
+	h.lc.serve(0, 200, 10*time.Millisecond, 0, 0)
+	h.lc.load.Started -= 200
 	h.tick(time.Second) // 100 still in flight: still draining
-	h.c.serve(0, 100, 10*time.Millisecond, 0, 0)
-	h.c.load.Started -= 100
+	h.lc.serve(0, 100, 10*time.Millisecond, 0, 0)
+	h.lc.load.Started -= 100
 	h.tick(time.Second) // drained: the window starts here
-	h.c.serve(1250, 0, 10*time.Millisecond, 0, 0)
+	h.lc.serve(1250, 0, 10*time.Millisecond, 0, 0)
 	ask, ok = h.tick(5 * time.Second)
 	w := h.last()
 	if !ok || ask != 375 || w.Failed != 0 || w.Drained != 2*time.Second || !w.Start.Equal(h.now.Add(-5*time.Second)) {
@@ -246,29 +218,29 @@ func TestDrainBeforeJudging(t *testing.T) {
 	// Bounded: a backlog that never resolves waits one window, then the
 	// window starts anyway.
 	h.confirm(ask)
-	h.c.serve(0, 0, 0, 1000, 0) // stuck from before the window
+	h.lc.serve(0, 0, 0, 1000, 0) // stuck from before the window
 	h.tick(time.Second)
-	h.c.serve(1000, 1000, 10*time.Millisecond, 0, 0)
+	h.lc.serve(1000, 1000, 10*time.Millisecond, 0, 0)
 	ask, _ = h.tick(5 * time.Second)
 	h.confirm(ask) // a back-off with 1000 stuck in flight
 	for i := 0; i < 5; i++ {
 		h.tick(time.Second)
 	}
 	h.tick(time.Second) // 1 s settle + 5 s bound: the window starts at the bound
-	h.c.serve(2000, 0, 10*time.Millisecond, 0, 0)
+	h.lc.serve(2000, 0, 10*time.Millisecond, 0, 0)
 	h.tick(5 * time.Second)
 	if w := h.last(); w.Drained != 5*time.Second {
 		t.Fatalf("bounded drain: window %+v, want drained 5 s (one window)", w)
 	}
 	// Switched off: the window starts after the settle span.
 	h = newLoadHarness(t, l, WithSettle(time.Second), WithEvidence(EvidenceAll&^EvidenceDrain))
-	h.c.serve(0, 0, 0, 600, 0)
+	h.lc.serve(0, 0, 0, 600, 0)
 	h.tick(time.Second)
-	h.c.serve(1000, 1000, 10*time.Millisecond, 0, 0)
+	h.lc.serve(1000, 1000, 10*time.Millisecond, 0, 0)
 	ask, _ = h.tick(5 * time.Second)
 	h.confirm(ask)
 	h.tick(time.Second)
-	h.c.serve(1250, 0, 10*time.Millisecond, 0, 0)
+	h.lc.serve(1250, 0, 10*time.Millisecond, 0, 0)
 	h.tick(5 * time.Second)
 	if w := h.last(); w.Drained != 0 || w.End.Sub(w.Start) != 5*time.Second {
 		t.Fatalf("drain off: window %+v", w)
@@ -306,8 +278,8 @@ func TestLatencyKneeSettlesAtTheKnee(t *testing.T) {
 			n := offer
 			x := min(n, c) / S.Seconds()
 			r := time.Duration(float64(S) * max(1, n/c))
-			h.c.serve(uint64(x), 0, r, 0, 0)
-			h.c.load.Started = h.c.ok + h.c.failed + uint64(n) // N in flight, always
+			h.lc.serve(uint64(x), 0, r, 0, 0)
+			h.lc.load.Started = h.lc.ok + h.lc.failed + uint64(n) // N in flight, always
 			if ask, ok := h.tick(time.Second); ok {
 				h.confirm(ask)
 				offer = ask

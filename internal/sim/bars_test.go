@@ -35,6 +35,13 @@ var (
 	variants = []variant{early, seed}
 )
 
+// eachVariant runs f as a subtest for every variant.
+func eachVariant(t *testing.T, f func(t *testing.T, v variant)) {
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) { f(t, v) })
+	}
+}
+
 // runGovernor runs the governor with the §5 setting against target and
 // fails the test on a run error.
 func runGovernor(t *testing.T, v variant, l governor.Limits, target Target, opts ...Option) Result {
@@ -48,31 +55,29 @@ func runGovernor(t *testing.T, v variant, l governor.Limits, target Target, opts
 
 func TestRobustTargetReachesCeilingInLog2CleanWindows(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			l := Setting()
-			want := slowStartBound(l.Ceiling, l.Start) // 14
-			r := runGovernor(t, v, l, Robust(), UntilWindows(want+5))
-			offers := r.Offers()
-			n, ok := ReachedAt(offers, l.Ceiling)
-			if !ok || n != want {
-				t.Fatalf("ceiling %v reached after %d windows (reached=%v), want exactly %d; offers %v", l.Ceiling, n, ok, want, offers)
+	eachVariant(t, func(t *testing.T, v variant) {
+		l := Setting()
+		want := slowStartBound(l.Ceiling, l.Start) // 14
+		r := runGovernor(t, v, l, Robust(), UntilWindows(want+5))
+		offers := r.Offers()
+		n, ok := ReachedAt(offers, l.Ceiling)
+		if !ok || n != want {
+			t.Fatalf("ceiling %v reached after %d windows (reached=%v), want exactly %d; offers %v", l.Ceiling, n, ok, want, offers)
+		}
+		for i, x := range offers[n:] {
+			if x != l.Ceiling {
+				t.Fatalf("offer left the ceiling after it was reached: offers[%d] = %v", n+i, x)
 			}
-			for i, x := range offers[n:] {
-				if x != l.Ceiling {
-					t.Fatalf("offer left the ceiling after it was reached: offers[%d] = %v", n+i, x)
-				}
+		}
+		if r.Failed != 0 {
+			t.Fatalf("robust target: %d failed attempts, want 0", r.Failed)
+		}
+		for i, w := range r.Windows[:n] {
+			if w.Decision.Signal != governor.SignalSlowStart || w.Frac != 0 {
+				t.Fatalf("window %d: signal %v frac %v, want a clean slow-start window", i, w.Decision.Signal, w.Frac)
 			}
-			if r.Failed != 0 {
-				t.Fatalf("robust target: %d failed attempts, want 0", r.Failed)
-			}
-			for i, w := range r.Windows[:n] {
-				if w.Decision.Signal != governor.SignalSlowStart || w.Frac != 0 {
-					t.Fatalf("window %d: signal %v frac %v, want a clean slow-start window", i, w.Decision.Signal, w.Frac)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // checkSettles runs the governor against model(c) for every integer c in
@@ -102,16 +107,12 @@ func checkSettles(t *testing.T, v variant, name string, model func(c float64) Ta
 
 func TestShedSweepSettlesWithinLog2Plus6(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) { checkSettles(t, v, "shed", Shed, 20, 9000, 6, 20) })
-	}
+	eachVariant(t, func(t *testing.T, v variant) { checkSettles(t, v, "shed", Shed, 20, 9000, 6, 20) })
 }
 
 func TestCollapseSweepSettlesWithinLog2Plus10(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) { checkSettles(t, v, "collapse", Collapse, 50, 9000, 10, 20) })
-	}
+	eachVariant(t, func(t *testing.T, v variant) { checkSettles(t, v, "collapse", Collapse, 50, 9000, 10, 20) })
 }
 
 // fractional returns target with its counts in units of 1/k attempt, and
@@ -156,44 +157,42 @@ func settleAfterChange(t *testing.T, v variant, l governor.Limits, target Target
 // it before the offer settles.
 func TestCapacityDoublesMemoryClearsAndSettlesWithin22Windows(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			l := Setting()
-			const bar = 22
-			worst, cleared := 0, 0
-			for ci := 20; ci <= 4500; ci += 2 {
-				c := float64(ci)
-				r, n := settleAfterChange(t, v, l, Switch(Shed(c), Shed(2*c), changeAt), c, 2*c, bar+20)
-				if n > bar {
-					t.Fatalf("c=%v→%v: settled %d windows after the change, want <= %d; offers %v", c, 2*c, n, bar, r.Offers()[r.Since(changeAt):])
-				}
-				worst = max(worst, n)
-				i0 := r.Since(changeAt)
-				lastBad := r.Windows[i0-1].Decision.LastBad
-				if lastBad == 0 {
-					continue // slow start never breached (c just under a power of two): nothing to clear
-				}
-				// The memory must clear, by the streak, once the additive probes
-				// passed last-bad, and before the offer settles in the new band.
-				j := i0
-				for j < len(r.Windows) && r.Windows[j].Decision.Signal != governor.SignalMemoryCleared {
-					j++
-				}
-				if j == len(r.Windows) {
-					t.Fatalf("c=%v→%v: last-bad %v never cleared after the change", c, 2*c, lastBad)
-				}
-				clear, memory := r.Windows[j], r.Windows[j-1].Decision.LastBad
-				if clear.Offer < memory {
-					t.Fatalf("c=%v→%v: memory cleared at offer %v, below last-bad %v", c, 2*c, clear.Offer, memory)
-				}
-				if j >= i0+n {
-					t.Fatalf("c=%v→%v: memory cleared in window %d after the change, not before the offer settled (%d)", c, 2*c, j-i0, n)
-				}
-				cleared++
+	eachVariant(t, func(t *testing.T, v variant) {
+		l := Setting()
+		const bar = 22
+		worst, cleared := 0, 0
+		for ci := 20; ci <= 4500; ci += 2 {
+			c := float64(ci)
+			r, n := settleAfterChange(t, v, l, Switch(Shed(c), Shed(2*c), changeAt), c, 2*c, bar+20)
+			if n > bar {
+				t.Fatalf("c=%v→%v: settled %d windows after the change, want <= %d; offers %v", c, 2*c, n, bar, r.Offers()[r.Since(changeAt):])
 			}
-			t.Logf("doubling, every second c = 20…4500: slowest settled %d windows after the change; memory cleared in all %d runs that had one", worst, cleared)
-		})
-	}
+			worst = max(worst, n)
+			i0 := r.Since(changeAt)
+			lastBad := r.Windows[i0-1].Decision.LastBad
+			if lastBad == 0 {
+				continue // slow start never breached (c just under a power of two): nothing to clear
+			}
+			// The memory must clear, by the streak, once the additive probes
+			// passed last-bad, and before the offer settles in the new band.
+			j := i0
+			for j < len(r.Windows) && r.Windows[j].Decision.Signal != governor.SignalMemoryCleared {
+				j++
+			}
+			if j == len(r.Windows) {
+				t.Fatalf("c=%v→%v: last-bad %v never cleared after the change", c, 2*c, lastBad)
+			}
+			clear, memory := r.Windows[j], r.Windows[j-1].Decision.LastBad
+			if clear.Offer < memory {
+				t.Fatalf("c=%v→%v: memory cleared at offer %v, below last-bad %v", c, 2*c, clear.Offer, memory)
+			}
+			if j >= i0+n {
+				t.Fatalf("c=%v→%v: memory cleared in window %d after the change, not before the offer settled (%d)", c, 2*c, j-i0, n)
+			}
+			cleared++
+		}
+		t.Logf("doubling, every second c = 20…4500: slowest settled %d windows after the change; memory cleared in all %d runs that had one", worst, cleared)
+	})
 }
 
 // TestCapacityHalvesSettlesWithin6Windows checks the halving bar twice, for
@@ -215,28 +214,26 @@ func TestCapacityDoublesMemoryClearsAndSettlesWithin22Windows(t *testing.T) {
 // waits for more of the new capacity's evidence and is not fooled there.
 func TestCapacityHalvesSettlesWithin6Windows(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			const bar = 6
-			for _, tc := range []struct {
-				name   string
-				k      float64
-				lo, hi int
-			}{{"fractional attempts", 1000, 40, 9000}, {"whole attempts", 1, map[string]int{early.name: 90, seed.name: 46}[v.name], 9000}} {
-				worst := 0
-				for ci := tc.lo; ci <= tc.hi; ci += 2 {
-					c := float64(ci)
-					l, target := fractional(Setting(), Switch(Shed(c), Shed(c/2), changeAt), tc.k)
-					r, n := settleAfterChange(t, v, l, target, c, c/2, bar+20)
-					if n > bar {
-						t.Fatalf("%s, c=%v→%v: settled %d windows after the change, want <= %d; offers %v", tc.name, c, c/2, n, bar, r.Offers()[r.Since(changeAt):])
-					}
-					worst = max(worst, n)
+	eachVariant(t, func(t *testing.T, v variant) {
+		const bar = 6
+		for _, tc := range []struct {
+			name   string
+			k      float64
+			lo, hi int
+		}{{"fractional attempts", 1000, 40, 9000}, {"whole attempts", 1, map[string]int{early.name: 90, seed.name: 46}[v.name], 9000}} {
+			worst := 0
+			for ci := tc.lo; ci <= tc.hi; ci += 2 {
+				c := float64(ci)
+				l, target := fractional(Setting(), Switch(Shed(c), Shed(c/2), changeAt), tc.k)
+				r, n := settleAfterChange(t, v, l, target, c, c/2, bar+20)
+				if n > bar {
+					t.Fatalf("%s, c=%v→%v: settled %d windows after the change, want <= %d; offers %v", tc.name, c, c/2, n, bar, r.Offers()[r.Since(changeAt):])
 				}
-				t.Logf("halving, %s, every second c = %d…%d: slowest settled %d windows after the change", tc.name, tc.lo, tc.hi, worst)
+				worst = max(worst, n)
 			}
-		})
-	}
+			t.Logf("halving, %s, every second c = %d…%d: slowest settled %d windows after the change", tc.name, tc.lo, tc.hi, worst)
+		}
+	})
 }
 
 // TestNoisyCapacityWithin5Percent samples the failures binomially and checks
@@ -245,38 +242,36 @@ func TestCapacityHalvesSettlesWithin6Windows(t *testing.T) {
 // bar asks for no sweep; every third c keeps the package's tests short).
 func TestNoisyCapacityWithin5Percent(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			l := Setting()
-			for _, tc := range []struct {
-				name   string
-				model  func(c float64) Target
-				lo, hi int
-			}{
-				{"shed", Shed, 20, 9000},
-				{"collapse", Collapse, 50, 9000},
-				// Background failures at half of low make dead-band holds at offer 1
-				// on one unlucky failure of 20: governor.Capacity must not count them.
-				{"shed with background failures", func(c float64) Target { return Noisy(Shed(c), Background) }, 20, 9000},
-			} {
-				lo, hi := math.Inf(1), math.Inf(-1)
-				for ci := tc.lo; ci <= tc.hi; ci += 3 {
-					c := float64(ci)
-					r := runGovernor(t, v, l, tc.model(c), UntilWindows(40), WithNoise(uint64(ci)))
-					e := governor.Capacity(r.Windows, l.High)
-					if e.Windows == 0 {
-						t.Fatalf("%s c=%v: no settled windows in %d", tc.name, c, len(r.Windows))
-					}
-					g := e.Goodput / c
-					if g < 0.95 || g > 1.05 {
-						t.Fatalf("%s c=%v: capacity estimate %.4g = %.4g c over %d settled windows, want within ±5 %%", tc.name, c, e.Goodput, g, e.Windows)
-					}
-					lo, hi = math.Min(lo, g), math.Max(hi, g)
+	eachVariant(t, func(t *testing.T, v variant) {
+		l := Setting()
+		for _, tc := range []struct {
+			name   string
+			model  func(c float64) Target
+			lo, hi int
+		}{
+			{"shed", Shed, 20, 9000},
+			{"collapse", Collapse, 50, 9000},
+			// Background failures at half of low make dead-band holds at offer 1
+			// on one unlucky failure of 20: governor.Capacity must not count them.
+			{"shed with background failures", func(c float64) Target { return Noisy(Shed(c), Background) }, 20, 9000},
+		} {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for ci := tc.lo; ci <= tc.hi; ci += 3 {
+				c := float64(ci)
+				r := runGovernor(t, v, l, tc.model(c), UntilWindows(40), WithNoise(uint64(ci)))
+				e := governor.Capacity(r.Windows, l.High)
+				if e.Windows == 0 {
+					t.Fatalf("%s c=%v: no settled windows in %d", tc.name, c, len(r.Windows))
 				}
-				t.Logf("%s with sampling noise, every third c = %d…%d: goodput over settled windows / c in [%.4f, %.4f]", tc.name, tc.lo, tc.hi, lo, hi)
+				g := e.Goodput / c
+				if g < 0.95 || g > 1.05 {
+					t.Fatalf("%s c=%v: capacity estimate %.4g = %.4g c over %d settled windows, want within ±5 %%", tc.name, c, e.Goodput, g, e.Windows)
+				}
+				lo, hi = math.Min(lo, g), math.Max(hi, g)
 			}
-		})
-	}
+			t.Logf("%s with sampling noise, every third c = %d…%d: goodput over settled windows / c in [%.4f, %.4f]", tc.name, tc.lo, tc.hi, lo, hi)
+		}
+	})
 }
 
 // TestDeadTargetDrivesOfferToFloorAndRecovers kills a settled shed target
@@ -284,34 +279,32 @@ func TestNoisyCapacityWithin5Percent(t *testing.T) {
 // every attempt fails, then climb back and settle around c once it recovers.
 func TestDeadTargetDrivesOfferToFloorAndRecovers(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			l := Setting()
-			const from, until = 300 * time.Second, 900 * time.Second
-			for _, c := range []float64{20, 137, 1000, 5000, 9000} {
-				r := runGovernor(t, v, l, Dead(Shed(c), from, until), For(until+600*time.Second))
-				i0, i1 := r.Since(from), r.Since(until)
-				offers := r.Offers()
-				if !SettleBand(c, l.High).Contains(offers[i0]) {
-					t.Fatalf("c=%v: offer %v had not settled before the target died", c, offers[i0])
-				}
-				n := slices.Index(offers[i0:i1], l.Floor)
-				if n < 0 || offers[i1] != l.Floor {
-					t.Fatalf("c=%v: offer never reached the floor while the target was dead (offer at recovery %v); offers %v", c, offers[i1], offers[i0:i1+1])
-				}
-				for i, x := range offers[i0+n : i1+1] {
-					if x != l.Floor {
-						t.Fatalf("c=%v: offer left the floor to %v while the target was still dead (window %d)", c, x, i0+n+i)
-					}
-				}
-				settled, ok := EnteredAndStayed(offers[i1:], SettleBand(c, l.High))
-				if !ok {
-					t.Fatalf("c=%v: offer did not climb back and settle after recovery; offers %v", c, offers[i1:])
-				}
-				t.Logf("c=%v: floor %d windows after death, settled %d windows after recovery", c, n, settled)
+	eachVariant(t, func(t *testing.T, v variant) {
+		l := Setting()
+		const from, until = 300 * time.Second, 900 * time.Second
+		for _, c := range []float64{20, 137, 1000, 5000, 9000} {
+			r := runGovernor(t, v, l, Dead(Shed(c), from, until), For(until+600*time.Second))
+			i0, i1 := r.Since(from), r.Since(until)
+			offers := r.Offers()
+			if !SettleBand(c, l.High).Contains(offers[i0]) {
+				t.Fatalf("c=%v: offer %v had not settled before the target died", c, offers[i0])
 			}
-		})
-	}
+			n := slices.Index(offers[i0:i1], l.Floor)
+			if n < 0 || offers[i1] != l.Floor {
+				t.Fatalf("c=%v: offer never reached the floor while the target was dead (offer at recovery %v); offers %v", c, offers[i1], offers[i0:i1+1])
+			}
+			for i, x := range offers[i0+n : i1+1] {
+				if x != l.Floor {
+					t.Fatalf("c=%v: offer left the floor to %v while the target was still dead (window %d)", c, x, i0+n+i)
+				}
+			}
+			settled, ok := EnteredAndStayed(offers[i1:], SettleBand(c, l.High))
+			if !ok {
+				t.Fatalf("c=%v: offer did not climb back and settle after recovery; offers %v", c, offers[i1:])
+			}
+			t.Logf("c=%v: floor %d windows after death, settled %d windows after recovery", c, n, settled)
+		}
+	})
 }
 
 // TestConfirmedValueIsRespected gives the governor a control handle whose
