@@ -84,7 +84,13 @@
 //     to N/I, the knee's estimate (never below a quarter, as the seed
 //     clamps it). The offer then probes from the knee, holds once latency
 //     inflates by a quarter and backs off at a half, so it settles within
-//     1.5 × the knee in flight, at the plateau's goodput.
+//     1.5 × the knee in flight, at the plateau's goodput. In rate mode the
+//     same rule catches what in-flight growth cannot: the standing queue an
+//     overshoot built and a back-off to just under capacity never drains
+//     (BBR drains the queue it built for the same reason). There it counts
+//     only when the mean latency exceeds the baseline by more than a tenth
+//     of a tick, so a target answering in a millisecond on a busy host is
+//     not taken for a queue.
 //   - Drain. After a back-off, the next window starts only once the
 //     attempts started before the change have resolved (at most one window
 //     after the settle span): a backlog the target is still working off is

@@ -22,9 +22,10 @@ const (
 	// the excess this is the shed model's (x − c)/x, and for one that queues
 	// it is the same fraction, visible before any request fails.
 	EvidenceUnserved Evidence = 1 << iota
-	// EvidenceLatency (concurrency mode): latency inflated against the
-	// run's low-load baseline is damage (Little's-law knee; see the package
-	// doc).
+	// EvidenceLatency: latency inflated against the run's low-load
+	// baseline is damage (Little's-law knee; see the package doc). In rate
+	// mode it counts only when the excess is more than a tenth of a tick:
+	// there it catches the standing queue a back-off left behind.
 	EvidenceLatency
 	// EvidenceDrain: after a back-off, the next window starts only once the
 	// attempts started before the change have resolved (bounded by one
@@ -99,6 +100,9 @@ func WithEvidence(e Evidence) Option { return func(g *Governor) { g.evidence = e
 const (
 	kneeNoise = 1.25
 	kneeHold  = 1.5
+	// standingQueueTicks: in rate mode latency counts only when the mean
+	// exceeds the baseline by more than tick/standingQueueTicks.
+	standingQueueTicks = 10
 )
 
 // load is a read of LoadCounters with the attempt counts of the same tick.

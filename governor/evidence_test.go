@@ -310,3 +310,26 @@ func offersOf(ws []Window) []float64 {
 	}
 	return o
 }
+
+// Rate mode: a standing queue (no growth, so nothing unserved) that keeps
+// latency at 25× the baseline is damage; a 1 ms target that answers in 3 ms
+// on a busy host (3×, but far under a tenth of a tick) is not.
+func TestLatencyInRateModeCatchesAStandingQueue(t *testing.T) {
+	h := newLoadHarness(t, loadRateLimits(100))
+	h.lc.serve(500, 0, 14*time.Millisecond, 0, 0)
+	ask, _ := h.tick(5 * time.Second)
+	h.confirm(ask) // 200/s, baseline 14 ms
+	h.lc.serve(1000, 0, 350*time.Millisecond, 0, 0)
+	ask, ok := h.tick(5 * time.Second)
+	if w := h.last(); !ok || w.By != "latency" || w.Decision.Signal != SignalBackoff || ask != 50 || w.Unserved != 0 {
+		t.Fatalf("standing queue: ask %v %v window %+v, want a latency back-off (clamped to ×0.25)", ask, ok, w)
+	}
+	h = newLoadHarness(t, loadRateLimits(100))
+	h.lc.serve(500, 0, time.Millisecond, 0, 0)
+	ask, _ = h.tick(5 * time.Second)
+	h.confirm(ask)
+	h.lc.serve(1000, 0, 3*time.Millisecond, 0, 0)
+	if ask, ok := h.tick(5 * time.Second); !ok || ask != 400 || h.last().By != "" {
+		t.Fatalf("host jitter: ask %v %v window %+v, want a clean slow start", ask, ok, h.last())
+	}
+}

@@ -547,7 +547,7 @@ func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
 		return
 	}
 	w.Latency = (ld.Latency - g.baseLoad.Latency) / time.Duration(resolved)
-	if g.limits.Mode != Concurrency || g.evidence&EvidenceLatency == 0 || n < g.limits.MinAttempts || w.Latency <= 0 {
+	if g.evidence&EvidenceLatency == 0 || n < g.limits.MinAttempts || w.Latency <= 0 {
 		return
 	}
 	if w.FailFrac <= g.limits.High && (g.baseline == 0 || w.Latency < g.baseline) {
@@ -558,6 +558,14 @@ func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
 	}
 	w.Baseline = g.baseline
 	w.Inflation = float64(w.Latency) / float64(g.baseline)
+	if g.limits.Mode == Rate && w.Latency-g.baseline < g.tick/standingQueueTicks {
+		// Rate mode: a queue that grows shows as unserved load; what latency
+		// adds is the standing queue a back-off left behind. A delay under a
+		// tenth of a tick is the host's jitter at the governor's time scale
+		// (sub-millisecond latencies inflate several-fold on a busy host),
+		// not a queue.
+		return
+	}
 	if frac, by := g.latencyFrac(w.Frac, w.Inflation); by {
 		w.Frac, w.By = frac, "latency"
 	}
