@@ -22,15 +22,16 @@ func BenchmarkAttempt(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer e.transport.CloseIdleConnections()
+	defer e.driver.Close()
 	w := e.newWorker(0)
+	defer w.r.Close()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		w.iterate(time.Now())
 	}
 	b.StopTimer()
-	if _, failed := e.attempts(); failed != 0 {
+	if _, failed := e.Attempts(); failed != 0 {
 		b.Fatal("failed attempts")
 	}
 }
