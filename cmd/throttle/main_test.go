@@ -44,7 +44,7 @@ func cli(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) resul
 func TestHelp(t *testing.T) {
 	runFlags := []string{"--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
 		"--max-vus", "--timeout", "--tries", "--fail-on", "--start", "--floor", "--high", "--low", "--window",
-		"--min-attempts", "--tick", "--settle", "--grace", "--no-governor", "--insecure", "--out", "--timeline", "--chart", "--quiet", "--verbose"}
+		"--min-attempts", "--tick", "--settle", "--grace", "--no-governor", "--insecure", "--http2", "--slow", "--out", "--timeline", "--chart", "--quiet", "--verbose"}
 	cases := []struct {
 		args []string
 		want []string
@@ -120,6 +120,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--concurrency", "5", "--max-vus", "10", u}, "", "--max-vus bounds the open-loop (--rate) pool"},
 		{[]string{"run", "--rate", "50", "--timeout", "0s", u}, "", "--timeout must be > 0"},
 		{[]string{"run", "--rate", "50", "--tries", "0", u}, "", "--tries must be >= 1"},
+		{[]string{"run", "--rate", "50", "--slow", "-1s", u}, "", "--slow must be >= 0"},
 		{[]string{"run", "--rate", "50", "--grace", "-1s", u}, "", "--grace must be >= 0"},
 		{[]string{"run", "--rate", "50", "--fail-on", "bogus", u}, "", `unknown --fail-on term "bogus"`},
 		{[]string{"run", "--rate", "50", "--fail-on", ",", u}, "", "--fail-on names nothing"},

@@ -59,10 +59,10 @@ func (m *Meter) Attempts() (ok, failed uint64) {
 	return okFailed(&c)
 }
 
-// Load implements governor.LoadCounters. Started is read after the class
-// counters, and a runner counts an attempt started before it resolves it,
-// so Started is never below the ok + failed of the same read (in flight is
-// Started − resolved − aborted, never negative).
+// Load implements governor.LoadCounters. A runner counts an attempt
+// started before it resolves it, and the governor calls Attempts before
+// Load, so the Started it reads is never below the ok + failed it just read
+// (in flight = Started − resolved − aborted is never negative).
 func (m *Meter) Load() governor.Load {
 	return governor.Load{
 		Started:            m.started.Load(),
