@@ -245,11 +245,11 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 
 	<-phase.Done()
 	interrupted := ctx.Err() != nil
+	endWatch() // the tick the phase ended in is not the generator's doing
 
 	// Stop: the governor first (no window judged on a draining phase), then
 	// arrivals, then retries; then wait out the in-flight iterations.
 	stopGov() // returns once the control is closed
-	endWatch()
 	<-schedDone
 	close(e.work) // ctl is closed: no apply can spawn a worker any more
 	close(e.stop)

@@ -221,18 +221,17 @@ func (c *fastConn) build(r *Request) (*fastHost, error) {
 	return c.host(isTLS, fasthttp.AddMissingPort(string(uri.Host()), isTLS)), nil
 }
 
-func (c *fastConn) send(r *Request, timeout time.Duration, res *Response) {
+func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Response) time.Time {
 	h := c.lastHost
 	if r != c.last || h == nil {
 		var err error
 		c.last, c.lastHost = nil, nil
 		if h, err = c.build(r); err != nil {
 			res.Err = err
-			return
+			return t0
 		}
 		c.last, c.lastHost = r, h
 	}
-	t0 := time.Now()
 	h.deadline = t0.Add(timeout)
 	h.dialed, h.wrote, h.first, h.sent, h.recv = false, time.Time{}, time.Time{}, 0, 0
 	resp := c.resp
@@ -247,7 +246,7 @@ func (c *fastConn) send(r *Request, timeout time.Duration, res *Response) {
 	res.location = ""
 	if err != nil {
 		res.Err = err
-		return
+		return end
 	}
 	res.Status = resp.StatusCode()
 	res.Proto = "HTTP/1.1"
@@ -264,6 +263,7 @@ func (c *fastConn) send(r *Request, timeout time.Duration, res *Response) {
 		}
 		res.Body = append([]byte{}, resp.Body()...)
 	}
+	return end
 }
 
 // timings splits the attempt [t0, end] at the trace's marks.

@@ -247,11 +247,13 @@ func (d *Driver) Close() {
 // transport sends one request once. A transport belongs to one Runner and
 // is used by its goroutine only.
 type transport interface {
-	// send sends req once within timeout and fills res's Status, Proto,
-	// Header and Body (unless req.DiscardBody), location (for a 3xx),
-	// Timings, bytes, and Err for a transport error. It does not
+	// send sends req once within timeout, starting now (the caller's
+	// clock reading, so that an attempt reads the clock as few times as it
+	// can), and fills res's Status, Proto, Header and Body (unless
+	// req.DiscardBody), location (for a 3xx), Timings, bytes, and Err for
+	// a transport error. It returns when the attempt ended. It does not
 	// classify.
-	send(req *Request, timeout time.Duration, res *Response)
+	send(req *Request, now time.Time, timeout time.Duration, res *Response) (end time.Time)
 	close()
 }
 
@@ -312,12 +314,11 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 		res.reset()
 		res.Tries = try
 		m.started.Add(1)
-		r.attempt(req, sent, res)
+		end := r.attempt(req, sent, res)
 		if res.Err != nil && d.cfg.Abort.Err() != nil {
 			m.aborted.Add(1)
 			return IterationAborted
 		}
-		end := sent.Add(res.Elapsed)
 		m.resolve(res.Class, res.Elapsed)
 		if d.cfg.Latency != nil {
 			d.cfg.Latency.Record(end.Sub(start))
@@ -333,8 +334,9 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 	}
 }
 
-// attempt sends req once, following its redirects, and classifies it.
-func (r *Runner) attempt(req *Request, sent time.Time, res *Response) {
+// attempt sends req once, following its redirects, classifies it, and
+// returns when it ended.
+func (r *Runner) attempt(req *Request, sent time.Time, res *Response) (end time.Time) {
 	d := r.d
 	timeout := req.Timeout
 	if timeout <= 0 {
@@ -343,13 +345,18 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) {
 	deadline := sent.Add(timeout)
 	cur := req
 	res.URL = req.URL
+	now := sent
 	for hop := 0; ; hop++ {
-		left := time.Until(deadline)
+		if hop > 0 {
+			now = time.Now()
+		}
+		left := deadline.Sub(now)
 		if left <= 0 {
 			res.Err = errAttemptTimeout
+			end = now
 			break
 		}
-		r.t.send(cur, left, res)
+		end = r.t.send(cur, now, left, res)
 		if res.Err != nil || res.location == "" || hop >= req.Redirects || !isRedirect(res.Status) {
 			break
 		}
@@ -362,7 +369,7 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) {
 		res.URL = next.URL
 		res.Header, res.Body = nil, nil
 	}
-	res.Elapsed = time.Since(sent)
+	res.Elapsed = end.Sub(sent)
 	if res.Err != nil {
 		res.Status, res.Proto = 0, ""
 	}
@@ -380,6 +387,7 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) {
 		// script did not expect): it still needs a failure class.
 		res.Class = ClassOther
 	}
+	return end
 }
 
 // errAttemptTimeout is an attempt whose redirects used up its timeout.

@@ -58,7 +58,7 @@ func (tr *stdTrace) mark(at *time.Time) {
 	tr.mu.Unlock()
 }
 
-func (s *stdTransport) send(r *Request, timeout time.Duration, res *Response) {
+func (s *stdTransport) send(r *Request, now time.Time, timeout time.Duration, res *Response) time.Time {
 	res.location = ""
 	ctx, cancel := context.WithTimeout(s.abort, timeout)
 	defer cancel()
@@ -83,11 +83,11 @@ func (s *stdTransport) send(r *Request, timeout time.Duration, res *Response) {
 	req, err := http.NewRequestWithContext(ctx, method, r.URL, body)
 	if err != nil {
 		res.Err = err
-		return
+		return time.Now()
 	}
 	if req.URL.Host == "" || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
 		res.Err = errInvalidURL
-		return
+		return time.Now()
 	}
 	if r.Header != nil {
 		req.Header = r.Header.Clone()
@@ -119,7 +119,7 @@ func (s *stdTransport) send(r *Request, timeout time.Duration, res *Response) {
 	res.Timings = tr.timings(end)
 	if err != nil {
 		res.Err = err
-		return
+		return end
 	}
 	res.Status, res.Proto = resp.StatusCode, resp.Proto
 	if isRedirect(res.Status) {
@@ -128,6 +128,7 @@ func (s *stdTransport) send(r *Request, timeout time.Duration, res *Response) {
 	if !r.DiscardBody {
 		res.Header, res.Body = resp.Header, b
 	}
+	return end
 }
 
 // timings turns the trace's marks into the attempt's phases.

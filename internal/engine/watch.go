@@ -23,7 +23,10 @@ import (
 //     dropped) below WatchConfig.Shortfall × what the offer asked for over
 //     a tick whose offer did not change: the scheduler itself cannot keep up.
 //
-// Any of them makes the tick saturated. The verdict is the Meter's
+// A tick is saturated when a rule holds in it and in the WatchConfig.Ticks − 1
+// ticks before it (by default two in a row): a busy shared machine delays a
+// goroutine for a few milliseconds now and then, and a generator that can
+// keep up recovers within a tick. The verdict is the Meter's
 // GeneratorSaturated (so the governor reads it with the counters), the live
 // view's and the report's "generator saturated at N/s", where N is the
 // attempt rate reached over the saturated ticks.
@@ -34,6 +37,7 @@ const (
 	DefaultSaturationLag  = 5 * time.Millisecond
 	DefaultSaturationCPU  = 0.9
 	DefaultSaturationSlip = 0.9
+	DefaultSaturationTicks = 2
 	// minScheduled is the fewest arrivals a tick must ask for before the
 	// schedule rule judges it: at a low rate a tick's count is too coarse.
 	minScheduled = 50
@@ -53,6 +57,9 @@ type WatchConfig struct {
 	// Shortfall is the share of the offer's arrivals below which a tick
 	// is saturated (default DefaultSaturationSlip).
 	Shortfall float64
+	// Ticks is how many ticks in a row a rule must hold (default
+	// DefaultSaturationTicks).
+	Ticks int
 }
 
 func (c WatchConfig) withDefaults() WatchConfig {
@@ -67,6 +74,9 @@ func (c WatchConfig) withDefaults() WatchConfig {
 	}
 	if c.Shortfall == 0 {
 		c.Shortfall = DefaultSaturationSlip
+	}
+	if c.Ticks <= 0 {
+		c.Ticks = DefaultSaturationTicks
 	}
 	return c
 }
@@ -126,6 +136,7 @@ type watcher struct {
 	sum      GeneratorSummary
 	satSecs  float64
 	satN     float64
+	streak   int // ticks in a row in which a rule held, this one included
 }
 
 func newWatcher(rateMode bool, cfg WatchConfig) *watcher {
@@ -160,7 +171,15 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 		float64(r.arrivals-prev.arrivals) < w.cfg.Shortfall*asked:
 		st.Signal = "schedule"
 	}
-	st.Saturated = st.Signal != ""
+	if st.Signal == "" {
+		w.streak = 0
+	} else {
+		w.streak++
+	}
+	st.Saturated = w.streak >= w.cfg.Ticks
+	if !st.Saturated {
+		st.Signal = ""
+	}
 
 	s := &w.sum
 	s.Ticks++

@@ -58,12 +58,12 @@ func TestWatchRules(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWatcher(c.rate, WatchConfig{})
-			st := feed(w, []tick{healthy, c.tick})
-			if got := st[1]; got.Signal != c.signal || got.Saturated != (c.signal != "") {
+			st := feed(w, []tick{healthy, c.tick, c.tick, healthy})
+			if got := st[2]; got.Signal != c.signal || got.Saturated != (c.signal != "") {
 				t.Errorf("status %+v, want signal %q", got, c.signal)
 			}
-			if st[0].Saturated {
-				t.Errorf("a healthy tick is not saturated: %+v", st[0])
+			if st[0].Saturated || st[1].Saturated || st[3].Saturated {
+				t.Errorf("a healthy tick, or one rule-tick alone, is not saturated: %+v", st)
 			}
 		})
 	}
@@ -91,19 +91,22 @@ func TestWatchSummary(t *testing.T) {
 	w := newWatcher(true, WatchConfig{})
 	st := feed(w, []tick{
 		{started: 1000, arrivals: 1000, offer: 1000},
-		{started: 5000, arrivals: 5000, cpu: 1900 * time.Millisecond, offer: 8000},
+		{started: 5000, arrivals: 5000, cpu: 1900 * time.Millisecond, offer: 8000}, // one tick: not yet
 		{started: 7000, arrivals: 7000, cpu: 1950 * time.Millisecond, offer: 8000},
 		{started: 2000, arrivals: 2000, lag: 8 * time.Millisecond, offer: 2000},
 		{started: 2000, arrivals: 2000, offer: 2000},
 	})
-	if !st[1].Saturated || !st[2].Saturated || !st[3].Saturated || st[4].Saturated {
+	if st[1].Saturated || !st[2].Saturated || !st[3].Saturated || st[4].Saturated {
 		t.Fatalf("statuses %+v", st)
 	}
+	if st[2].Signal != "cpu" || st[3].Signal != "lag" {
+		t.Errorf("signals %q %q", st[2].Signal, st[3].Signal)
+	}
 	s := w.summary()
-	if s.Ticks != 5 || s.SaturatedTicks != 3 || s.Signals["cpu"] != 2 || s.Signals["lag"] != 1 {
+	if s.Ticks != 5 || s.SaturatedTicks != 2 || s.Signals["cpu"] != 1 || s.Signals["lag"] != 1 {
 		t.Errorf("summary %+v", s)
 	}
-	if want := (5000.0 + 7000 + 2000) / 3; s.Rate != want {
+	if want := (7000.0 + 2000) / 2; s.Rate != want {
 		t.Errorf("rate %v, want %v", s.Rate, want)
 	}
 	if s.MaxLag != 8*time.Millisecond || s.PeakCPU != 1.95 {
@@ -111,6 +114,15 @@ func TestWatchSummary(t *testing.T) {
 	}
 	if w.status() != st[4] || w.saturatedRate() != s.Rate {
 		t.Errorf("status %+v rate %v", w.status(), w.saturatedRate())
+	}
+}
+
+// With Ticks 1 a single tick decides.
+func TestWatchOneTick(t *testing.T) {
+	w := newWatcher(true, WatchConfig{Ticks: 1})
+	st := feed(w, []tick{{started: 500, arrivals: 500, lag: 9 * time.Millisecond, offer: 500}})
+	if !st[0].Saturated || st[0].Signal != "lag" {
+		t.Errorf("%+v", st[0])
 	}
 }
 

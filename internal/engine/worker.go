@@ -41,7 +41,9 @@ func (w *worker) loop(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		w.iterate(p.Due())
+		// A closed loop has no schedule: the iteration starts when sent
+		// (zero due), and no schedule lag is counted.
+		w.iterate(time.Time{})
 		p.Release()
 	}
 }
