@@ -5,9 +5,12 @@
 # One loopback server (nginx from Debian's packages, one worker, a small
 # static file; a Go server if nginx is missing — the table says which),
 # then each client for DURATION at the same connection count, alternating
-# A B C D E A B C D E ... so drift on a shared machine hits every client
-# alike. Prints each client's median req/s, client CPU time per request and
-# peak RSS, and throttle's ratio to each. Then two open-loop runs check the
+# rounds (A B C D E, then E D C B A, ...) so drift on a shared machine hits
+# every client alike. Prints each client's median req/s, client CPU time per
+# request and peak RSS, and throttle's ratio to each: the median over the
+# rounds of the ratio within a round (throttle and bombardier run next to
+# each other, so a round's ratio shares that moment's noise), beside the
+# ratio of the medians. Then two open-loop runs check the
 # generator's watch of itself: at --rate 100000 (beyond what the machine
 # can generate) the report must say "generator saturated at N/s"; at
 # SUSTAINED_RATE it must not.
@@ -102,10 +105,16 @@ run() {
 	echo "$rps $cpu $rss"
 }
 
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 clients=(throttle bombardier wrk hey vegeta throttle-governed)
 declare -A results
 for r in $(seq "$ROUNDS"); do
-	for c in "${clients[@]}"; do
+	order=("${clients[@]}")
+	if [ $((r % 2)) = 0 ]; then
+		order=()
+		for ((i = ${#clients[@]} - 1; i >= 0; i--)); do order+=("${clients[$i]}"); done
+	fi
+	for c in "${order[@]}"; do
 		case $c in
 		throttle) line=$(run throttle "$WORK/throttle" run --no-governor --concurrency "$CONNS" --duration "$DURATION" --quiet --out "$WORK/throttle.json" "$URL") ;;
 		throttle-governed) line=$(run throttle-governed "$WORK/throttle" run --concurrency "$CONNS" --start "$CONNS" --duration "$DURATION" --quiet --out "$WORK/throttle-governed.json" "$URL") ;;
@@ -136,6 +145,7 @@ PY
 }
 WATCH_HI=$(watch 100000)
 WATCH_LO=$(watch "$SUSTAINED_RATE")
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
 python3 - "$secs" "$CONNS" "$SERVER" "${clients[@]}" <<PY
 import statistics, sys
@@ -151,17 +161,27 @@ for c in clients:
 names = {"throttle": "throttle run --no-governor", "throttle-governed": "throttle run (governed, start = ceiling)",
          "bombardier": "bombardier v1.2.6", "vegeta": "vegeta attack -rate=0", "hey": "hey", "wrk": "wrk -t2"}
 rounds = len([x for x in raw[clients[0]].split(";") if x.strip()])
-print(f"Server: {server}; {conns} connections; {secs:g} s per run; median of {rounds} alternating rounds.\n")
+print(f"Server: {server}; {conns} connections; {secs:g} s per run; median of {rounds} alternating rounds; "
+      f"machine: {__import__('os').cpu_count()} CPUs, load average $LOAD_BEFORE before, $LOAD_AFTER after.\n")
+rows = {c: [tuple(map(float, x.split())) for x in raw[c].split(";") if x.strip()] for c in clients}
+t = "throttle"
+def paired(c):
+    # Round by round: throttle's req/s and CPU per request over the client's.
+    rps = statistics.median(a[0] / b[0] for a, b in zip(rows[t], rows[c]))
+    cpr = statistics.median((a[1] / a[0]) / (b[1] / b[0]) for a, b in zip(rows[t], rows[c]))
+    return rps, cpr
 print("| client | req/s (median) | client CPU µs/request | peak RSS MB | throttle req/s ÷ client's | throttle CPU/request ÷ client's |")
 print("| --- | ---: | ---: | ---: | ---: | ---: |")
-t = "throttle"
 for c in clients:
-    print(f"| {names[c]} | {med[c]:,.0f} | {cpu[c]:.1f} | {rss[c]:.0f} | {med[t]/med[c]:.2f}× | {cpu[t]/cpu[c]:.2f}× |")
-print(f"\nGovernor + gate overhead at the engine level: governed / fixed = {med['throttle-governed']/med['throttle']:.3f}")
-ok_rps = med[t] >= 0.9 * med["bombardier"]
-ok_cpu = cpu[t] <= 1.2 * cpu["bombardier"]
-print(f"Target vs bombardier: req/s ≥ 0.9× {'met' if ok_rps else 'NOT met'} ({med[t]/med['bombardier']:.2f}×), "
-      f"CPU/request ≤ 1.2× {'met' if ok_cpu else 'NOT met'} ({cpu[t]/cpu['bombardier']:.2f}×)")
+    prps, pcpu = paired(c)
+    print(f"| {names[c]} | {med[c]:,.0f} | {cpu[c]:.1f} | {rss[c]:.0f} | {prps:.2f}× ({med[t]/med[c]:.2f}×) | {pcpu:.2f}× ({cpu[t]/cpu[c]:.2f}×) |")
+print("\nRatios: the median of the rounds' ratios, then (in brackets) the ratio of the medians.")
+print(f"Governor + gate overhead at the engine level: governed / fixed = {med['throttle-governed']/med['throttle']:.3f}")
+prps, pcpu = paired("bombardier")
+ok_rps = prps >= 0.9
+ok_cpu = pcpu <= 1.2
+print(f"Target vs bombardier: req/s ≥ 0.9× {'met' if ok_rps else 'NOT met'} ({prps:.2f}×), "
+      f"CPU/request ≤ 1.2× {'met' if ok_cpu else 'NOT met'} ({pcpu:.2f}×)")
 print()
 print("""$WATCH_HI""")
 print("""$WATCH_LO""")
