@@ -274,18 +274,7 @@ func (h *fastHost) timings(t0, end time.Time) Timings {
 		t.Connecting, t.TLSHandshaking = h.connect, h.tlsDur
 		sendStart = sendStart.Add(h.connect + h.tlsDur)
 	}
-	wrote, first := h.wrote, h.first
-	if wrote.IsZero() || wrote.Before(sendStart) {
-		wrote = sendStart
-	}
-	if first.IsZero() || first.Before(wrote) {
-		first = wrote
-	}
-	if end.Before(first) {
-		end = first
-	}
-	t.Sending, t.Waiting, t.Receiving = wrote.Sub(sendStart), first.Sub(wrote), end.Sub(first)
-	t.Duration = t.Sending + t.Waiting + t.Receiving
+	t.split(sendStart, h.wrote, h.first, end)
 	return t
 }
 

@@ -75,6 +75,24 @@ type Timings struct {
 	Duration time.Duration
 }
 
+// split sets Sending, Waiting, Receiving and Duration from the request's
+// marks: sending from start to wrote (the last byte written), waiting to
+// first (the first byte read), receiving to end. A mark not reached (zero,
+// or out of order after an error) collapses its phase to 0.
+func (t *Timings) split(start, wrote, first, end time.Time) {
+	if wrote.IsZero() || wrote.Before(start) {
+		wrote = start
+	}
+	if first.IsZero() || first.Before(wrote) {
+		first = wrote
+	}
+	if end.Before(first) {
+		end = first
+	}
+	t.Sending, t.Waiting, t.Receiving = wrote.Sub(start), first.Sub(wrote), end.Sub(first)
+	t.Duration = t.Sending + t.Waiting + t.Receiving
+}
+
 // TTFB is the time to the first response byte from the start of sending.
 func (t Timings) TTFB() time.Duration { return t.Sending + t.Waiting }
 

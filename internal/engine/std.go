@@ -147,18 +147,7 @@ func (tr *stdTrace) timings(end time.Time) Timings {
 		got = end
 	}
 	t.Blocked = max(got.Sub(tr.start)-t.Connecting-t.TLSHandshaking, 0)
-	wrote, first := tr.wrote, tr.first
-	if wrote.IsZero() || wrote.Before(got) {
-		wrote = got
-	}
-	if first.IsZero() || first.Before(wrote) {
-		first = wrote
-	}
-	if end.Before(first) {
-		end = first
-	}
-	t.Sending, t.Waiting, t.Receiving = wrote.Sub(got), first.Sub(wrote), end.Sub(first)
-	t.Duration = t.Sending + t.Waiting + t.Receiving
+	t.split(got, tr.wrote, tr.first, end)
 	return t
 }
 
