@@ -16,7 +16,7 @@
 # SUSTAINED_RATE it must not.
 #
 # Knobs (environment): CONNS (default 50), DURATION (5s), ROUNDS (3),
-# PORT (18080), SUSTAINED_RATE (2000). Traffic goes to 127.0.0.1 only and
+# PORT (18080), SUSTAINED_RATE (1000). Traffic goes to 127.0.0.1 only and
 # every run is bounded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +25,7 @@ CONNS=${CONNS:-50}
 DURATION=${DURATION:-5s}
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18080}
-SUSTAINED_RATE=${SUSTAINED_RATE:-2000}
+SUSTAINED_RATE=${SUSTAINED_RATE:-1000}
 URL="http://127.0.0.1:${PORT}/index.html"
 WORK=$(mktemp -d)
 chmod 755 "$WORK" # nginx workers run as an unprivileged user and must read the file

@@ -36,7 +36,7 @@ const (
 	DefaultWatchEvery      = 250 * time.Millisecond
 	DefaultSaturationLag   = 5 * time.Millisecond
 	DefaultSaturationCPU   = 0.9
-	DefaultSaturationSlip  = 0.9
+	DefaultSaturationSlip  = 0.8
 	DefaultSaturationTicks = 2
 	// minScheduled is the fewest arrivals a tick must ask for before the
 	// schedule rule judges it: at a low rate a tick's count is too coarse.

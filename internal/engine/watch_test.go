@@ -51,7 +51,7 @@ func TestWatchRules(t *testing.T) {
 		{"cpu just below", true, tick{started: 1000, arrivals: 1000, cpu: 1790 * time.Millisecond, offer: 1000}, ""},
 		{"lag", true, tick{started: 1000, arrivals: 1000, lag: 6 * time.Millisecond, cpu: 500 * time.Millisecond, offer: 1000}, "lag"},
 		{"lag is no signal in concurrency mode", false, tick{started: 1000, arrivals: 1000, lag: 6 * time.Millisecond, offer: 10}, ""},
-		{"schedule shortfall", true, tick{started: 800, arrivals: 800, lag: time.Millisecond, cpu: time.Second, offer: 1000}, "schedule"},
+		{"schedule shortfall", true, tick{started: 700, arrivals: 700, lag: time.Millisecond, cpu: time.Second, offer: 1000}, "schedule"},
 		{"dropped arrivals are the target's, not a shortfall", true, tick{started: 200, arrivals: 1000, lag: time.Millisecond, offer: 1000}, ""},
 		{"too few arrivals to judge", true, tick{started: 10, arrivals: 10, offer: 40}, ""},
 		{"unknown CPU", true, tick{started: 1000, arrivals: 1000, cpu: -1, offer: 1000}, ""},
