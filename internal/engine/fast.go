@@ -98,6 +98,11 @@ func (c *fastConn) host(isTLS bool, addr string) *fastHost {
 		// One connection per runner and host: the runner is its only user.
 		MaxConns:            1,
 		MaxIdleConnDuration: 90 * time.Second,
+		// Response headers must fit the read buffer (fasthttp's default is
+		// 4 KiB); 16 KiB takes cookie-heavy answers at 16 MiB per 1000
+		// workers. Larger headers fail the attempt (class other): use
+		// --http2 (net/http) for such a target.
+		ReadBufferSize: 16 << 10,
 		// Send the path as given, as net/http does.
 		DisablePathNormalizing: true,
 		// fasthttp's own retries would hide attempts; only a request on a
