@@ -1,0 +1,210 @@
+package metrics
+
+import (
+	"errors"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+)
+
+// LatencySource is the latency a host already records, read as a cumulative
+// histogram at scrape time. report.Recorder implements it (Cumulative).
+type LatencySource interface {
+	// Cumulative sets counts[i] to how many latencies were at most
+	// bounds[i] and returns how many there were in all and their sum.
+	// Counts never fall between calls.
+	Cumulative(bounds []time.Duration, counts []uint64) (total uint64, sum time.Duration)
+}
+
+// LatencyBounds are the upper bounds of throttle_attempt_duration_seconds'
+// buckets: 1, 1.5, 2, 3, 5 and 7 per decade from 100 µs to 60 s, fine enough
+// for histogram_quantile to give p50/p99 within a bucket's width. They cost
+// nothing on the hot path (the recorder's HDR histograms hold every latency
+// at 0.1 %); they cost only series.
+var LatencyBounds = latencyBounds()
+
+func latencyBounds() []time.Duration {
+	var b []time.Duration
+	for decade := 100 * time.Microsecond; decade <= 10*time.Second; decade *= 10 {
+		for _, m := range []float64{1, 1.5, 2, 3, 5, 7} {
+			b = append(b, time.Duration(m*float64(decade)))
+		}
+	}
+	return append(b, 60*time.Second)
+}
+
+// Phase exports one governed phase. Make it with NewPhase before the engine
+// (its Observe goes into the engine's Config.Observer), then Register it
+// with the engine's Snapshot once the engine exists. Every series it exports
+// is read at scrape time except the decisions by signal and the newest
+// window's failure fraction, which Observe records once per closed window.
+type Phase struct {
+	name    string
+	latency LatencySource // nil: no latency histogram
+
+	limits   governor.Limits        // set by Register
+	snapshot func() engine.Snapshot // set by Register
+
+	mu        sync.Mutex
+	decisions map[governor.Signal]uint64
+	lastFrac  float64 // NaN before the first closed window
+
+	d descs
+}
+
+// NewPhase returns the exporter of a phase called name (the phase label).
+// latency, if not nil, backs the latency histogram.
+func NewPhase(name string, latency LatencySource) *Phase {
+	p := &Phase{name: name, latency: latency, decisions: map[governor.Signal]uint64{}, lastFrac: math.NaN()}
+	for _, s := range Signals() {
+		p.decisions[s] = 0 // every signal is a series from the start, so rate() sees its first window
+	}
+	p.d = newDescs(prometheus.Labels{"phase": name})
+	return p
+}
+
+// Signals are the signals a closed window can carry, in the governor's
+// order: every governor.Signal whose name is not the name out-of-range
+// values get, except SignalNone (an undecided window is never closed). They
+// come from the governor itself so that a signal it adds is exported
+// without a change here.
+func Signals() []governor.Signal {
+	unknown := (^governor.Signal(0)).String()
+	var out []governor.Signal
+	for s := governor.Signal(1); s != 0 && s.String() != unknown; s++ {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Observe records a closed window. Chain it into the engine's observer: it
+// runs on the governor's loop and takes a lock and a map update.
+func (p *Phase) Observe(w governor.Window) {
+	p.mu.Lock()
+	p.decisions[w.Decision.Signal]++
+	p.lastFrac = w.Frac
+	p.mu.Unlock()
+}
+
+// Register starts exporting p, a phase with limits l (the engine's, defaults
+// filled in), reading snapshot (the engine's Snapshot) at every scrape. A
+// phase is registered once; two phases need two names.
+func (r *Registry) Register(p *Phase, l governor.Limits, snapshot func() engine.Snapshot) error {
+	if snapshot == nil {
+		return errors.New("metrics: a phase needs its engine's snapshot")
+	}
+	if p.snapshot != nil {
+		return errors.New("metrics: phase " + p.name + " is already registered")
+	}
+	p.limits, p.snapshot = l, snapshot
+	return r.reg.Register(p)
+}
+
+// descs are a phase's descriptors, its phase label constant.
+type descs struct {
+	offer, ceiling, floor, high, low, lastBad, streak, frac    *prometheus.Desc
+	windows, decisions, attempts, aborted, iterations, dropped *prometheus.Desc
+	inFlight, workers, latency                                 *prometheus.Desc
+}
+
+func newDescs(phase prometheus.Labels) descs {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("throttle_"+name, help, labels, phase)
+	}
+	return descs{
+		offer:      d("offer", "The governor's committed offer: iterations/s (rate mode) or in flight (concurrency mode); 0 before the phase starts."),
+		ceiling:    d("ceiling", "The phase's ceiling: the offer never goes above it."),
+		floor:      d("floor", "The phase's floor: the offer never goes below it."),
+		high:       d("high", "The failure bound: a window whose attempt-failure fraction is above it backs off."),
+		low:        d("low", "The clean threshold: a window at or below it may climb."),
+		lastBad:    d("last_bad", "The congestion memory: the offer of the last breach; NaN while unexplored."),
+		streak:     d("memory_streak", "Clean windows at or above last_bad in a row (three clear the memory)."),
+		frac:       d("window_failure_fraction", "The newest closed window's attempt-failure fraction; NaN before the first window closes."),
+		windows:    d("windows_total", "Governor windows closed."),
+		decisions:  d("decisions_total", "Closed windows by the rule that decided them.", "signal"),
+		attempts:   d("attempts_total", "Resolved attempts, retries included, by result and outcome class.", "result", "class"),
+		aborted:    d("aborted_attempts_total", "Attempts cut off by the engine's own stop: neither ok nor failed."),
+		iterations: d("iterations_total", "Iterations by their final outcome after tries.", "result"),
+		dropped:    d("dropped_arrivals_total", "Rate-mode arrivals that found no free worker."),
+		inFlight:   d("in_flight", "Iterations in flight."),
+		workers:    d("workers", "Workers running."),
+		latency:    d("attempt_duration_seconds", "Latency of resolved attempts, measured from their intended start (no coordinated omission)."),
+	}
+}
+
+// Describe sends every descriptor of the phase.
+func (p *Phase) Describe(ch chan<- *prometheus.Desc) {
+	d := &p.d
+	for _, x := range []*prometheus.Desc{d.offer, d.ceiling, d.floor, d.high, d.low, d.lastBad, d.streak, d.frac,
+		d.windows, d.decisions, d.attempts, d.aborted, d.iterations, d.dropped, d.inFlight, d.workers} {
+		ch <- x
+	}
+	if p.latency != nil {
+		ch <- d.latency
+	}
+}
+
+// Collect reads the phase once: one engine snapshot (which holds the
+// governor's state), the decisions tallied so far and the latency histogram.
+func (p *Phase) Collect(ch chan<- prometheus.Metric) {
+	s := p.snapshot()
+	d := &p.d
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(desc *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
+	}
+	g := s.Governor
+	gauge(d.offer, g.Offer)
+	gauge(d.ceiling, p.limits.Ceiling)
+	gauge(d.floor, p.limits.Floor)
+	gauge(d.high, p.limits.High)
+	gauge(d.low, p.limits.Low)
+	lastBad := g.LastBad
+	if lastBad == 0 {
+		lastBad = math.NaN()
+	}
+	gauge(d.lastBad, lastBad)
+	gauge(d.streak, float64(g.Streak))
+	counter(d.windows, uint64(g.Windows))
+
+	p.mu.Lock()
+	frac := p.lastFrac
+	for sig, n := range p.decisions {
+		counter(d.decisions, n, sig.String())
+	}
+	p.mu.Unlock()
+	gauge(d.frac, frac)
+
+	c := s.Counts
+	for i, n := range c.Classes {
+		class := engine.Class(i)
+		result := "failed"
+		if class == engine.ClassOK {
+			result = "ok"
+		}
+		counter(d.attempts, n, result, class.String())
+	}
+	counter(d.aborted, c.Aborted)
+	counter(d.iterations, c.IterOK, "ok")
+	counter(d.iterations, c.IterFailed, "failed")
+	counter(d.dropped, c.Dropped)
+	gauge(d.inFlight, float64(s.InFlight))
+	gauge(d.workers, float64(s.Workers))
+
+	if p.latency != nil {
+		counts := make([]uint64, len(LatencyBounds))
+		total, sum := p.latency.Cumulative(LatencyBounds, counts)
+		buckets := make(map[float64]uint64, len(counts))
+		for i, b := range LatencyBounds {
+			buckets[b.Seconds()] = counts[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(d.latency, total, sum.Seconds(), buckets)
+	}
+}
