@@ -22,7 +22,13 @@ import (
 	"github.com/throttlekit/throttle/internal/target"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(benchServerEnv) != "" {
+		serveForBench() // BenchmarkEngineMetrics' server process
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // fakeEngine is a phase whose snapshot a test sets.
 type fakeEngine struct {
