@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -194,6 +195,24 @@ func TestPhaseExportsWhatTheEngineKeeps(t *testing.T) {
 		if b.GetCumulativeCount() != want {
 			t.Errorf("bucket le=%v holds %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), want)
 		}
+	}
+}
+
+// The latency buckets ascend from 100 µs to a minute: Cumulative and
+// Prometheus both need them in order.
+func TestLatencyBounds(t *testing.T) {
+	b := metrics.LatencyBounds
+	if len(b) != 35 || b[0] != 100*time.Microsecond || b[len(b)-1] != time.Minute {
+		t.Fatalf("%d bounds from %v to %v", len(b), b[0], b[len(b)-1])
+	}
+	for i := 1; i < len(b); i++ {
+		if b[i] <= b[i-1] {
+			t.Errorf("bound %d (%v) is not above bound %d (%v)", i, b[i], i-1, b[i-1])
+		}
+	}
+	tb := metrics.TrendBounds
+	if len(tb) != 28 || tb[0] != 0.001 || tb[len(tb)-1] != 1e6 || !slices.IsSorted(tb) {
+		t.Errorf("trend bounds %v: want 1-2-5 from 0.001 to 1e6, ascending", tb)
 	}
 }
 

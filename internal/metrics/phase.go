@@ -22,20 +22,24 @@ type LatencySource interface {
 }
 
 // LatencyBounds are the upper bounds of throttle_attempt_duration_seconds'
-// buckets: 1, 1.5, 2, 3, 5 and 7 per decade from 100 µs to 60 s, fine enough
-// for histogram_quantile to give p50/p99 within a bucket's width. They cost
+// buckets, ascending: 1, 1.5, 2, 3, 5 and 7 per decade from 100 µs to 7 s,
+// then 10, 15, 20, 30 and 60 s (35 buckets), fine enough for
+// histogram_quantile to give p50/p99 within a bucket's width. They cost
 // nothing on the hot path (the recorder's HDR histograms hold every latency
 // at 0.1 %); they cost only series.
 var LatencyBounds = latencyBounds()
 
 func latencyBounds() []time.Duration {
 	var b []time.Duration
-	for decade := 100 * time.Microsecond; decade <= 10*time.Second; decade *= 10 {
+	for decade := 100 * time.Microsecond; decade <= time.Second; decade *= 10 {
 		for _, m := range []float64{1, 1.5, 2, 3, 5, 7} {
 			b = append(b, time.Duration(m*float64(decade)))
 		}
 	}
-	return append(b, 60*time.Second)
+	for _, s := range []time.Duration{10, 15, 20, 30, 60} {
+		b = append(b, s*time.Second)
+	}
+	return b
 }
 
 // Phase exports one governed phase. Make it with NewPhase before the engine
