@@ -3,6 +3,8 @@ package metrics
 import (
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,14 +75,19 @@ func NewPhase(name string, latency LatencySource) *Phase {
 }
 
 // Signals are the signals a closed window can carry, in the governor's
-// order: every governor.Signal whose name is not the name out-of-range
-// values get, except SignalNone (an undecided window is never closed). They
-// come from the governor itself so that a signal it adds is exported
-// without a change here.
+// order: every governor.Signal from the first after SignalNone (an
+// undecided window is never closed) up to the first that has no name of its
+// own, that is whose name is the one out-of-range values get or spells its
+// number ("signal(12)"). They come from the governor itself so that a signal
+// it adds is exported without a change here.
 func Signals() []governor.Signal {
 	unknown := (^governor.Signal(0)).String()
 	var out []governor.Signal
-	for s := governor.Signal(1); s != 0 && s.String() != unknown; s++ {
+	for s := governor.Signal(1); s != 0; s++ {
+		name := s.String()
+		if name == unknown || strings.Contains(name, strconv.Itoa(int(s))) {
+			break
+		}
 		out = append(out, s)
 	}
 	return out
