@@ -13,12 +13,13 @@ import (
 
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/metrics/metricstest"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // started runs a command on its own goroutine, the way main runs it, and
 // returns its output buffers and exit code channel.
-func started(args []string, sig <-chan os.Signal, onEngine func(*engine.Engine)) (out, errb *syncBuffer, code <-chan int) {
-	out, errb = &syncBuffer{}, &syncBuffer{}
+func started(args []string, sig <-chan os.Signal, onEngine func(*engine.Engine)) (out, errb *testwait.Buffer, code <-chan int) {
+	out, errb = &testwait.Buffer{}, &testwait.Buffer{}
 	c := make(chan int, 1)
 	go func() {
 		c <- run(args, env{stdin: strings.NewReader(""), stdout: out, stderr: errb, signals: sig, started: onEngine})
@@ -27,23 +28,22 @@ func started(args []string, sig <-chan os.Signal, onEngine func(*engine.Engine))
 }
 
 // metricsURL waits for the command to print the metrics address it bound.
-func metricsURL(t *testing.T, errb *syncBuffer, code <-chan int) string {
+func metricsURL(t *testing.T, errb *testwait.Buffer, code <-chan int) string {
 	t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		if _, rest, ok := strings.Cut(errb.String(), "metrics: serving "); ok {
-			if line, _, ok := strings.Cut(rest, "\n"); ok {
-				return line
-			}
-		}
+	var url string
+	testwait.Until(t, testwait.Deadline, "the metrics address announced on stderr", func() bool {
 		select {
 		case c := <-code:
 			t.Fatalf("exited %d before announcing the metrics address: %s", c, errb.String())
-		case <-deadline:
-			t.Fatalf("no metrics address announced: %q", errb.String())
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		if _, rest, ok := strings.Cut(errb.String(), "metrics: serving "); ok {
+			url, _, ok = strings.Cut(rest, "\n")
+			return ok
+		}
+		return false
+	})
+	return url
 }
 
 // A demo run with --metrics: scraped mid-run, the exposition (read with
@@ -58,7 +58,7 @@ func TestDemoServesMetrics(t *testing.T) {
 	var eng *engine.Engine
 	select {
 	case eng = <-engines:
-	case <-time.After(20 * time.Second):
+	case <-time.After(testwait.Deadline):
 		t.Fatal("the phase never started")
 	}
 
@@ -73,7 +73,7 @@ func TestDemoServesMetrics(t *testing.T) {
 	var first, last float64
 	prev := map[string]float64{}
 	offers := map[float64]bool{}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(2 * testwait.Deadline)
 	for len(offers) < 2 || scrapes < 5 || last <= first {
 		select {
 		case c := <-code:
@@ -135,7 +135,7 @@ func TestDemoServesMetrics(t *testing.T) {
 		if c != 0 || !strings.Contains(out.String(), "verdict") {
 			t.Fatalf("exit %d: %s\n%s", c, errb.String(), out.String())
 		}
-	case <-time.After(60 * time.Second):
+	case <-time.After(testwait.Deadline):
 		t.Fatal("the run did not end")
 	}
 	if _, err := metricstest.Scrape(url); err == nil {
@@ -149,14 +149,13 @@ func TestTargetServesMetrics(t *testing.T) {
 	out, errb, code := started([]string{"target", "--listen", "127.0.0.1:0", "--capacity", "100", "--metrics", "127.0.0.1:0"}, sig, nil)
 	url := metricsURL(t, errb, code)
 	var target string
-	for deadline := time.Now().Add(20 * time.Second); target == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if _, rest, ok := strings.Cut(out.String(), " on http://"); ok {
+	testwait.Until(t, testwait.Deadline, "the target's address announced on stdout", func() bool {
+		if _, rest, ok := strings.Cut(out.String(), " on http://"); ok && strings.Contains(rest, " ") {
 			target = "http://" + strings.Fields(rest)[0]
+			return true
 		}
-	}
-	if target == "" {
-		t.Fatalf("no target address announced: %q", out.String())
-	}
+		return false
+	})
 	resp, err := http.Get(target + "/")
 	if err != nil {
 		t.Fatal(err)

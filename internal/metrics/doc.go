@@ -30,7 +30,8 @@
 //	attempt_duration_seconds   histogram latency of resolved attempts from their intended start
 //	target_capacity            gauge    the built-in target's capacity (demo, target)
 //	target_served_total, target_shed_total, target_expired_total,
-//	target_collapsed_total, target_down_total, target_canceled_total counter the target's answers by outcome
+//	target_collapsed_total, target_down_total, target_canceled_total,
+//	target_zombies_total       counter  the target's answers by outcome; zombies: abandoned requests the backlog model served anyway
 //	target_in_flight, target_queued gauge the target's requests in progress and queued
 //
 // A script's custom metrics (k6/metrics Counter, Gauge, Rate, Trend) are

@@ -29,6 +29,7 @@ func (r *Registry) AddTarget(phase string, t TargetSource) error {
 		collapsed: d("collapsed_total", "Requests the collapse model failed (500)."),
 		down:      d("down_total", "Requests that arrived while the target was down."),
 		canceled:  d("canceled_total", "Requests their client abandoned before an answer."),
+		zombies:   d("zombies_total", "Abandoned requests the backlog model served anyway, after their client had left."),
 		inFlight:  d("in_flight", "Requests the target is handling now."),
 		queued:    d("queued", "Requests waiting in the target's queue now."),
 	})
@@ -38,11 +39,11 @@ func (r *Registry) AddTarget(phase string, t TargetSource) error {
 type targetCollector struct {
 	t                                                TargetSource
 	capacity, served, shed, expired, collapsed, down *prometheus.Desc
-	canceled, inFlight, queued                       *prometheus.Desc
+	canceled, zombies, inFlight, queued              *prometheus.Desc
 }
 
 func (c *targetCollector) descs() []*prometheus.Desc {
-	return []*prometheus.Desc{c.capacity, c.served, c.shed, c.expired, c.collapsed, c.down, c.canceled, c.inFlight, c.queued}
+	return []*prometheus.Desc{c.capacity, c.served, c.shed, c.expired, c.collapsed, c.down, c.canceled, c.zombies, c.inFlight, c.queued}
 }
 
 // Describe sends the target's descriptors.
@@ -68,6 +69,7 @@ func (c *targetCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.collapsed, s.Collapsed)
 	counter(c.down, s.Down)
 	counter(c.canceled, s.Canceled)
+	counter(c.zombies, s.Zombies)
 	gauge(c.inFlight, float64(s.InFlight))
 	gauge(c.queued, float64(s.Queued))
 }
