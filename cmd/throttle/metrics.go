@@ -70,7 +70,7 @@ func (m *metricsServer) attach(p *metrics.Phase, eng *engine.Engine) error {
 	if p == nil {
 		return nil
 	}
-	return m.reg.Register(p, eng.Config().Limits, eng.Snapshot)
+	return m.reg.Register(p, metrics.Source{Limits: eng.Config().Limits, Snapshot: eng.Snapshot})
 }
 
 // addTarget exports the built-in target's own counters; a no-op without

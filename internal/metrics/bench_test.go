@@ -148,7 +148,7 @@ func phaseRate(b *testing.B, tg []targets.Target, withMetrics bool) (perSecond, 
 	cpu0 := cpuTime(b)
 	if withMetrics {
 		reg := metrics.New()
-		if err := reg.Register(p, eng.Config().Limits, eng.Snapshot); err != nil {
+		if err := reg.Register(p, metrics.Source{Limits: eng.Config().Limits, Snapshot: eng.Snapshot}); err != nil {
 			b.Fatal(err)
 		}
 		srv, err := metrics.Listen("127.0.0.1:0", reg)
@@ -226,7 +226,7 @@ func BenchmarkScrape(b *testing.B) {
 	}
 	var eng fakeEngine
 	reg := metrics.New()
-	if err := reg.Register(metrics.NewPhase("main", rec), limits(), eng.Snapshot); err != nil {
+	if err := reg.Register(metrics.NewPhase("main", rec), metrics.Source{Limits: limits(), Snapshot: eng.Snapshot}); err != nil {
 		b.Fatal(err)
 	}
 	h := reg.Handler()

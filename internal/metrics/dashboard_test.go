@@ -41,7 +41,7 @@ func exported(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	reg := metrics.New()
-	if err := reg.Register(metrics.NewPhase("main", rec), eng.Config().Limits, eng.Snapshot); err != nil {
+	if err := reg.Register(metrics.NewPhase("main", rec), metrics.Source{Limits: eng.Config().Limits, Snapshot: eng.Snapshot}); err != nil {
 		t.Fatal(err)
 	}
 	if err := reg.AddTarget("main", builtin); err != nil {

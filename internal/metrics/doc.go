@@ -34,7 +34,12 @@
 //	target_zombies_total       counter  the target's answers by outcome; zombies: abandoned requests the backlog model served anyway
 //	target_in_flight, target_queued gauge the target's requests in progress and queued
 //
-// A script's custom metrics (k6/metrics Counter, Gauge, Rate, Trend) are
-// registered by the script runner through Registry.Custom and exported under
-// the names the script declared (see Custom).
+// Wiring a host: the engine (run, demo) gets NewPhase(name, recorder) with
+// its Observe chained into engine.Config.Observer, then Register with
+// Source{Limits, Snapshot}; a script phase, which keeps its windows, needs
+// no observer: Register(NewPhase(ph.Name(), ph.Recorder()),
+// Source{Limits: ph.Limits(), Snapshot: ph.Snapshot, Windows: ph.Windows}),
+// one per scenario. A script's custom metrics (k6/metrics Counter, Gauge,
+// Rate, Trend) are declared by the script runner through Registry.Custom
+// and exported under the names the script declared (see Custom).
 package metrics

@@ -104,10 +104,10 @@ func TestPhaseExportsWhatTheEngineKeeps(t *testing.T) {
 
 	reg := metrics.New()
 	p := metrics.NewPhase("main", rec)
-	if err := reg.Register(p, limits(), eng.Snapshot); err != nil {
+	if err := reg.Register(p, metrics.Source{Limits: limits(), Snapshot: eng.Snapshot}); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Register(p, limits(), eng.Snapshot); err == nil {
+	if err := reg.Register(p, metrics.Source{Limits: limits(), Snapshot: eng.Snapshot}); err == nil {
 		t.Error("a phase registered twice")
 	}
 
@@ -241,7 +241,7 @@ func TestTwoPhases(t *testing.T) {
 	for i, name := range []string{"warmup", "main"} {
 		var eng fakeEngine
 		eng.set(engine.Snapshot{Governor: governor.State{Offer: float64(100 * (i + 1))}})
-		if err := reg.Register(metrics.NewPhase(name, nil), limits(), eng.Snapshot); err != nil {
+		if err := reg.Register(metrics.NewPhase(name, nil), metrics.Source{Limits: limits(), Snapshot: eng.Snapshot}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -313,7 +313,7 @@ func TestServer(t *testing.T) {
 	reg := metrics.New()
 	var eng fakeEngine
 	eng.set(engine.Snapshot{Governor: governor.State{Offer: 42}})
-	if err := reg.Register(metrics.NewPhase("main", nil), limits(), eng.Snapshot); err != nil {
+	if err := reg.Register(metrics.NewPhase("main", nil), metrics.Source{Limits: limits(), Snapshot: eng.Snapshot}); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := metrics.Listen("127.0.0.1:0", reg)
@@ -347,5 +347,40 @@ func TestServer(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", srv.Addr().String(), time.Second); err == nil {
 		c.Close()
 		t.Error("a closed server still accepts connections")
+	}
+}
+
+// A host that keeps its closed windows (a script phase) is read at scrape
+// time: decisions and the newest fraction come from its list.
+func TestPhaseReadsWindowsFromSource(t *testing.T) {
+	var mu sync.Mutex
+	var ws []governor.Window
+	var eng fakeEngine
+	reg := metrics.New()
+	p := metrics.NewPhase("checkout", nil)
+	if err := reg.Register(p, metrics.Source{Limits: limits(), Snapshot: eng.Snapshot, Windows: func() []governor.Window {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(ws)
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	checkout := map[string]string{"phase": "checkout"}
+	f := gather(t, reg)
+	if v := value(t, f, "throttle_window_failure_fraction", checkout); !math.IsNaN(v) {
+		t.Errorf("fraction %v before any window, want NaN", v)
+	}
+	mu.Lock()
+	ws = append(ws, window(100, 0, governor.SignalSlowStart), window(200, 0.3, governor.SignalBackoff), window(140, 0, governor.SignalSafeClimb))
+	mu.Unlock()
+	p.Observe(window(1, 0.9, governor.SignalAtFloor)) // ignored: the source's windows are the truth
+	f = gather(t, reg)
+	if v := value(t, f, "throttle_window_failure_fraction", checkout); v != 0 {
+		t.Errorf("fraction %v, want the newest window's 0", v)
+	}
+	for sig, want := range map[string]float64{"slow-start": 1, "back-off": 1, "safe-climb": 1, "at-floor": 0} {
+		if v := value(t, f, "throttle_decisions_total", map[string]string{"phase": "checkout", "signal": sig}); v != want {
+			t.Errorf("decisions{signal=%q} = %v, want %v", sig, v, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -44,17 +45,18 @@ func latencyBounds() []time.Duration {
 	return b
 }
 
-// Phase exports one governed phase. Make it with NewPhase before the engine
-// (its Observe goes into the engine's Config.Observer), then Register it
-// with the engine's Snapshot once the engine exists. Every series it exports
-// is read at scrape time except the decisions by signal and the newest
-// window's failure fraction, which Observe records once per closed window.
+// Phase exports one governed phase. Make it with NewPhase, then Register it
+// with its Source once the phase's host exists. Every series it exports is
+// read at scrape time, except that without Source.Windows the decisions by
+// signal and the newest window's failure fraction are what Observe recorded,
+// once per closed window: a host that keeps no list of its windows while it
+// runs (the engine) chains Observe into its observer, so the Phase is made
+// before the host.
 type Phase struct {
 	name    string
 	latency LatencySource // nil: no latency histogram
 
-	limits   governor.Limits        // set by Register
-	snapshot func() engine.Snapshot // set by Register
+	src Source // set by Register
 
 	mu        sync.Mutex
 	decisions map[governor.Signal]uint64
@@ -66,10 +68,8 @@ type Phase struct {
 // NewPhase returns the exporter of a phase called name (the phase label).
 // latency, if not nil, backs the latency histogram.
 func NewPhase(name string, latency LatencySource) *Phase {
-	p := &Phase{name: name, latency: latency, decisions: map[governor.Signal]uint64{}, lastFrac: math.NaN()}
-	for _, s := range Signals() {
-		p.decisions[s] = 0 // every signal is a series from the start, so rate() sees its first window
-	}
+	p := &Phase{name: name, latency: latency, lastFrac: math.NaN()}
+	p.decisions = p.zeroDecisions()
 	p.d = newDescs(prometheus.Labels{"phase": name})
 	return p
 }
@@ -93,8 +93,38 @@ func Signals() []governor.Signal {
 	return out
 }
 
+// decided returns the closed windows' count by signal and the newest one's
+// failure fraction (NaN before one), from Source.Windows when set, else from
+// what Observe recorded.
+func (p *Phase) decided() (map[governor.Signal]uint64, float64) {
+	if p.src.Windows != nil {
+		ws := p.src.Windows()
+		counts := p.zeroDecisions()
+		frac := math.NaN()
+		for _, w := range ws {
+			counts[w.Decision.Signal]++
+			frac = w.Frac
+		}
+		return counts, frac
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.decisions), p.lastFrac
+}
+
+// zeroDecisions is a count of 0 for every signal, so that each is a series
+// from the start and rate() sees its first window.
+func (p *Phase) zeroDecisions() map[governor.Signal]uint64 {
+	m := map[governor.Signal]uint64{}
+	for _, s := range Signals() {
+		m[s] = 0
+	}
+	return m
+}
+
 // Observe records a closed window. Chain it into the engine's observer: it
-// runs on the governor's loop and takes a lock and a map update.
+// runs on the governor's loop and takes a lock and a map update. With
+// Source.Windows set it is not needed (and not read).
 func (p *Phase) Observe(w governor.Window) {
 	p.mu.Lock()
 	p.decisions[w.Decision.Signal]++
@@ -102,17 +132,29 @@ func (p *Phase) Observe(w governor.Window) {
 	p.mu.Unlock()
 }
 
-// Register starts exporting p, a phase with limits l (the engine's, defaults
-// filled in), reading snapshot (the engine's Snapshot) at every scrape. A
-// phase is registered once; two phases need two names.
-func (r *Registry) Register(p *Phase, l governor.Limits, snapshot func() engine.Snapshot) error {
-	if snapshot == nil {
-		return errors.New("metrics: a phase needs its engine's snapshot")
+// Source is what a phase's exporter reads at every scrape.
+type Source struct {
+	// Limits are the phase's limits, defaults filled in (engine.Config's).
+	Limits governor.Limits
+	// Snapshot is the phase's live view: engine.Engine.Snapshot, or a
+	// script phase's, in the engine's terms. Required.
+	Snapshot func() engine.Snapshot
+	// Windows, if set, returns the phase's closed windows so far, in order
+	// (a script phase's Windows): the decisions by signal and the newest
+	// window's fraction are then read from it instead of from Observe.
+	Windows func() []governor.Window
+}
+
+// Register starts exporting p from src. A phase is registered once; two
+// phases need two names.
+func (r *Registry) Register(p *Phase, src Source) error {
+	if src.Snapshot == nil {
+		return errors.New("metrics: a phase needs its snapshot")
 	}
-	if p.snapshot != nil {
+	if p.src.Snapshot != nil {
 		return errors.New("metrics: phase " + p.name + " is already registered")
 	}
-	p.limits, p.snapshot = l, snapshot
+	p.src = src
 	return r.reg.Register(p)
 }
 
@@ -163,7 +205,7 @@ func (p *Phase) Describe(ch chan<- *prometheus.Desc) {
 // Collect reads the phase once: one engine snapshot (which holds the
 // governor's state), the decisions tallied so far and the latency histogram.
 func (p *Phase) Collect(ch chan<- prometheus.Metric) {
-	s := p.snapshot()
+	s := p.src.Snapshot()
 	d := &p.d
 	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
@@ -173,10 +215,11 @@ func (p *Phase) Collect(ch chan<- prometheus.Metric) {
 	}
 	g := s.Governor
 	gauge(d.offer, g.Offer)
-	gauge(d.ceiling, p.limits.Ceiling)
-	gauge(d.floor, p.limits.Floor)
-	gauge(d.high, p.limits.High)
-	gauge(d.low, p.limits.Low)
+	l := p.src.Limits
+	gauge(d.ceiling, l.Ceiling)
+	gauge(d.floor, l.Floor)
+	gauge(d.high, l.High)
+	gauge(d.low, l.Low)
 	lastBad := g.LastBad
 	if lastBad == 0 {
 		lastBad = math.NaN()
@@ -185,12 +228,10 @@ func (p *Phase) Collect(ch chan<- prometheus.Metric) {
 	gauge(d.streak, float64(g.Streak))
 	counter(d.windows, uint64(g.Windows))
 
-	p.mu.Lock()
-	frac := p.lastFrac
-	for sig, n := range p.decisions {
+	decisions, frac := p.decided()
+	for sig, n := range decisions {
 		counter(d.decisions, n, sig.String())
 	}
-	p.mu.Unlock()
 	gauge(d.frac, frac)
 
 	c := s.Counts
