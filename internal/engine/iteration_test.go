@@ -33,6 +33,9 @@ func table(t *testing.T) string {
 	for _, code := range []int{404, 418, 429, 503} {
 		mux.HandleFunc("/status/"+strconv.Itoa(code), func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(code) })
 	}
+	mux.HandleFunc("/big-header", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Big", strings.Repeat("x", 8<<10)) // past fasthttp's default 4 KiB buffer
+	})
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	mux.HandleFunc("/sleep", func(w http.ResponseWriter, r *http.Request) { time.Sleep(50 * time.Millisecond) })
 	mux.HandleFunc("/reset", func(w http.ResponseWriter, r *http.Request) {
@@ -127,6 +130,11 @@ func TestIterateTable(t *testing.T) {
 				{name: "host header", req: Request{URL: base + "/echo", Header: http.Header{"Host": {"h.test"}}}, status: 200, checkFn: func(t *testing.T, res Response) {
 					if string(res.Body) != "GET h.test  " {
 						t.Errorf("echo %q", res.Body)
+					}
+				}},
+				{name: "an 8 KiB header", req: Request{URL: base + "/big-header"}, status: 200, checkFn: func(t *testing.T, res Response) {
+					if len(res.Header.Get("X-Big")) != 8<<10 {
+						t.Errorf("header of %d bytes", len(res.Header.Get("X-Big")))
 					}
 				}},
 				{name: "404 is ok by default", req: Request{URL: base + "/status/404"}, status: 404, code: 1404},
