@@ -459,3 +459,34 @@ func TestDemo(t *testing.T) {
 		t.Errorf("found %v vs true %v (%v %%)", found, truth, dev)
 	}
 }
+
+// --http2 with --insecure speaks HTTP/2 to a TLS server with a self-signed
+// certificate, and --slow fails answers over the budget as class slow.
+func TestHTTP2InsecureSlow(t *testing.T) {
+	var h2 atomic.Uint64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			h2.Add(1)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := cli(t, "", nil, "run", "--concurrency", "2", "--no-governor", "--http2", "--insecure", "--slow", "1ms",
+		"--window", "200ms", "--tick", "50ms", "--duration", "300ms", "--quiet", "--out", out, srv.URL)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	a := readJSON(t, out)["attempts"].(map[string]any)
+	if slow := a["by_class"].(map[string]any)["slow"]; slow.(float64) == 0 || slow != a["failed"] || slow != a["total"] {
+		t.Errorf("attempts %v: every 20 ms answer is over a 1 ms budget", a)
+	}
+	if h2.Load() == 0 {
+		t.Error("no request came over HTTP/2")
+	}
+	if r = cli(t, "", nil, "run", "--concurrency", "1", "--duration", "200ms", "--quiet", srv.URL); r.code != 0 || !strings.Contains(r.stdout, ": ok 0, failed") || !strings.Contains(r.stdout, "(100 %): other ") {
+		t.Errorf("without --insecure the self-signed certificate fails every attempt (class other): exit %d\n%s", r.code, r.stdout)
+	}
+}
