@@ -68,7 +68,9 @@
 //   - Unserved load (rate mode). Arrivals dropped for want of a worker and
 //     the growth of in-flight attempts over the window are load the target
 //     was offered and did not serve: the window's fraction is
-//     (failed + unserved) / (resolved + unserved). A target that sheds
+//     (failed + unserved) / (resolved + unserved). Growth within
+//     1 + offer × the baseline latency is in flight's own jitter and does
+//     not count. A target that sheds
 //     above capacity c shows the shed model's (x − c)/x through failures; a
 //     target that queues shows the same fraction through unserved load,
 //     before a single request fails.
@@ -88,9 +90,10 @@
 //     same rule catches what in-flight growth cannot: the standing queue an
 //     overshoot built and a back-off to just under capacity never drains
 //     (BBR drains the queue it built for the same reason). There it counts
-//     only when the mean latency exceeds the baseline by more than a tenth
-//     of a tick, so a target answering in a millisecond on a busy host is
-//     not taken for a queue.
+//     only from 4× the baseline and when the mean latency exceeds the
+//     baseline by more than a tenth of a tick, so a stalled generator or a
+//     target answering in a millisecond on a busy host is not taken for a
+//     queue.
 //   - Drain. After a back-off, the next window starts only once the
 //     attempts started before the change have resolved (at most one window
 //     after the settle span): a backlog the target is still working off is

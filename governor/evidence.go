@@ -17,15 +17,17 @@ type Evidence uint8
 const (
 	// EvidenceUnserved (rate mode): arrivals dropped for want of a free
 	// worker and the growth of in-flight attempts over the window count as
-	// damage beside failed attempts. The window's fraction becomes
+	// damage beside failed attempts (growth beyond 1 + offer × the
+	// baseline latency: within that, in flight only jitters). The window's fraction becomes
 	// (failed + unserved) / (resolved + unserved): for a target that sheds
 	// the excess this is the shed model's (x − c)/x, and for one that queues
 	// it is the same fraction, visible before any request fails.
 	EvidenceUnserved Evidence = 1 << iota
 	// EvidenceLatency: latency inflated against the run's low-load
 	// baseline is damage (Little's-law knee; see the package doc). In rate
-	// mode it counts only when the excess is more than a tenth of a tick:
-	// there it catches the standing queue a back-off left behind.
+	// mode it counts only from 4× the baseline and more than a tenth of a
+	// tick of excess: there it catches the standing queue a back-off left
+	// behind.
 	EvidenceLatency
 	// EvidenceDrain: after a back-off, the next window starts only once the
 	// attempts started before the change have resolved (bounded by one
@@ -103,6 +105,9 @@ const (
 	// standingQueueTicks: in rate mode latency counts only when the mean
 	// exceeds the baseline by more than tick/standingQueueTicks.
 	standingQueueTicks = 10
+	// standingQueueFactor: in rate mode latency counts only from this
+	// inflation on (the report calls a target that queued at 4× too).
+	standingQueueFactor = 4
 )
 
 // load is a read of LoadCounters with the attempt counts of the same tick.

@@ -53,16 +53,16 @@ func loadRateLimits(start float64) Limits { return limitsFrom(Rate, 10000, start
 // fraction is the shed model's (x − c)/x = 20 %, a breach.
 func TestUnservedLoadIsDamageInRateMode(t *testing.T) {
 	h := newLoadHarness(t, loadRateLimits(500))
-	h.lc.serve(2000, 0, 10*time.Millisecond, 300, 200) // 5 s: 2000 served, 300 more waiting, 200 dropped
+	h.lc.serve(2000, 0, 10*time.Millisecond, 301, 200) // 5 s: 2000 served, 301 more waiting (1 of them jitter), 200 dropped
 	ask, ok := h.tick(5 * time.Second)
 	w := h.last()
 	if !ok || ask != 400 || w.Decision.Signal != SignalBackoff {
 		t.Fatalf("ask %v %v signal %v, want the back-off 500 × 0.8 = 400", ask, ok, w.Decision.Signal)
 	}
-	if w.Frac != 0.2 || w.FailFrac != 0 || w.Unserved != 500 || w.Dropped != 200 || w.Queued != 300 || w.By != "unserved" || w.Read != EvidenceAll {
+	if w.Frac != 0.2 || w.FailFrac != 0 || w.Unserved != 500 || w.Dropped != 200 || w.Queued != 301 || w.By != "unserved" || w.Read != EvidenceAll {
 		t.Fatalf("window %+v, want frac 20 %% from 500 unserved (200 dropped, 300 queued)", w)
 	}
-	for _, want := range []string{"signal=back-off", "by=unserved", "unserved=500", "dropped=200", "queued=300", "failed=0%", "frac=20%"} {
+	for _, want := range []string{"signal=back-off", "by=unserved", "unserved=500", "dropped=200", "queued=301", "failed=0%", "frac=20%"} {
 		if !strings.Contains(h.log.String(), want) {
 			t.Errorf("movement line %q lacks %q", h.log.String(), want)
 		}
@@ -101,7 +101,7 @@ func TestUnservedSwitchedOffIsTheSeedsRule(t *testing.T) {
 // it at the first tick as in-flight growth.
 func TestEarlyBreachOnUnservedLoad(t *testing.T) {
 	h := newLoadHarness(t, loadRateLimits(500), WithEarlyBreach(true))
-	h.lc.serve(100, 0, 10*time.Millisecond, 400, 0) // 1 s: 100 served, 400 waiting
+	h.lc.serve(100, 0, 10*time.Millisecond, 401, 0) // 1 s: 100 served, 401 waiting
 	ask, ok := h.tick(time.Second)
 	if w := h.last(); !ok || ask != 125 || !w.Early || w.Frac != 0.8 {
 		t.Fatalf("ask %v %v window %+v, want an early back-off to 500 × 0.25", ask, ok, w)
@@ -319,6 +319,17 @@ func TestLatencyInRateModeCatchesAStandingQueue(t *testing.T) {
 	h.lc.serve(500, 0, 14*time.Millisecond, 0, 0)
 	ask, _ := h.tick(5 * time.Second)
 	h.confirm(ask) // 200/s, baseline 14 ms
+	// A stalled host: the attempts were late, but never in flight that
+	// long. Not a queue.
+	h.lc.serve(1000, 0, 350*time.Millisecond, 0, 0)
+	if ask, ok := h.tick(5 * time.Second); !ok || ask != 400 || h.last().By != "" {
+		t.Fatalf("late attempts without a queue in flight: ask %v %v window %+v, want a clean slow start", ask, ok, h.last())
+	}
+	h = newLoadHarness(t, loadRateLimits(100))
+	h.lc.serve(500, 0, 14*time.Millisecond, 0, 0)
+	ask, _ = h.tick(5 * time.Second)
+	h.lc.serve(0, 0, 0, 70, 0) // a standing queue of 70 (≈ 200/s × 0.336 s), there from the window's start
+	h.confirm(ask)
 	h.lc.serve(1000, 0, 350*time.Millisecond, 0, 0)
 	ask, ok := h.tick(5 * time.Second)
 	if w := h.last(); !ok || w.By != "latency" || w.Decision.Signal != SignalBackoff || ask != 50 || w.Unserved != 0 {

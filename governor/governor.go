@@ -533,7 +533,11 @@ func (g *Governor) evidenceOf(w *Window, ld load) (damaged uint64) {
 	if w.GeneratorSaturated && g.evidence&EvidenceGenerator != 0 {
 		return damaged // the host's shortfall, not the target's
 	}
-	w.Unserved = w.Dropped + uint64(max(0, w.Queued))
+	// In flight jitters by about offer × latency from one tick to the next
+	// (Little's law, at the low-load baseline), plus one: growth within
+	// that is noise, not a queue.
+	noise := 1 + int64(g.offer*g.baseline.Seconds())
+	w.Unserved = w.Dropped + uint64(max(0, w.Queued-noise))
 	return damaged + w.Unserved
 }
 
@@ -558,12 +562,18 @@ func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
 	}
 	w.Baseline = g.baseline
 	w.Inflation = float64(w.Latency) / float64(g.baseline)
-	if g.limits.Mode == Rate && w.Latency-g.baseline < g.tick/standingQueueTicks {
+	excess := w.Latency - g.baseline
+	if g.limits.Mode == Rate && (excess < g.tick/standingQueueTicks || w.Inflation < standingQueueFactor ||
+		float64(ld.inFlight()) < g.offer*excess.Seconds()/2) {
 		// Rate mode: a queue that grows shows as unserved load; what latency
-		// adds is the standing queue a back-off left behind. A delay under a
-		// tenth of a tick is the host's jitter at the governor's time scale
-		// (sub-millisecond latencies inflate several-fold on a busy host),
-		// not a queue.
+		// adds is the standing queue a back-off left behind, several-fold
+		// deep. Less than standingQueueFactor × the baseline, or a delay
+		// under a tenth of a tick, is the host's jitter at the governor's
+		// time scale (a stalled generator delays attempts too; sub-millisecond
+		// latencies inflate several-fold on a busy host), not a queue. So is
+		// a delay the target's in flight does not show: a standing queue of
+		// excess e at offer x holds about x·e attempts (Little's law), while
+		// attempts a stalled host sent late were never in flight that long.
 		return
 	}
 	if frac, by := g.latencyFrac(w.Frac, w.Inflation); by {

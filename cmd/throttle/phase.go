@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/report"
 )
@@ -28,11 +29,25 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 	if !p.quiet {
 		cfg.Logger = slog.New(newLineHandler(con, level))
 	}
+	if err := p.metrics.start(e); err != nil {
+		return err
+	}
+	defer p.metrics.stop()
 	cfg.Latency = rec
 	cfg.Observer = rec.Observe
+	mp := p.metrics.phase(rec)
+	if mp != nil {
+		cfg.Observer = func(w governor.Window) { rec.Observe(w); mp.Observe(w) }
+	}
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return usageError{err}
+	}
+	if err := p.metrics.attach(mp, eng); err != nil {
+		return err
+	}
+	if e.started != nil {
+		e.started(eng)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -75,11 +90,16 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 			Status5xx: c.Classes[engine.Class5xx],
 			Status429: c.Classes[engine.Class429],
 			Other:     c.Classes[engine.ClassOther],
+			Slow:      c.Classes[engine.ClassSlow],
 		},
 		Iterations: report.Iterations{OK: c.IterOK, Failed: c.IterFailed},
 		Dropped:    c.Dropped,
 		Aborted:    c.Aborted,
 		Latency:    rec.Summary(),
+		Generator: report.Generator{
+			Ticks: res.Generator.Ticks, SaturatedTicks: res.Generator.SaturatedTicks,
+			Rate: res.Generator.Rate, Signals: res.Generator.Signals,
+		},
 	}
 	r, err := report.Build(in)
 	if err != nil {
