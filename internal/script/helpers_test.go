@@ -44,6 +44,9 @@ func writeScript(t *testing.T, files ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for i := 0; i+1 < len(files); i += 2 {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, files[i])), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(files[i+1]), 0o644); err != nil {
 			t.Fatal(err)
 		}

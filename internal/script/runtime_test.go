@@ -58,3 +58,77 @@ export default function () {
 		t.Fatalf("modules = %v", r.Modules())
 	}
 }
+
+func TestSetupDataEnvOpenAndImports(t *testing.T) {
+	_, base := startTarget(t, robust())
+	var out consoleLines
+	path := writeScript(t, "main.js", `
+import http from 'k6/http';
+import exec from 'k6/execution';
+import { b64encode, b64decode } from 'k6/encoding';
+import { greet } from './lib/greet.js';
+const text = open('./data.txt');
+const bin = open('data.txt', 'b');
+export const options = { scenarios: { s: { executor: 'shared-iterations', vus: 2, iterations: 4, env: { WHO: 'scenario' } } } };
+export function setup() {
+  const res = http.get(__ENV.BASE + '/');
+  return { status: res.status, list: [1, 2] };
+}
+export default function (data) {
+  data.list.push(3); // each VU's own copy
+  console.log('iter', greet(__ENV.WHO), data.status, data.list.length, exec.scenario.name, text.trim(), bin.byteLength,
+    b64decode(b64encode('hi'), 'std', 's'), __ENV.FROM_CLI);
+}
+export function teardown(data) { console.log('teardown', JSON.stringify(data)); }
+`, "lib/greet.js", `export function greet(who) { return 'hello ' + who; }`, "data.txt", "payload\n")
+	r, _ := runScript(t, path, base, Config{Console: out.add, Env: map[string]string{"FROM_CLI": "cli"}}, 30*time.Second)
+	lines := out.all()
+	if len(lines) != 5 {
+		t.Fatalf("console = %q, want 4 iterations and teardown", lines)
+	}
+	for _, l := range lines[:4] {
+		// A VU's data is its own copy: the second iteration of the same VU
+		// sees its own earlier push, never another VU's.
+		if !strings.HasPrefix(l, "iter hello scenario 200 ") || !strings.HasSuffix(l, " s payload 8 hi cli") {
+			t.Fatalf("iteration line %q", l)
+		}
+	}
+	if lines[4] != `teardown {"status":200,"list":[1,2]}` {
+		t.Fatalf("teardown line %q: teardown must get setup's data, unchanged", lines[4])
+	}
+	if c := r.Phases()[0].Counts(); c.IterOK != 4 || c.OK != 0 {
+		// setup's request is not the scenario's: the phase made none.
+		t.Fatalf("counts = %+v", c)
+	}
+}
+
+func TestUnsupportedModuleIsRefusedWithItsLine(t *testing.T) {
+	for _, mod := range []string{"k6/ws", "k6/net/grpc", "k6/browser", "k6/experimental/redis", "k6/x/unknown"} {
+		path := writeScript(t, "s.js", "import http from 'k6/http';\n\nimport x from '"+mod+"';\nexport default function () { x(); }\n")
+		_, err := Load(path, Config{})
+		if err == nil {
+			t.Fatalf("%s: loaded", mod)
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "s.js:3: ") || !strings.Contains(msg, `"`+mod+`"`) || strings.Contains(msg, "\n") {
+			t.Fatalf("%s: error %q, want one line naming the module at s.js:3", mod, msg)
+		}
+	}
+	path := writeScript(t, "r.js", "import { x } from 'https://example.com/lib.js';\nexport default function () { x(); }\n")
+	if _, err := Load(path, Config{}); err == nil || !strings.HasPrefix(err.Error(), "r.js:1: remote import \"https://example.com/lib.js\"") {
+		t.Fatalf("remote import: %v", err)
+	}
+}
+
+func TestTypeScript(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "t.ts", `
+import http from 'k6/http';
+interface Opts { iterations: number }
+export const options: Opts = { iterations: 3 };
+export default function (): void { http.get(` + "`${__ENV.BASE}/`" + `); }
+`)
+	r, _ := runScript(t, path, base, Config{}, 30*time.Second)
+	if c := r.Phases()[0].Counts(); c.IterOK != 3 || c.OK != 3 {
+		t.Fatalf("counts = %+v", c)
+	}
+}
