@@ -51,7 +51,6 @@ export function pervu() { http.get(__ENV.BASE + '/'); console.log('pervu', exec.
 	}
 }
 
-
 // TestConstantVUsClimbs: a constant-vus scenario is a concurrency-mode
 // phase whose ceiling is the authored VUs; against a robust target the
 // governor climbs from the floor to it.

@@ -125,7 +125,7 @@ func TestTypeScript(t *testing.T) {
 import http from 'k6/http';
 interface Opts { iterations: number }
 export const options: Opts = { iterations: 3 };
-export default function (): void { http.get(` + "`${__ENV.BASE}/`" + `); }
+export default function (): void { http.get(`+"`${__ENV.BASE}/`"+`); }
 `)
 	r, _ := runScript(t, path, base, Config{}, 30*time.Second)
 	if c := r.Phases()[0].Counts(); c.IterOK != 3 || c.OK != 3 {
