@@ -62,8 +62,13 @@
 //	  "windows": [{"index", "start_s", "end_s", "offer", "ok", "failed", "frac",
 //	               "attempts_per_s", "goodput_per_s", "signal", "kind",
 //	               "next_offer", "last_bad", "streak", "settled", "saturated",
-//	               "p50_ms", "p99_ms"}]
+//	               "p50_ms", "p99_ms"}],
+//	  "phase", "executor", "phases": [...]   // k6 script runs only
 //	}
+//
+// A k6 script run adds "phases": one report of this shape per scenario,
+// each naming its "phase" (the scenario) and "executor"; the top-level
+// fields are then those of the first governed scenario.
 //
 // Fractions are in [0, 1], rates per second, run times in seconds since the
 // run's start, latencies in milliseconds. Fields are never omitted; a figure

@@ -463,3 +463,14 @@ func (p *Phase) iterate(ctx context.Context, wg *sync.WaitGroup, done context.Ca
 		done()
 	}()
 }
+
+// Span is when the phase ran; zero times when it never started.
+func (p *Phase) Span() (start, end time.Time) {
+	if n := p.startNanos.Load(); n != 0 {
+		start = time.Unix(0, n)
+	}
+	if n := p.endNanos.Load(); n != 0 {
+		end = time.Unix(0, n)
+	}
+	return start, end
+}
