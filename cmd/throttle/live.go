@@ -158,7 +158,9 @@ type liveSource func() (s engine.Snapshot, mode governor.Mode, rec *report.Recor
 // engineSource follows a URL run's engine.
 func engineSource(eng *engine.Engine, rec *report.Recorder) liveSource {
 	mode := eng.Config().Limits.Mode
-	return func() (engine.Snapshot, governor.Mode, *report.Recorder, string) { return eng.Snapshot(), mode, rec, "" }
+	return func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+		return eng.Snapshot(), mode, rec, ""
+	}
 }
 
 func startLive(con *console, src liveSource) *liveView {
