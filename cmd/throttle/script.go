@@ -259,17 +259,18 @@ func (s *scriptRun) reports(r *script.Runner, p *phaseFlags, res *script.RunResu
 	return out, max(top, 0), nil
 }
 
-// scriptSource follows the scenario running now (the latest started of
-// those still running), else the last that ran.
+// scriptSource follows one running scenario until it ends, then the next
+// running one; when none runs, the one it followed last.
 func scriptSource(r *script.Runner) liveSource {
 	phases := r.Phases()
+	cur := phases[0]
 	return func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
-		cur := phases[0]
-		for _, ph := range phases {
-			if ph.Running() {
-				cur = ph
-			} else if st, _ := ph.Span(); !st.IsZero() && !cur.Running() {
-				cur = ph
+		if !cur.Running() {
+			for _, ph := range phases {
+				if ph.Running() {
+					cur = ph
+					break
+				}
 			}
 		}
 		return cur.Snapshot(), cur.Limits().Mode, cur.Recorder(), cur.Name()

@@ -7,6 +7,8 @@
 //
 //   throttle demo --script examples/scripts/capacity.js
 //   throttle run -e BASE=http://127.0.0.1:8080 examples/scripts/capacity.js
+//
+// __ENV.DURATION shortens the run (the tests use a few seconds).
 import http from 'k6/http';
 import { check } from 'k6';
 import throttle from 'k6/x/throttle';
@@ -22,7 +24,7 @@ export const options = {
       executor: 'constant-arrival-rate',
       rate: 10000,
       timeUnit: '1s',
-      duration: '30s',
+      duration: __ENV.DURATION || '30s',
       preAllocatedVUs: 50,
       maxVUs: 500,
     },
