@@ -5,7 +5,7 @@ GO ?= go
 # that the core module never depends on vegeta's dependency tree.
 NESTED := adapters/vegeta examples/vegeta-adaptive
 
-.PHONY: all build test fmt vet bench bench-gate bench-report bench-controllers bench-engine fuzz report-golden demo
+.PHONY: all build test stress fmt vet bench bench-gate bench-report bench-controllers bench-engine fuzz report-golden demo
 
 all: build test
 
@@ -22,6 +22,13 @@ test: vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) test -race -count=1 ./...
 	for m in $(NESTED); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+
+# stress: is the suite reliable under load? `make test` in two fresh clones of
+# the committed HEAD at once, two rounds in a row; prints "N/4 passed" and
+# fails unless all four passed. Run it before submitting a change that
+# touches timing (real clocks, servers, tests that wait).
+stress:
+	bash scripts/stress.sh
 
 fmt:
 	gofmt -w .

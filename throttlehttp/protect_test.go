@@ -11,6 +11,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // These tests drive real HTTP over loopback against the built-in target, in
@@ -68,7 +69,9 @@ func drive(ctx context.Context, client *http.Client, url string, workers int, ma
 
 // TestProtectsAFragileServer: the same fragile (collapse-model) server, hit by
 // the same closed-loop client, collapses without the transport and stays
-// near the failure bound with it.
+// near the failure bound with it. The bound on the governed stretch's
+// attempts asks only that the governor did not throttle to a standstill: how
+// many a second a loaded machine manages is not the transport's doing.
 func TestProtectsAFragileServer(t *testing.T) {
 	const capacity = 200.0
 	cfg := target.NewConfig(capacity)
@@ -114,7 +117,7 @@ func TestProtectsAFragileServer(t *testing.T) {
 	unthrottled := raw.frac()
 	t.Logf("unthrottled: %d attempts, attempt failure %.1f%%", raw.ok.Load()+raw.failed.Load(), unthrottled*100)
 
-	if n < 100 {
+	if n < 30 {
 		t.Errorf("governed run made only %d attempts in its settled stretch: throttled to a standstill", n)
 	}
 	if governed > 0.15 {
@@ -127,7 +130,11 @@ func TestProtectsAFragileServer(t *testing.T) {
 
 // TestRecoversWhenServerRecovers: the governed offer climbs to the server's
 // capacity, falls to the floor while the server is down and climbs back once
-// it is up again.
+// it is up again. Each step waits for the offer with testwait's generous
+// deadline: climbing back from the floor takes three clean windows to clear
+// the memory of the outage and then a doubling per window, and at the floor
+// (20/s) a window needs half a second for its 10 attempts, longer when the
+// machine is loaded.
 func TestRecoversWhenServerRecovers(t *testing.T) {
 	const capacity = 200.0
 	tgt, err := target.New(target.NewConfig(capacity))
@@ -146,7 +153,7 @@ func TestRecoversWhenServerRecovers(t *testing.T) {
 	}
 	defer tr.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*testwait.Deadline)
 	defer cancel()
 	var cur atomic.Pointer[tally]
 	cur.Store(&tally{})
@@ -154,20 +161,14 @@ func TestRecoversWhenServerRecovers(t *testing.T) {
 	go func() { defer close(done); drive(ctx, &http.Client{Transport: tr}, srv.URL, 8, 100_000, &cur) }()
 	defer func() { cancel(); <-done }()
 
-	reach := func(what string, limit time.Duration, cond func(float64) bool) {
+	reach := func(what string, cond func(float64) bool) {
 		t.Helper()
-		deadline := time.Now().Add(limit)
-		for !cond(tr.Offer()) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: offer %.0f after %v", what, tr.Offer(), limit)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Logf("%s: offer %.0f", what, tr.Offer())
+		took := testwait.Until(t, testwait.Deadline, what, func() bool { return cond(tr.Offer()) })
+		t.Logf("%s: offer %.0f after %v", what, tr.Offer(), took)
 	}
-	reach("climbs to capacity", 5*time.Second, func(o float64) bool { return o >= 0.8*capacity })
+	reach("the offer to climb to capacity", func(o float64) bool { return o >= 0.8*capacity })
 	tgt.SetDown(true)
-	reach("falls to the floor while down", 5*time.Second, func(o float64) bool { return o == floor })
+	reach("the offer to fall to the floor while down", func(o float64) bool { return o == floor })
 	tgt.SetDown(false)
-	reach("climbs back once up", 8*time.Second, func(o float64) bool { return o >= 0.8*capacity })
+	reach("the offer to climb back once up", func(o float64) bool { return o >= 0.8*capacity })
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/throttlekit/throttle/clock"
 	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/testwait"
 	"go.uber.org/goleak"
 )
 
@@ -247,9 +248,8 @@ func TestWaitPastDeadlineNeverReachesTarget(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				for arrivals.Load() == 0 { // the first request holds the permit
-					time.Sleep(time.Millisecond)
-				}
+				// The first request holds the permit.
+				waitFor(t, "the first request to reach the server", func() bool { return arrivals.Load() > 0 })
 			}
 
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -320,56 +320,74 @@ func TestGovernorMovesTheGate(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after 5 s. It waits for
-// other goroutines (the governor's loop, the control path) to catch up, not
-// for time to pass.
+// waitFor polls cond until it holds, failing the test after testwait's
+// deadline. It waits for other goroutines (the governor's loop, the control
+// path) to catch up, not for time to pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, testwait.Deadline, what, cond)
 }
 
 // TestTimeoutAfterLongGateWaitIsNotCounted: a timeout at the service counts
 // as a failure, unless the gate used up more than half of the request's time
-// first. Rate 1/s: the first request is admitted at once, the second waits
-// most of its second. The server takes longer than either has. About 1.5 s.
+// first. The gate runs on a fake clock at 1/s, so the test decides when the
+// second token comes: the first request is admitted at once, the second
+// only once more than half of its (wall-clock) time has passed at the gate.
+// The service holds every request until its client gives up. About 3 s.
 func TestTimeoutAfterLongGateWaitIsNotCounted(t *testing.T) {
 	var arrivals atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrivals.Add(1)
 		select {
 		case <-r.Context().Done():
-		case <-time.After(2 * time.Second):
+		case <-time.After(testwait.Deadline):
 		}
 	}))
 	defer srv.Close()
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
-	tr, err := New(base, WithLimits(governor.NewLimits(governor.Rate, 1)), quiet)
+	fake := clock.NewFake(time.Unix(0, 0))
+	tr, err := New(base, WithLimits(governor.NewLimits(governor.Rate, 1)), WithClock(fake), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
 	client := &http.Client{Transport: tr}
 
-	call := func(timeout time.Duration) {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
+	call := func(ctx context.Context) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-		if _, err := client.Do(req); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("err = %v, want a timeout", err)
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
 		}
+		return err
 	}
-	call(300 * time.Millisecond) // the service had all of it: a failure
+	// Admitted at once, the service had all of its second: a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := call(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
 	if ok, failed := tr.Attempts(); ok != 0 || failed != 1 {
 		t.Fatalf("after a timeout at the service: %d ok, %d failed; want 0, 1", ok, failed)
 	}
-	call(time.Second) // waits ~700 ms at the gate, leaving the service ~300 ms
+
+	// The next token is a second away on the fake clock: the request waits.
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	second := make(chan error, 1)
+	go func() { second <- call(ctx) }()
+	waitFor(t, "the second request to wait at the gate", func() bool { return tr.Gate().Stats().Waiting == 1 })
+	// It entered the gate before it was seen waiting, so once half the
+	// time left then (and a margin) has passed, the gate has used more
+	// than half of its time. That wait on the wall clock is the quantity
+	// under test, not a guess at how long something takes.
+	deadline, _ := ctx.Deadline()
+	<-time.After(time.Until(deadline)/2 + 100*time.Millisecond)
+	fake.Advance(time.Second)
+	if err := <-second; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
 	if n := arrivals.Load(); n != 2 {
 		t.Fatalf("the server saw %d requests, want 2", n)
 	}

@@ -1,6 +1,7 @@
 package throttlevegeta
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"github.com/throttlekit/throttle/clock"
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/testwait"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"go.uber.org/goleak"
 )
@@ -36,7 +38,12 @@ func TestGovernRejectsBadLimits(t *testing.T) {
 // at ten times a loopback target's capacity, and checks that the governed
 // rate finds the capacity instead: the offer ends near it, and over the last
 // stretch of the attack the target's goodput is near it while the attempt
-// failure fraction stays near the bound. Real time, about 5 s.
+// failure fraction stays near the bound. Real time, about 8 s: long enough
+// for a loaded machine's search to settle too. The bands are loose below and
+// tight above: the target bounds the goodput whatever the load, while a
+// loaded machine's attack comes in bursts (late timers) that the target
+// sheds under its capacity. How exactly the governor converges is tested
+// deterministically in internal/sim.
 func TestGovernedAttackSettlesNearCapacity(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	const capacity = 200.0
@@ -64,7 +71,7 @@ func TestGovernedAttackSettlesNearCapacity(t *testing.T) {
 	}
 	defer g.Close()
 
-	const attack, tail = 5 * time.Second, 2 * time.Second
+	const attack, tail = 8 * time.Second, 2 * time.Second
 	targeter := vegeta.NewStaticTargeter(vegeta.Target{Method: "GET", URL: srv.URL + "/"})
 	atk := vegeta.NewAttacker(vegeta.Timeout(2*time.Second), vegeta.KeepAlive(true))
 	defer atk.Stop()
@@ -91,10 +98,10 @@ func TestGovernedAttackSettlesNearCapacity(t *testing.T) {
 	mu.Unlock()
 	t.Logf("final offer %.0f, tail goodput %.0f/s, tail attempt failure %.1f%%", offer, goodput, frac*100)
 
-	if offer < 0.7*capacity || offer > 1.4*capacity {
+	if offer < 0.6*capacity || offer > 1.4*capacity {
 		t.Errorf("final offer %.0f, want near the capacity %.0f", offer, capacity)
 	}
-	if goodput < 0.75*capacity || goodput > 1.1*capacity {
+	if goodput < 0.6*capacity || goodput > 1.1*capacity {
 		t.Errorf("goodput over the last %v was %.0f/s, want near the capacity %.0f", tail, goodput, capacity)
 	}
 	if frac > 0.15 {
@@ -124,17 +131,10 @@ func TestSetRateIsAdoptedByTheGovernor(t *testing.T) {
 		if c.set != 0 {
 			g.SetRate(c.set)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		testwait.Until(t, testwait.Deadline, fmt.Sprintf("SetRate(%v) to bring the governor's offer and the pacer's rate to %v", c.set, c.want), func() bool {
 			s := g.Governor().State()
-			if s.Offer == c.want && !s.Pending && g.Pacer().Rate(0) == c.want {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("SetRate(%v): governor offer %v, pacer rate %v; want both %v", c.set, s.Offer, g.Pacer().Rate(0), c.want)
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return s.Offer == c.want && !s.Pending && g.Pacer().Rate(0) == c.want
+		})
 	}
 	g.Close()
 	g.Close() // idempotent

@@ -36,7 +36,10 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "client-side:", err)
 		if errors.Is(err, errUsage) {
 			os.Exit(2)
@@ -47,7 +50,9 @@ func main() {
 
 var errUsage = errors.New("usage")
 
-func run(args []string, stdout, stderr io.Writer) error {
+// run is the whole program: it runs until -duration has passed or ctx ends
+// (main's ends on Ctrl-C; a test's when it has seen what it waits for).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("client-side", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("url", "http://127.0.0.1:8080/", "URL to call (loopback `throttle target` by default)")
@@ -91,8 +96,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 	defer tr.Close()
 	client := &http.Client{Transport: tr}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
 

@@ -2,36 +2,49 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
-// TestRunsAgainstALoopbackTarget runs the example for 3 s against the
-// built-in target on loopback and checks it reports what it says it does.
+// TestRunsAgainstALoopbackTarget runs the example against the built-in target
+// on loopback until it has shown what it says it does: a status line a
+// second, and a movement line from the governor (slow start, as the target
+// has room to spare). It waits for those lines, not for a duration: the run
+// is stopped as soon as both are there, and -duration only bounds it.
+//
+// -start 100 with 250 ms windows offers 25 attempts a window where a window
+// needs 20 within four windows, so the first decision comes even at a quarter
+// of the pace on a loaded machine (at -start 20 one late timer in twenty
+// already made it a no-evidence hold, and no line ever came).
 func TestRunsAgainstALoopbackTarget(t *testing.T) {
-	tgt, err := target.New(target.NewConfig(100))
+	tgt, err := target.New(target.NewConfig(1000))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(tgt)
-	defer srv.Close()
-	var stdout, stderr bytes.Buffer
-	err = run([]string{"-url", srv.URL, "-rate", "1000", "-start", "20", "-window", "250ms", "-duration", "3s", "-workers", "8"}, &stdout, &stderr)
-	if err != nil {
+	t.Cleanup(srv.Close)
+	var stdout, stderr testwait.Buffer
+	stop := testwait.Start(t, func(ctx context.Context) error {
+		return run(ctx, []string{"-url", srv.URL, "-rate", "1000", "-start", "100", "-window", "250ms",
+			"-duration", (2 * testwait.Deadline).String(), "-workers", "8"}, &stdout, &stderr)
+	})
+	took := testwait.Until(t, testwait.Deadline, "a status line and a movement line", func() bool {
+		return stdout.Contains("  1s offer") && stderr.Contains("signal=slow-start")
+	})
+	t.Logf("both lines after %v", took)
+	if err := stop(); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	out := stdout.String()
-	for _, want := range []string{"  1s offer", "done: ", "capacity"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, out)
+	for _, want := range []string{"done: ", "capacity"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
 		}
-	}
-	if !strings.Contains(stderr.String(), "signal=slow-start") {
-		t.Errorf("stderr has no movement line:\n%s", stderr.String())
 	}
 	if st := tgt.Stats(); st.Arrivals == 0 {
 		t.Error("the target saw no requests")
@@ -49,7 +62,7 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"-nonsense"}, "flag provided but not defined"},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := run(c.args, &stdout, &stderr)
+		err := run(context.Background(), c.args, &stdout, &stderr)
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("run(%q) = %v, want a usage error mentioning %q", c.args, err, c.want)
 		}

@@ -39,7 +39,10 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "vegeta-adaptive:", err)
 		if errors.Is(err, errUsage) {
 			os.Exit(2)
@@ -50,7 +53,9 @@ func main() {
 
 var errUsage = errors.New("usage")
 
-func run(args []string, stdout, stderr io.Writer) error {
+// run is the whole program: it attacks until -duration has passed or ctx
+// ends (main's ends on Ctrl-C; a test's when it has seen what it waits for).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("vegeta-adaptive", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("url", "http://127.0.0.1:8080/", "URL to attack (loopback `throttle target` by default)")
@@ -89,7 +94,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	attacker := vegeta.NewAttacker(vegeta.Timeout(*timeout))
 	targeter := vegeta.NewStaticTargeter(vegeta.Target{Method: "GET", URL: *target})
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() { <-ctx.Done(); attacker.Stop() }()
 

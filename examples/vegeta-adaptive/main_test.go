@@ -2,36 +2,47 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
-// TestRunsAgainstALoopbackTarget runs the example's attack for 3 s against
-// the built-in target on loopback and checks it reports what it says it does.
+// TestRunsAgainstALoopbackTarget runs the example's attack against the
+// built-in target on loopback until it has shown what it says it does: a
+// status line, and a movement line from the governor (slow start, as the
+// target has room to spare). It waits for those lines, not for a duration:
+// the attack is stopped as soon as both are there, and -duration only bounds
+// it. -start 100 with 250 ms windows offers 25 attempts a window where a
+// window needs 20 within four windows, so the first decision comes even at a
+// quarter of the pace on a loaded machine.
 func TestRunsAgainstALoopbackTarget(t *testing.T) {
-	tgt, err := target.New(target.NewConfig(100))
+	tgt, err := target.New(target.NewConfig(1000))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(tgt)
-	defer srv.Close()
-	var stdout, stderr bytes.Buffer
-	err = run([]string{"-url", srv.URL, "-rate", "1000", "-start", "20", "-window", "250ms", "-duration", "3s"}, &stdout, &stderr)
-	if err != nil {
+	t.Cleanup(srv.Close)
+	var stdout, stderr testwait.Buffer
+	stop := testwait.Start(t, func(ctx context.Context) error {
+		return run(ctx, []string{"-url", srv.URL, "-rate", "1000", "-start", "100", "-window", "250ms",
+			"-duration", (2 * testwait.Deadline).String()}, &stdout, &stderr)
+	})
+	took := testwait.Until(t, testwait.Deadline, "a status line and a movement line", func() bool {
+		return stdout.Contains("rate ") && stderr.Contains("signal=slow-start")
+	})
+	t.Logf("both lines after %v", took)
+	if err := stop(); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	out := stdout.String()
-	for _, want := range []string{"rate ", "Requests      [total, rate, throughput]", "capacity"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, out)
+	for _, want := range []string{"Requests      [total, rate, throughput]", "capacity"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
 		}
-	}
-	if !strings.Contains(stderr.String(), "signal=slow-start") {
-		t.Errorf("stderr has no movement line:\n%s", stderr.String())
 	}
 	if st := tgt.Stats(); st.Arrivals == 0 {
 		t.Error("the target saw no requests")
@@ -48,7 +59,7 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"-duration", "0s"}, "must be > 0"},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := run(c.args, &stdout, &stderr)
+		err := run(context.Background(), c.args, &stdout, &stderr)
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("run(%q) = %v, want a usage error mentioning %q", c.args, err, c.want)
 		}

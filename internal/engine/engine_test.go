@@ -14,6 +14,7 @@ import (
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/targets"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -49,7 +50,8 @@ func fastLimits(mode governor.Mode, ceiling, start float64) governor.Limits {
 	return l
 }
 
-func run(t *testing.T, cfg Config) *Result {
+// newEngine is New with a 50 ms tick unless cfg names one.
+func newEngine(t *testing.T, cfg Config) *Engine {
 	t.Helper()
 	if cfg.Tick == 0 {
 		cfg.Tick = 50 * time.Millisecond
@@ -58,11 +60,36 @@ func run(t *testing.T, cfg Config) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Run(context.Background())
+	return e
+}
+
+func run(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	res, err := newEngine(t, cfg).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// start runs a phase of cfg in the background, for a test that interrupts
+// it once it has seen what it waits for; Duration only bounds it. stop
+// interrupts the phase and returns its result (t's cleanup stops it too).
+func start(t *testing.T, cfg Config) (stop func() *Result) {
+	t.Helper()
+	e := newEngine(t, cfg)
+	var res *Result
+	halt := testwait.Start(t, func(ctx context.Context) (err error) {
+		res, err = e.Run(ctx)
+		return err
+	})
+	return func() *Result {
+		t.Helper()
+		if err := halt(); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
 }
 
 // countingRecorder counts recorded latencies and keeps the largest.
@@ -77,6 +104,15 @@ func (r *countingRecorder) Record(d time.Duration) {
 		}
 	}
 }
+
+// capacityBand is how far below a built-in target's capacity an end-to-end
+// estimate may land. The target bounds the estimate from above whatever the
+// load; from below, a loaded machine's generator sends in bursts (late
+// timers) that the target sheds under its capacity, and settles later in a
+// fixed-length run. How exactly the governor finds a capacity is tested
+// deterministically in internal/sim; these tests check that a real run lands
+// in the capacity's region, on a machine four times slower too.
+const capacityBand = 0.6
 
 func within(t *testing.T, what string, got, lo, hi float64) {
 	t.Helper()
@@ -95,8 +131,10 @@ func TestShedCapacity(t *testing.T) {
 	if est.Windows < 3 {
 		t.Fatalf("estimate rests on %d windows; windows: %+v", est.Windows, res.Windows)
 	}
-	within(t, "goodput", est.Goodput, 0.9*c, 1.08*c)
-	within(t, "settled offer", est.Offer, 0.95*c, c/(1-0.05)*1.03)
+	// Loose below (see capacityBand), tight above: the target's capacity
+	// bounds the goodput, and a settled offer sheds at most the 5 % bound.
+	within(t, "goodput", est.Goodput, capacityBand*c, 1.08*c)
+	within(t, "settled offer", est.Offer, capacityBand*c, c/(1-0.05)*1.03)
 	if est.Saturated == 0 {
 		t.Error("slow start must have overshot once: no saturated window flagged")
 	}

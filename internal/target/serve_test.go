@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -96,44 +98,47 @@ func (s served) shutdown(t *testing.T) {
 	}
 }
 
-// Real clock, real sockets: a shedding target of 100 req/s hammered for
-// 600 ms by 8 closed-loop clients serves about 100 × 0.6 and sheds the rest.
-// The tolerance is wide: this checks the wiring, the fake-clock tests check
-// the arithmetic.
+// Real clock, real sockets: a shedding target of 100 req/s hammered by 8
+// closed-loop clients serves and sheds, and never serves more than its
+// capacity allows: its bucket (2 tokens) plus 100 a second since it was
+// made. The clients stop once it has served 60 and shed some (0.6 s on an
+// idle machine), so a loaded machine only takes longer; how exactly tokens
+// are earned is the fake-clock tests' to check.
 func TestServeShedsOnLoopback(t *testing.T) {
 	cfg := NewConfig(100)
 	cfg.Latency = time.Millisecond
+	start := time.Now()
 	x := serveTarget(t, cfg)
 	tg, srv, client := x.tg, x.srv, x.client
 	if !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") {
 		t.Fatalf("URL %q is not on loopback", srv.URL())
 	}
-	start := time.Now()
-	stop := start.Add(600 * time.Millisecond)
+	enough := func() bool { s := tg.Stats(); return s.OK >= 60 && s.Shed > 0 }
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; n < 2000 && time.Now().Before(stop); n++ {
+		wg.Go(func() {
+			for time.Since(start) < testwait.Deadline && !enough() {
 				if _, err := get(client, srv.URL()+"/"); err != nil {
 					t.Error(err)
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start).Seconds()
 	x.shutdown(t)
 	s := tg.Stats()
-	want := 100 * elapsed
-	if float64(s.OK) < 0.5*want || float64(s.OK) > 1.5*want+2 {
-		t.Errorf("served %d in %.2fs at capacity 100/s, want about %.0f", s.OK, elapsed, want)
+	if !enough() {
+		t.Errorf("stats %+v after %.1fs: want 60 served and some shed", s, elapsed)
 	}
-	if s.Shed == 0 || s.OK+s.Shed != s.Arrivals {
-		t.Errorf("stats %+v: want shedding, and every arrival ok or shed", s)
+	if max := 2 + 100*elapsed; float64(s.OK) > max+1 {
+		t.Errorf("served %d in %.2fs at capacity 100/s, more than the %.0f it allows", s.OK, elapsed, max)
 	}
+	if s.OK+s.Shed != s.Arrivals {
+		t.Errorf("stats %+v: want every arrival ok or shed", s)
+	}
+	t.Logf("served %d, shed %d in %.2fs", s.OK, s.Shed, elapsed)
 }
 
 // A target killed with DownClose resets connections (a transport error for
@@ -179,9 +184,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 		}
 		got <- err
 	}()
-	for tg.Stats().Serving == 0 {
-		time.Sleep(time.Millisecond) // wait for the request to be in service
-	}
+	testwait.Until(t, testwait.Deadline, "the request to be in service", func() bool { return tg.Stats().Serving > 0 })
 	x.stop()
 	if err := <-got; err != nil {
 		t.Fatalf("request in service during shutdown: %v", err)

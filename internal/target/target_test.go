@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/throttlekit/throttle/clock"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -54,7 +55,7 @@ func (f *fixture) now() int {
 	select {
 	case r := <-f.send():
 		return r.code
-	case <-time.After(5 * time.Second):
+	case <-time.After(testwait.Deadline):
 		f.tb.Fatal("request did not finish without the clock moving")
 		return 0
 	}
@@ -71,7 +72,7 @@ func (f *fixture) parked(n int) <-chan result {
 
 func (f *fixture) waiters(n int) {
 	f.tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testwait.Deadline)
 	for f.fc.Waiters() != n {
 		if time.Now().After(deadline) {
 			f.tb.Fatalf("fake clock has %d waiters, want %d", f.fc.Waiters(), n)
@@ -84,7 +85,7 @@ func (f *fixture) waiters(n int) {
 // clock has timers pending.
 func (f *fixture) serving(n int64, timers int) {
 	f.tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testwait.Deadline)
 	for f.t.Stats().Serving != n || f.fc.Waiters() != timers {
 		if time.Now().After(deadline) {
 			f.tb.Fatalf("serving %d with %d timers, want %d with %d", f.t.Stats().Serving, f.fc.Waiters(), n, timers)
@@ -98,7 +99,7 @@ func recv(tb testing.TB, ch <-chan result) result {
 	select {
 	case r := <-ch:
 		return r
-	case <-time.After(5 * time.Second):
+	case <-time.After(testwait.Deadline):
 		tb.Fatal("request never finished")
 		return result{}
 	}
