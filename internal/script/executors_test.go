@@ -1,6 +1,7 @@
 package script
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"testing"
@@ -174,4 +175,121 @@ export function rate() { http.get(__ENV.BASE + '/'); }
 func withBase(cfg Config, base string) Config {
 	cfg.Env = map[string]string{"BASE": base}
 	return cfg
+}
+
+// TestRampingArrivalRateGoverned: governed, the stage's rate is the
+// ceiling: the offer never exceeds it, though the governor climbs toward
+// it against a robust target.
+func TestRampingArrivalRateGoverned(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "rar.js", `
+import http from 'k6/http';
+import throttle from 'k6/x/throttle';
+throttle.configure('r', { start: 20, floor: 5 });
+export const options = { scenarios: { r: { executor: 'ramping-arrival-rate', startRate: 40, timeUnit: '1s', preAllocatedVUs: 4, maxVUs: 20,
+  stages: [{ duration: '1500ms', target: 40 }, { duration: '1500ms', target: 10 }] } } };
+export default function () { http.get(__ENV.BASE + '/'); }
+`)
+	r, err := Load(path, withBase(fast(), base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Phases()[0]
+	sc := p.Scenario()
+	var over bool
+	var peak float64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			s := p.Snapshot()
+			peak = max(peak, s.Offer)
+			// The ramp writes the stage's ceiling 4×/s: allow one step's lag.
+			if s.Elapsed > 0 && s.Offer > sc.Ceiling(max(s.Elapsed-2*rampStep, 0))+0.5 {
+				over = true
+			}
+		}
+	}()
+	if _, err := r.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	<-done
+	if over || peak <= 20 || peak > 40 {
+		t.Fatalf("over %v peak %v: want the offer to climb above its start of 20 but never above the stage's rate (40, then down to 10)", over, peak)
+	}
+	if l := p.Limits(); l.Ceiling != 40 {
+		t.Fatalf("ceiling %v, want the highest stage rate", l.Ceiling)
+	}
+}
+
+// TestDroppedArrivals: an arrival that finds no free VU is dropped and
+// counted, never silently skipped.
+func TestDroppedArrivals(t *testing.T) {
+	tc := target.NewConfig(1e6)
+	tc.Latency = 100 * time.Millisecond
+	_, base := startTarget(t, tc)
+	path := writeScript(t, "drop.js", `
+import http from 'k6/http';
+export const options = { scenarios: { d: { executor: 'constant-arrival-rate', rate: 100, duration: '1s', preAllocatedVUs: 1, maxVUs: 2 } } };
+export default function () { http.get(__ENV.BASE + '/'); }
+`)
+	cfg := fast()
+	cfg.Fixed = true
+	r, _ := runScript(t, path, base, cfg, 30*time.Second)
+	c := r.Phases()[0].Counts()
+	// Two VUs at 100 ms an iteration serve at most ~20 of ~100 arrivals.
+	if c.Dropped < 30 || c.IterOK == 0 || r.Phases()[0].Snapshot().Workers != 2 {
+		t.Fatalf("counts %+v, %d VUs: want many dropped arrivals and exactly maxVUs VUs", c, r.Phases()[0].Snapshot().Workers)
+	}
+}
+
+// TestInterruptEndsEveryPhase: cancelling the run stops its scenarios
+// early; the run still returns, and says it was interrupted.
+func TestInterruptEndsEveryPhase(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "long.js", `
+import http from 'k6/http';
+import { sleep } from 'k6';
+import throttle from 'k6/x/throttle';
+throttle.configure('b', { start: 50 });
+export const options = { scenarios: {
+  a: { executor: 'constant-vus', vus: 2, duration: '1h' },
+  b: { executor: 'constant-arrival-rate', rate: 50, duration: '1h', preAllocatedVUs: 2, gracefulStop: '1h' },
+} };
+export default function () { http.get(__ENV.BASE + '/'); sleep(0.01); }
+`)
+	r, err := Load(path, withBase(fast(), base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for r.Phases()[1].Counts().IterOK < 5 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	done := make(chan *RunResult)
+	go func() {
+		res, err := r.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		if res == nil || !res.Interrupted {
+			t.Fatalf("result %+v: want interrupted", res)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not end after its context was cancelled")
+	}
 }
