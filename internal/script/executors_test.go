@@ -3,7 +3,6 @@ package script
 import (
 	"context"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -134,28 +133,12 @@ export function rate() { http.get(__ENV.BASE + '/'); }
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
 	peak := map[string]float64{}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			for _, p := range r.Phases() {
-				mu.Lock()
-				peak[p.Name()] = max(peak[p.Name()], p.Snapshot().Offer)
-				mu.Unlock()
-			}
+	res, err := runWatched(t, r, func() {
+		for _, p := range r.Phases() {
+			peak[p.Name()] = max(peak[p.Name()], p.Snapshot().Offer)
 		}
-	}()
-	res, err := r.Run(t.Context())
-	close(stop)
-	<-done
+	})
 	if err != nil || res.Interrupted {
 		t.Fatalf("run: %v %+v", err, res)
 	}
@@ -198,29 +181,16 @@ export default function () { http.get(__ENV.BASE + '/'); }
 	sc := p.Scenario()
 	var over bool
 	var peak float64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			s := p.Snapshot()
-			peak = max(peak, s.Offer)
-			// The ramp writes the stage's ceiling 4×/s: allow one step's lag.
-			if s.Elapsed > 0 && s.Offer > sc.Ceiling(max(s.Elapsed-2*rampStep, 0))+0.5 {
-				over = true
-			}
+	if _, err := runWatched(t, r, func() {
+		s := p.Snapshot()
+		peak = max(peak, s.Offer)
+		// The ramp writes the stage's ceiling 4×/s: allow two steps' lag.
+		if s.Elapsed > 0 && s.Offer > sc.Ceiling(max(s.Elapsed-2*rampStep, 0))+0.5 {
+			over = true
 		}
-	}()
-	if _, err := r.Run(t.Context()); err != nil {
+	}); err != nil {
 		t.Fatal(err)
 	}
-	close(stop)
-	<-done
 	if over || peak <= 20 || peak > 40 {
 		t.Fatalf("over %v peak %v: want the offer to climb above its start of 20 but never above the stage's rate (40, then down to 10)", over, peak)
 	}
@@ -292,4 +262,26 @@ export default function () { http.get(__ENV.BASE + '/'); sleep(0.01); }
 	case <-time.After(30 * time.Second):
 		t.Fatal("the run did not end after its context was cancelled")
 	}
+}
+
+// runWatched runs r, calling watch every 20 ms on one goroutine until the
+// run returns (and not after).
+func runWatched(t *testing.T, r *Runner, watch func()) (*RunResult, error) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			watch()
+		}
+	}()
+	res, err := r.Run(t.Context())
+	close(stop)
+	<-done
+	return res, err
 }
