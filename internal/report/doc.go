@@ -62,13 +62,13 @@
 //	  "windows": [{"index", "start_s", "end_s", "offer", "ok", "failed", "frac",
 //	               "attempts_per_s", "goodput_per_s", "signal", "kind",
 //	               "next_offer", "last_bad", "streak", "settled", "saturated",
-//	               "p50_ms", "p99_ms"}],
-//	  "phase", "executor", "phases": [...]   // k6 script runs only
+//	               "p50_ms", "p99_ms"}]
 //	}
 //
-// A k6 script run adds "phases": one report of this shape per scenario,
-// each naming its "phase" (the scenario) and "executor"; the top-level
-// fields are then those of the first governed scenario.
+// A k6 script run writes Phased instead: the same document for its first
+// governed scenario (its first scenario when none is governed), plus
+// "phases": [{"phase", "executor", ...every field above...}], one per
+// scenario in start order.
 //
 // Fractions are in [0, 1], rates per second, run times in seconds since the
 // run's start, latencies in milliseconds. Fields are never omitted; a figure
