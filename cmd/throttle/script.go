@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -210,6 +212,7 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 			fmt.Fprintf(e.stdout, "  %-12s %-22s %s\n", ph.Phase, ph.Executor, ph.Verdict)
 		}
 	}
+	writeMetrics(e, r.Metrics(), res.End.Sub(res.Start))
 	if res.Aborted {
 		fmt.Fprintln(e.stdout, "\nthe script aborted the test (exec.test.abort)")
 	}
@@ -284,4 +287,34 @@ func inFlight(r *script.Runner) int64 {
 		n += ph.Snapshot().InFlight
 	}
 	return n
+}
+
+// writeMetrics prints the script's custom metrics (k6/metrics), one line
+// each, as k6's summary gives them.
+func writeMetrics(e env, ms []*script.Metric, span time.Duration) {
+	if len(ms) == 0 {
+		return
+	}
+	fmt.Fprintln(e.stdout, "\ncustom metrics")
+	for _, m := range ms {
+		st := m.Stats()
+		v := func(x float64) string {
+			if st.IsTime {
+				return dur(time.Duration(x*float64(time.Millisecond)), 1)
+			}
+			return strconv.FormatFloat(x, 'g', 6, 64)
+		}
+		var line string
+		switch st.Type {
+		case script.Counter:
+			line = fmt.Sprintf("%s (%s/s)", v(st.Sum), short(st.Sum/max(span.Seconds(), 1e-9)))
+		case script.Gauge:
+			line = fmt.Sprintf("%s (min %s, max %s)", v(st.Last), v(st.Min), v(st.Max))
+		case script.Rate:
+			line = fmt.Sprintf("%s (%d of %d)", percent(st.NonZero, st.Count), st.NonZero, st.Count)
+		case script.Trend:
+			line = fmt.Sprintf("avg %s  min %s  med %s  max %s  p(90) %s  p(95) %s", v(st.Avg), v(st.Min), v(st.Med), v(st.Max), v(st.P90), v(st.P95))
+		}
+		fmt.Fprintf(e.stdout, "  %-20s %-8s %s\n", st.Name, st.Type, line)
+	}
 }

@@ -30,6 +30,8 @@ func (vu *VU) module(name string) goja.Value {
 		return vu.encodingModule()
 	case "k6/x/throttle":
 		return vu.throttleModule()
+	case "k6/metrics":
+		return vu.metricsModule()
 	}
 	return nil
 }
