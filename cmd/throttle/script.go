@@ -15,6 +15,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/script/bundle"
@@ -162,6 +163,11 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 	if fs.Changed("timeout") {
 		cfg.Timeout = p.timeout
 	}
+	if err := p.metrics.start(e); err != nil {
+		return err
+	}
+	defer p.metrics.stop()
+	cfg.Custom = p.metrics.custom()
 	r, err := script.Load(s.path, cfg)
 	if err != nil {
 		var be *bundle.Error
@@ -173,6 +179,12 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 			return usagef("%s: %v", s.path, pe.Err)
 		}
 		return usageError{err}
+	}
+	for _, ph := range r.Phases() {
+		src := metrics.Source{Limits: ph.Limits(), Snapshot: ph.Snapshot, Windows: ph.Windows}
+		if err := p.metrics.scriptPhase(ph.Name(), ph.Recorder(), src); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

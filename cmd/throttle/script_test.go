@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // writeFile writes a script into a fresh folder and returns its path.
@@ -139,5 +143,40 @@ func TestDemoScriptExamples(t *testing.T) {
 				t.Fatalf("stdout %q: want the found vs true line", r.stdout)
 			}
 		})
+	}
+}
+
+// TestScriptServesMetrics: with --metrics, a script run exports each
+// scenario as a phase and its custom metrics beside them, while it runs.
+func TestScriptServesMetrics(t *testing.T) {
+	path := writeFile(t, "m.js", `
+import http from 'k6/http';
+import { Counter } from 'k6/metrics';
+const orders = new Counter('orders_total');
+export const options = { scenarios: { shop: { executor: 'constant-vus', vus: 2, duration: '30s' } } };
+export default function () { http.get(__ENV.BASE + '/'); orders.add(1); }
+`)
+	sig := make(chan os.Signal, 2)
+	_, errb, code := started([]string{"demo", "--quiet", "--script", path, "--metrics", "127.0.0.1:0"}, sig, nil)
+	url := metricsURL(t, errb, code)
+	var body string
+	testwait.Until(t, testwait.Deadline, "the scenario's phase and the custom counter in a scrape", func() bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		return strings.Contains(body, `orders_total{phase="shop"}`) && strings.Contains(body, `phase="shop"`) && strings.Contains(body, "throttle_offer")
+	})
+	sig <- os.Interrupt
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Fatalf("exit %d: %s", c, errb.String())
+		}
+	case <-time.After(testwait.Deadline):
+		t.Fatal("the run did not end after Ctrl-C")
 	}
 }

@@ -35,6 +35,11 @@ type Metric struct {
 	Type   MetricType
 	IsTime bool
 
+	// export, if set, passes every value on (Config.Custom's exporter),
+	// with the name of the scenario that added it ("setup" for setup and
+	// teardown).
+	export func(phase string, v float64) error
+
 	mu                  sync.Mutex
 	count, nonZero      uint64
 	sum, min, max, last float64
@@ -60,7 +65,12 @@ type MetricStats struct {
 	Avg, Med, P90, P95 float64
 }
 
-func (m *Metric) add(v float64) {
+func (m *Metric) add(phase string, v float64) error {
+	if m.export != nil {
+		if err := m.export(phase, v); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.count == 0 || v < m.min {
@@ -78,6 +88,7 @@ func (m *Metric) add(v float64) {
 	if m.Type == Trend {
 		_ = m.hist.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
 	}
+	return nil
 }
 
 // Stats returns the metric's figures.
@@ -105,8 +116,9 @@ var metricName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,127}$`)
 
 // metrics is a run's custom metrics by name.
 type metrics struct {
-	mu sync.Mutex
-	m  map[string]*Metric
+	mu     sync.Mutex
+	m      map[string]*Metric
+	export func(name string, t MetricType) (func(phase string, v float64) error, error)
 }
 
 // get returns the metric name, making it on first use; a second
@@ -124,6 +136,13 @@ func (ms *metrics) get(name string, t MetricType, isTime bool) (*Metric, error) 
 		return m, nil
 	}
 	m := &Metric{Name: name, Type: t, IsTime: isTime}
+	if ms.export != nil {
+		f, err := ms.export(name, t)
+		if err != nil {
+			return nil, err
+		}
+		m.export = f
+	}
 	if t == Trend {
 		m.hist = hdr.New(0, 3_600_000*trendScale, 3)
 	}
@@ -175,7 +194,13 @@ func (vu *VU) metricsModule() *goja.Object {
 				if math.IsNaN(f) || math.IsInf(f, 0) {
 					vu.throw("%s.add: %v is not a number", m.Name, v)
 				}
-				m.add(f)
+				phase := "setup"
+				if vu.ph != nil {
+					phase = vu.ph.sc.Name
+				}
+				if err := m.add(phase, f); err != nil {
+					vu.throw("%v", err)
+				}
 				return goja.Undefined()
 			})
 			return nil

@@ -72,6 +72,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Console receives console.log and friends (default: Logger).
 	Console func(level slog.Level, msg string)
+	// Custom, if set, is called once per custom metric the script declares
+	// (k6/metrics) and returns the function every value added to it is
+	// also passed to, with its scenario's name: the hook of a metrics
+	// exporter. An error refuses the declaration (the script does not
+	// load); an error of the function throws in the script.
+	Custom func(name string, t MetricType) (func(phase string, v float64) error, error)
 	// Samples, if set, receives every resolved request of a scenario (the
 	// metrics hook); it is called from every VU at once.
 	Samples func(*Sample)
@@ -134,6 +140,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("%s: %v", filepath.Base(b.Path), err)
 	}
 	r := &Runner{cfg: cfg, bundle: b, prog: prog, files: map[string][]byte{}, configured: map[string]Governance{}}
+	r.custom.export = cfg.Custom
 	vu, err := r.newVU(nil)
 	if err != nil {
 		return nil, err
