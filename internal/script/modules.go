@@ -32,6 +32,8 @@ func (vu *VU) module(name string) goja.Value {
 		return vu.throttleModule()
 	case "k6/metrics":
 		return vu.metricsModule()
+	case "k6/data":
+		return vu.dataModule()
 	}
 	return nil
 }

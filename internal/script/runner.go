@@ -101,7 +101,8 @@ type Runner struct {
 	// written by the setup VU's init context only.
 	configured map[string]Governance
 	vuIDs      atomic.Int64
-	custom     metrics // k6/metrics, shared by every VU
+	custom     metrics      // k6/metrics, shared by every VU
+	shared     sharedArrays // k6/data, shared by every VU
 
 	filesMu sync.Mutex
 	files   map[string][]byte

@@ -22,7 +22,7 @@ import (
 
 // Supported are the k6 modules the script runtime provides, as scripts
 // import them.
-var Supported = []string{"k6", "k6/encoding", "k6/execution", "k6/http", "k6/metrics", "k6/x/throttle"}
+var Supported = []string{"k6", "k6/data", "k6/encoding", "k6/execution", "k6/http", "k6/metrics", "k6/x/throttle"}
 
 // Bundle is a script ready to compile: one CommonJS program.
 type Bundle struct {
