@@ -135,8 +135,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	wrapped := "(function (module, exports, require) {\n" + b.Code + "\n})"
-	prog, err := goja.Compile(filepath.Base(b.Path), wrapped, false)
+	prog, err := goja.Compile(b.Path, b.Code, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", filepath.Base(b.Path), err)
 	}

@@ -132,3 +132,32 @@ export default function (): void { http.get(`+"`${__ENV.BASE}/`"+`); }
 		t.Fatalf("counts = %+v", c)
 	}
 }
+
+// TestExceptionNamesTheSourceLine: a throwing iteration is logged with the
+// script's own file and line (through the bundle's source map), and fails.
+func TestExceptionNamesTheSourceLine(t *testing.T) {
+	_, base := startTarget(t, robust())
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	path := writeScript(t, "main.js", "import { helper } from './lib/h.js';\nexport const options = { iterations: 2 };\nexport default function () { helper(); }\n",
+		"lib/h.js", "// a helper\nexport function helper() {\n  throw new Error('boom');\n}\n")
+	r, _ := runScript(t, path, base, Config{Logger: logger}, 30*time.Second)
+	mu.Lock()
+	got := logs.String()
+	mu.Unlock()
+	if !strings.Contains(got, "boom") || !strings.Contains(got, "h.js:3:") {
+		t.Fatalf("log %q: want the error at lib/h.js line 3", got)
+	}
+	if c := r.Phases()[0].Counts(); c.IterFailed != 2 {
+		t.Fatalf("counts %+v", c)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -29,7 +29,9 @@ type Bundle struct {
 	// Path is the entry script's absolute path; Dir its folder, against
 	// which open() resolves.
 	Path, Dir string
-	// Code is the program; its module.exports hold the script's exports.
+	// Code is the program: an expression, a function of (module, exports,
+	// require) that fills module.exports with the script's exports; an
+	// inline source map ends it.
 	Code string
 	// Modules are the k6 modules the script imports, sorted.
 	Modules []string
@@ -82,10 +84,16 @@ func Load(path string) (*Bundle, error) {
 		Platform:      api.PlatformNeutral,
 		// goja runs ES2017 natively (async functions included); esbuild
 		// lowers newer syntax (object spread, optional chaining, ...).
-		Target:    api.ES2017,
-		Sourcemap: api.SourceMapNone,
-		LogLevel:  api.LogLevelSilent,
-		Plugins:   []api.Plugin{plugin},
+		Target: api.ES2017,
+		// The program is one function of (module, exports, require), so
+		// that the runtime can give each VU its own; the inline source map
+		// makes an exception name the script's own file and line.
+		Banner:         map[string]string{"js": "(function (module, exports, require) {"},
+		Footer:         map[string]string{"js": "})"},
+		Sourcemap:      api.SourceMapInline,
+		SourcesContent: api.SourcesContentExclude,
+		LogLevel:       api.LogLevelSilent,
+		Plugins:        []api.Plugin{plugin},
 		// A bare import that is neither k6 nor local has no node_modules to
 		// come from at run time; esbuild reports it as unresolved.
 		MainFields: []string{"module", "main"},
