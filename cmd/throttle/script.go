@@ -225,6 +225,7 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 		}
 	}
 	writeMetrics(e, r.Metrics(), res.End.Sub(res.Start))
+	crossed := writeThresholds(e, r.Thresholds())
 	if res.Aborted {
 		fmt.Fprintln(e.stdout, "\nthe script aborted the test (exec.test.abort)")
 	}
@@ -235,7 +236,39 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 	if err != nil {
 		return err
 	}
-	return writeFiles(e, p, phases[top].Report, doc.SaveJSON)
+	if err := writeFiles(e, p, phases[top].Report, doc.SaveJSON); err != nil {
+		return err
+	}
+	if crossed > 0 {
+		return thresholdsCrossed(crossed)
+	}
+	return nil
+}
+
+// thresholdsCrossed is a run whose thresholds (options.thresholds) did not
+// all hold: exit 99, as in k6, after every report is written.
+type thresholdsCrossed int
+
+func (n thresholdsCrossed) Error() string {
+	return fmt.Sprintf("%d threshold(s) crossed", int(n))
+}
+
+// writeThresholds prints each threshold with ✓ or ✗ and returns how many
+// were crossed.
+func writeThresholds(e env, ths []script.ThresholdResult) int {
+	if len(ths) == 0 {
+		return 0
+	}
+	crossed := 0
+	fmt.Fprintln(e.stdout, "\nthresholds")
+	for _, th := range ths {
+		mark := "✓"
+		if !th.OK {
+			mark, crossed = "✗", crossed+1
+		}
+		fmt.Fprintf(e.stdout, "  %s %-20s %-16s %s\n", mark, th.Metric, th.Source, strconv.FormatFloat(th.Value, 'g', 6, 64))
+	}
+	return crossed
 }
 
 // reports builds one report per scenario and picks the top one: the first
@@ -301,13 +334,13 @@ func inFlight(r *script.Runner) int64 {
 	return n
 }
 
-// writeMetrics prints the script's custom metrics (k6/metrics), one line
-// each, as k6's summary gives them.
+// writeMetrics prints k6's built-in metrics and the script's own
+// (k6/metrics), one line each, as k6's summary gives them.
 func writeMetrics(e env, ms []*script.Metric, span time.Duration) {
 	if len(ms) == 0 {
 		return
 	}
-	fmt.Fprintln(e.stdout, "\ncustom metrics")
+	fmt.Fprintln(e.stdout, "\nmetrics")
 	for _, m := range ms {
 		st := m.Stats()
 		v := func(x float64) string {

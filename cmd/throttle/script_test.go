@@ -180,3 +180,48 @@ export default function () { http.get(__ENV.BASE + '/'); orders.add(1); }
 		t.Fatal("the run did not end after Ctrl-C")
 	}
 }
+
+// TestScriptThresholds: a crossed threshold exits 99 after the report is
+// written, every threshold marked; an abortOnFail threshold ends the run
+// early; thresholds that hold exit 0; a bad one is bad input.
+func TestScriptThresholds(t *testing.T) {
+	srv, _ := counting(t)
+	script := func(thresholds, options string) string {
+		return writeFile(t, "th.js", `
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { `+options+`, thresholds: { `+thresholds+` } };
+export default function () { check(http.get(__ENV.BASE + '/'), { ok: (r) => r.status === 200 }); }
+`)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := cli(t, "", nil, "run", "--quiet", "-e", "BASE="+srv.URL, "--out", out,
+		script(`http_req_failed: ['rate<0.01'], checks: ['rate>0.99'], http_reqs: ['count==20'], http_req_duration: ['p(95)<0.000001']`, "iterations: 20"))
+	if r.code != 99 {
+		t.Fatalf("exit %d, stderr %q: want 99", r.code, r.stderr)
+	}
+	for _, want := range []string{"✓ http_req_failed", "✓ checks", "✓ http_reqs", "✗ http_req_duration", "\nmetrics\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("the report was not written before exit 99: %v", err)
+	}
+	start := time.Now()
+	r = cli(t, "", nil, "run", "--quiet", "-e", "BASE="+srv.URL,
+		script(`http_req_duration: [{ threshold: 'max<0.000001', abortOnFail: true }]`, "vus: 2, duration: '1m'"))
+	if r.code != 99 || time.Since(start) > 30*time.Second || !strings.Contains(r.stdout, "the script aborted the test") {
+		t.Fatalf("abortOnFail: exit %d after %v, stdout %q", r.code, time.Since(start), r.stdout)
+	}
+	r = cli(t, "", nil, "run", "--quiet", "-e", "BASE="+srv.URL, script(`http_req_failed: ['rate<0.01'], iterations: ['count>=3']`, "iterations: 3"))
+	if r.code != 0 {
+		t.Fatalf("thresholds that hold: exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, bad := range []string{`nope: ['rate<0.01']`, `http_reqs: ['p(95)<1']`, `http_req_duration: ['fast']`, `'http_req_duration{op:write}': ['p(95)<1']`} {
+		r = cli(t, "", nil, "run", "--quiet", "-e", "BASE="+srv.URL, script(bad, "iterations: 1"))
+		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q: want exit 2 and one line", bad, r.code, r.stderr)
+		}
+	}
+}

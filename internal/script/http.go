@@ -273,6 +273,7 @@ func (m *httpModule) resolve(req *Request, res *Result, cb *statusSet, respType 
 			c = class(res)
 		}
 		p.record(c, res.Duration())
+		vu.r.builtin.request(res.Duration(), r.failed, len(req.Body), len(res.Body))
 		if s := vu.r.cfg.Samples; s != nil {
 			s(&Sample{Phase: p.sc.Name, Group: vu.group, Method: req.Method, URL: req.URL, Name: name, Status: res.Status,
 				Failed: r.failed, ErrorCode: errorCode(res), Tags: tags, Start: res.Start, Waiting: res.Waiting,

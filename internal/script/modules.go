@@ -106,6 +106,11 @@ func (vu *VU) check(name string, pass bool) {
 	if vu.ph != nil {
 		vu.ph.checks.add(vu.group, name, pass)
 	}
+	f := 0.0
+	if pass {
+		f = 1
+	}
+	vu.r.builtin.checks.add("", f)
 }
 
 // checks count check() results by group path and name; the hook issue 15's

@@ -101,7 +101,10 @@ type Runner struct {
 	// written by the setup VU's init context only.
 	configured map[string]Governance
 	vuIDs      atomic.Int64
-	custom     metrics      // k6/metrics, shared by every VU
+	custom     metrics      // k6/metrics and the built-ins, shared by every VU
+	builtin    builtins     // k6's built-in metrics, in custom
+	thresholds []Threshold  // options.thresholds, checked against their metrics
+	started    time.Time    // when Run started
 	shared     sharedArrays // k6/data, shared by every VU
 
 	filesMu sync.Mutex
@@ -140,6 +143,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("%s: %v", filepath.Base(b.Path), err)
 	}
 	r := &Runner{cfg: cfg, bundle: b, prog: prog, files: map[string][]byte{}, configured: map[string]Governance{}}
+	r.builtin = newBuiltins(&r.custom)
 	r.custom.export = cfg.Custom
 	vu, err := r.newVU(nil)
 	if err != nil {
@@ -152,6 +156,14 @@ func Load(path string, cfg Config) (*Runner, error) {
 	}
 	if r.opts, err = options.Parse([]byte(js)); err != nil {
 		return nil, err
+	}
+	if r.thresholds, err = parseThresholds([]byte(js)); err != nil {
+		return nil, err
+	}
+	for _, th := range r.thresholds {
+		if err := th.check(r.metric(th.Metric)); err != nil {
+			return nil, err
+		}
 	}
 	for name := range r.configured {
 		if !r.hasScenario(name) {
@@ -244,9 +256,13 @@ type RunResult struct {
 func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	defer r.cfg.Transport.CloseIdle()
 	res := &RunResult{Start: time.Now()}
+	r.started = res.Start
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.cancel = cancel
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go r.watchThresholds(watchDone)
 	if err := r.setup(); err != nil {
 		return nil, err
 	}

@@ -232,6 +232,7 @@ func (vu *VU) iteration() {
 	if data == nil {
 		data = goja.Undefined()
 	}
+	began := time.Now()
 	_, err := vu.fn(goja.Undefined(), data)
 	switch {
 	case p.hard.Err() != nil:
@@ -244,6 +245,9 @@ func (vu *VU) iteration() {
 	default:
 		p.iterOK.Add(1)
 	}
+	b := &vu.r.builtin
+	b.iterations.add(p.sc.Name, 1)
+	b.iterationDuration.add(p.sc.Name, float64(time.Since(began))/float64(time.Millisecond))
 }
 
 // sleep pauses the VU for d, or until its phase aborts.
