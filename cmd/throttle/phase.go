@@ -81,6 +81,10 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 		End:         res.End,
 		Interrupted: res.Interrupted,
 		Latency:     rec.Summary(),
+		Generator: report.Generator{
+			Ticks: res.Generator.Ticks, SaturatedTicks: res.Generator.SaturatedTicks,
+			Rate: res.Generator.Rate, Signals: res.Generator.Signals,
+		},
 	}
 	countsInto(&in, c)
 	r, err := report.Build(in)
@@ -107,6 +111,7 @@ func countsInto(in *report.Input, c engine.Counts) {
 		Status5xx: c.Classes[engine.Class5xx],
 		Status429: c.Classes[engine.Class429],
 		Other:     c.Classes[engine.ClassOther],
+		Slow:      c.Classes[engine.ClassSlow],
 	}
 	in.Iterations = report.Iterations{OK: c.IterOK, Failed: c.IterFailed}
 	in.Dropped, in.Aborted = c.Dropped, c.Aborted
