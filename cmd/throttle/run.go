@@ -342,7 +342,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 				return usagef("--%s does not apply to a k6 script: %s", name, why)
 			}
 		}
-		s := scriptRun{path: a, env: f.env, insecure: f.insecure}
+		s := scriptRun{path: a, env: f.env, insecure: f.insecure, http2: f.http2}
 		return s.run(e, &f.phaseFlags, fs, nil)
 	}
 	if fs.Changed("env") {

@@ -57,6 +57,7 @@ type scriptRun struct {
 	env      []string // -e KEY=VALUE
 	base     string   // demo: __ENV.BASE, the built-in target's URL
 	insecure bool
+	http2    bool
 }
 
 // governance turns the governor flags the user gave into overrides of every
@@ -124,6 +125,8 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 		return usagef("--settle must be >= 0, got %v", p.settle)
 	case p.timeout <= 0:
 		return usagef("--timeout must be > 0, got %v", p.timeout)
+	case p.slow < 0:
+		return usagef("--slow must be >= 0, got %v", p.slow)
 	}
 	if err := p.outputs(); err != nil {
 		return err
@@ -151,6 +154,8 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 		Tick:       p.tick,
 		Settle:     settle,
 		Insecure:   s.insecure,
+		HTTP2:      s.http2,
+		Slow:       p.slow,
 		Logger:     slog.New(newLineHandler(con, level)),
 		Console: func(l slog.Level, msg string) {
 			prefix := "console: "

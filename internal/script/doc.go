@@ -39,11 +39,14 @@
 //
 // # Attempts
 //
-// Every request of a scenario is one attempt: sent through the Transport
-// (the seam to the engine's attempt runner), judged failed by the response
-// callback (k6's expected statuses, 200-399 by default) or a transport
-// error or timeout, and counted into the phase's classes, which are the
-// governor's evidence (Phase implements governor.LoadCounters). An
+// Every request of a scenario is one attempt, run by the engine's iteration
+// seam, the same one the URL engine uses: each VU has an engine.Runner per
+// request lane (one, plus one per extra request of an http.batch), each on
+// its own engine.Driver whose FailedFunc applies the response callback of
+// the request it sends (k6's expected statuses, 200-399 by default; a
+// transport error or timeout always fails). Every driver of a phase
+// records into the phase's engine.Meter, which is the governor's evidence
+// (Phase implements governor.LoadCounters by it) and the report's counts. An
 // iteration is ok when none of its requests failed (with throttle.tries,
 // the last try's) and it did not throw. Attempts cut off by the phase's own
 // abort are counted apart and say nothing about the target.

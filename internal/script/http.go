@@ -1,7 +1,6 @@
 package script
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"sort"
@@ -27,9 +26,8 @@ type Sample struct {
 	Failed                          bool
 	ErrorCode                       int
 	Tags                            map[string]string
-	Start                           time.Time
-	Waiting, Receiving              time.Duration
-	Sent, Received                  int
+	Timings                         engine.Timings
+	Sent, Received                  int64
 }
 
 // httpModule is "k6/http" in one VU. Its request and result are reused
@@ -40,8 +38,12 @@ type httpModule struct {
 	obj      *goja.Object
 	jsonFn   goja.Value
 	callback *statusSet // the default response callback; nil marks nothing failed
-	req      Request
-	res      Result
+	// reqs alternate from request to request: the engine's runner reuses
+	// its wire request when it is handed the same *Request twice in a row,
+	// and each of a script's requests is a new one.
+	reqs [2]engine.Request
+	next int
+	res  engine.Response
 }
 
 // statusSet is a response callback from http.expectedStatuses: the
@@ -134,9 +136,9 @@ func (m *httpModule) callbackOf(v goja.Value) *statusSet {
 
 // prepare fills m.req from the script's arguments and returns the
 // request's response callback, response type and tags.
-func (m *httpModule) prepare(req *Request, method string, u, body, params goja.Value) (cb *statusSet, respType string, tags map[string]string, name string) {
+func (m *httpModule) prepare(req *engine.Request, method string, u, body, params goja.Value) (cb *statusSet, respType string, tags map[string]string, name string) {
 	vu := m.vu
-	*req = Request{Method: method, Timeout: vu.r.cfg.Timeout, Redirects: DefaultRedirects}
+	*req = engine.Request{Method: method, Timeout: vu.r.cfg.Timeout, Redirects: DefaultRedirects}
 	req.URL, name = urlOf(u)
 	cb, respType = m.callback, "text"
 	if p, ok := params.(*goja.Object); ok {
@@ -174,7 +176,6 @@ func (m *httpModule) prepare(req *Request, method string, u, body, params goja.V
 				default:
 					vu.throw("params.responseType: want text, binary or none, got %q", respType)
 				}
-				req.Discard = respType == "none"
 			case "responseCallback":
 				cb = m.callbackOf(v)
 			}
@@ -203,7 +204,7 @@ func urlOf(v goja.Value) (u, name string) {
 
 // body reads a request body: a string, an ArrayBuffer, or an object sent
 // form-encoded (as k6 does).
-func (m *httpModule) body(req *Request, v goja.Value) []byte {
+func (m *httpModule) body(req *engine.Request, v goja.Value) []byte {
 	if o, ok := v.(*goja.Object); ok {
 		switch v.Export().(type) {
 		case goja.ArrayBuffer, []byte:
@@ -233,54 +234,45 @@ func (m *httpModule) request(method string, u, body, params goja.Value) goja.Val
 	if m.vu.inInit {
 		m.vu.throw("http requests cannot be made in the init context (use setup())")
 	}
-	cb, respType, tags, name := m.prepare(&m.req, method, u, body, params)
-	m.send(&m.req, &m.res)
-	return m.resolve(&m.req, &m.res, cb, respType, tags, name)
+	req := &m.reqs[m.next]
+	m.next ^= 1
+	cb, respType, tags, name := m.prepare(req, method, u, body, params)
+	s := m.lane(0)
+	s.cb = cb
+	out := s.runner.Iterate(req, time.Time{}, &m.res)
+	return m.resolve(req, &m.res, out, respType, tags, name)
 }
 
-// ctx is the context an attempt runs under: its phase's abort, or none for
-// the setup VU.
-func (m *httpModule) ctx() context.Context {
-	if m.vu.ph != nil {
-		return m.vu.ph.hard
+// lane is the VU's i-th request lane; a lane that cannot be made (a bad
+// TLS setting) is the script's error.
+func (m *httpModule) lane(i int) *slot {
+	s, err := m.vu.slot(i)
+	if err != nil {
+		panic(m.vu.rt.NewGoError(err))
 	}
-	return context.Background()
+	return s
 }
 
-// send sends one attempt through the transport.
-func (m *httpModule) send(req *Request, res *Result) {
-	if p := m.vu.ph; p != nil {
-		p.started.Add(1)
-	}
-	m.vu.r.cfg.Transport.Do(m.ctx(), req, res)
-}
-
-// resolve decides whether the attempt failed (the response callback, or a
-// transport error), counts it into the phase's attempt plane and makes the
-// script's Response.
-func (m *httpModule) resolve(req *Request, res *Result, cb *statusSet, respType string, tags map[string]string, name string) goja.Value {
+// resolve makes the script's Response of an attempt the engine's runner
+// sent, judged and counted into the phase's attempt plane; a failed one
+// fails the iteration.
+func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engine.Outcome, respType string, tags map[string]string, name string) goja.Value {
 	vu := m.vu
 	r := &response{m: m, res: *res, method: req.Method, respType: respType}
-	r.failed = res.Err != nil || (cb != nil && !cb.expected(res.Status))
+	if out == engine.IterationAborted {
+		// Cut off by the phase's own stop: not the target's doing, and not
+		// counted as ok or failed.
+		return vu.rt.NewDynamicObject(r)
+	}
 	if p := vu.ph; p != nil {
-		if res.Err != nil && p.hard.Err() != nil {
-			// Cut off by the phase's own stop: not the target's doing.
-			p.aborted.Add(1)
-			return vu.rt.NewDynamicObject(r)
-		}
-		c := engine.ClassOK
-		if r.failed {
-			c = class(res)
-		}
-		p.record(c, res.Duration())
-		vu.r.builtin.request(res.Duration(), r.failed, len(req.Body), len(res.Body))
+		vu.r.builtin.request(res.Timings.Duration, res.Failed, int(res.BytesSent), int(res.BytesReceived))
 		if s := vu.r.cfg.Samples; s != nil {
 			s(&Sample{Phase: p.sc.Name, Group: vu.group, Method: req.Method, URL: req.URL, Name: name, Status: res.Status,
-				Failed: r.failed, ErrorCode: errorCode(res), Tags: tags, Start: res.Start, Waiting: res.Waiting,
-				Receiving: res.Receiving, Sent: len(req.Body), Received: len(res.Body)})
+				Failed: res.Failed, ErrorCode: res.ErrorCode, Tags: tags, Timings: res.Timings,
+				Sent: res.BytesSent, Received: res.BytesReceived})
 		}
 	}
-	if r.failed {
+	if res.Failed {
 		vu.failed = true
 	}
 	return vu.rt.NewDynamicObject(r)
@@ -299,8 +291,9 @@ func (m *httpModule) batch(call goja.FunctionCall) goja.Value {
 	}
 	type item struct {
 		key      string
-		req      Request
-		res      Result
+		req      engine.Request
+		res      engine.Response
+		out      engine.Outcome
 		cb       *statusSet
 		respType string
 		tags     map[string]string
@@ -314,12 +307,19 @@ func (m *httpModule) batch(call goja.FunctionCall) goja.Value {
 		method, u, body, params := m.batchRequest(arg.Get(k))
 		it.cb, it.respType, it.tags, it.name = m.prepare(&it.req, method, u, body, params)
 	}
+	// Each request has its own lane (runner and callback), so they go out
+	// at once; lanes are kept for the next batch.
+	lanes := make([]*slot, len(items))
+	for i := range items {
+		lanes[i] = m.lane(i)
+		lanes[i].cb = items[i].cb
+	}
 	var wg sync.WaitGroup
 	for i := range items {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m.send(&items[i].req, &items[i].res)
+			items[i].out = lanes[i].runner.Iterate(&items[i].req, time.Time{}, &items[i].res)
 		}()
 	}
 	wg.Wait()
@@ -331,7 +331,7 @@ func (m *httpModule) batch(call goja.FunctionCall) goja.Value {
 	}
 	for i := range items {
 		it := &items[i]
-		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.cb, it.respType, it.tags, it.name))
+		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.out, it.respType, it.tags, it.name))
 	}
 	return out
 }
@@ -390,7 +390,7 @@ func (m *httpModule) json(call goja.FunctionCall) goja.Value {
 // for nothing else.
 type response struct {
 	m        *httpModule
-	res      Result
+	res      engine.Response
 	method   string
 	respType string
 	failed   bool
@@ -405,7 +405,7 @@ func (r *response) Get(key string) goja.Value {
 	case "status":
 		return rt.ToValue(r.res.Status)
 	case "error_code":
-		return rt.ToValue(errorCode(&r.res))
+		return rt.ToValue(r.res.ErrorCode)
 	case "json":
 		return r.m.jsonFn
 	case "url":
@@ -446,8 +446,9 @@ func (r *response) Get(key string) goja.Value {
 	case "timings":
 		t := rt.NewObject()
 		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-		for k, d := range map[string]time.Duration{"blocked": 0, "connecting": 0, "tls_handshaking": 0, "sending": 0,
-			"waiting": r.res.Waiting, "receiving": r.res.Receiving, "duration": r.res.Duration()} {
+		tm := r.res.Timings
+		for k, d := range map[string]time.Duration{"blocked": tm.Blocked, "connecting": tm.Connecting, "tls_handshaking": tm.TLSHandshaking,
+			"sending": tm.Sending, "waiting": tm.Waiting, "receiving": tm.Receiving, "duration": tm.Duration} {
 			_ = t.Set(k, ms(d))
 		}
 		v = t

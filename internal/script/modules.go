@@ -248,7 +248,8 @@ func (r *Runner) activeVUs() int64 {
 func (r *Runner) iterationsDone() uint64 {
 	var n uint64
 	for _, p := range r.phases {
-		n += p.iterOK.Load() + p.iterFailed.Load()
+		c := p.Counts()
+		n += c.IterOK + c.IterFailed
 	}
 	return n
 }

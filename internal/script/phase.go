@@ -30,14 +30,10 @@ type Phase struct {
 	gov      *governor.Governor
 	rec      *report.Recorder
 
-	classes    [engine.NumClasses]padded
-	iterOK     padded
-	iterFailed padded
-	dropped    padded
-	aborted    padded
-	started    padded
-	latencyNs  padded
-	inflight   paddedInt
+	// meter is the phase's attempt plane: every request of its VUs is
+	// counted there by the engine's runners, and the governor reads it.
+	meter      *engine.Meter
+	inflight   atomic.Int64  // iterations in flight
 	iterations atomic.Uint64 // scenario.iterationInTest: iterations started
 	vus        atomic.Int64  // VUs made
 
@@ -51,16 +47,6 @@ type Phase struct {
 	windowsMu  sync.Mutex
 	windows    []governor.Window
 	checks     checks
-}
-
-type padded struct {
-	atomic.Uint64
-	_ [56]byte
-}
-
-type paddedInt struct {
-	atomic.Int64
-	_ [56]byte
 }
 
 // Name is the scenario's name.
@@ -81,41 +67,14 @@ func (p *Phase) Recorder() *report.Recorder { return p.rec }
 // Running reports whether the phase has started and not yet ended.
 func (p *Phase) Running() bool { return p.startNanos.Load() != 0 && p.endNanos.Load() == 0 }
 
-// Attempts is the governor's view of the counters: failure classes first,
-// so a concurrent attempt can only make ok look newer than failed.
-func (p *Phase) Attempts() (ok, failed uint64) {
-	for i := range p.classes {
-		if engine.Class(i) != engine.ClassOK {
-			failed += p.classes[i].Load()
-		}
-	}
-	return p.classes[engine.ClassOK].Load(), failed
-}
+// Attempts is the governor's view of the counters (governor.Counters).
+func (p *Phase) Attempts() (ok, failed uint64) { return p.meter.Attempts() }
 
 // Load is the evidence beyond attempts (governor.LoadCounters).
-func (p *Phase) Load() governor.Load {
-	return governor.Load{
-		Started: p.started.Load(),
-		Dropped: p.dropped.Load(),
-		Latency: time.Duration(p.latencyNs.Load()),
-	}
-}
+func (p *Phase) Load() governor.Load { return p.meter.Load() }
 
 // Counts reads the phase's cumulative counters.
-func (p *Phase) Counts() engine.Counts {
-	var c engine.Counts
-	for i := range p.classes {
-		if engine.Class(i) != engine.ClassOK {
-			c.Classes[i] = p.classes[i].Load()
-			c.Failed += c.Classes[i]
-		}
-	}
-	c.Classes[engine.ClassOK] = p.classes[engine.ClassOK].Load()
-	c.OK = c.Classes[engine.ClassOK]
-	c.IterOK, c.IterFailed = p.iterOK.Load(), p.iterFailed.Load()
-	c.Dropped, c.Aborted = p.dropped.Load(), p.aborted.Load()
-	return c
-}
+func (p *Phase) Counts() engine.Counts { return p.meter.Counts() }
 
 // Snapshot is a live view of the phase, in the engine's terms so that the
 // CLI's live view serves both.
@@ -170,17 +129,10 @@ func (p *Phase) observe(w governor.Window) {
 	p.rec.Observe(w)
 }
 
-// record counts one resolved attempt.
-func (p *Phase) record(c engine.Class, latency time.Duration) {
-	p.rec.Record(latency)
-	p.latencyNs.Add(uint64(latency))
-	p.classes[c].Add(1)
-}
-
 // newPhase prepares a scenario's phase: limits, gate and governor. Nothing
 // runs until run.
 func (r *Runner) newPhase(sc options.Scenario) (*Phase, error) {
-	p := &Phase{r: r, sc: sc, stop: make(chan struct{})}
+	p := &Phase{r: r, sc: sc, stop: make(chan struct{}), meter: engine.NewMeter()}
 	p.hard, p.abort = context.WithCancel(context.Background())
 	mode := governor.Concurrency
 	if sc.RateMode() {
@@ -351,6 +303,7 @@ func (p *Phase) spawn(wg *sync.WaitGroup, body func(*VU)) {
 		if !aborted {
 			body(vu)
 		}
+		vu.close()
 	}()
 }
 
@@ -378,7 +331,7 @@ func (p *Phase) schedule(ctx context.Context, work chan struct{}, wg *sync.WaitG
 			})
 			continue
 		}
-		p.dropped.Add(1)
+		p.meter.Drop()
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/script/bundle"
 	"github.com/throttlekit/throttle/internal/script/options"
 )
@@ -81,8 +82,12 @@ type Config struct {
 	// Samples, if set, receives every resolved request of a scenario (the
 	// metrics hook); it is called from every VU at once.
 	Samples func(*Sample)
-	// Transport sends the requests (default: NewNetHTTP).
-	Transport Transport
+	// Slow, when > 0, is a latency budget: an otherwise ok request slower
+	// than it fails, class slow (engine.DriverConfig.Slow).
+	Slow time.Duration
+	// HTTP2 sends through net/http (HTTP/2 where offered over TLS) instead
+	// of the engine's default fasthttp HTTP/1.1 client.
+	HTTP2 bool
 }
 
 // Runner runs one k6 script: Load prepares it (bundles, compiles, runs the
@@ -95,6 +100,9 @@ type Runner struct {
 	opts    options.Options
 	phases  []*Phase
 	setupVU *VU
+	// setupMeter counts setup's and teardown's requests, which belong to
+	// no phase.
+	setupMeter *engine.Meter
 	// setupData is setup()'s return value as JSON, copied into each VU.
 	setupData string
 	// configured holds throttle.configure's settings by scenario name,
@@ -142,7 +150,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", filepath.Base(b.Path), err)
 	}
-	r := &Runner{cfg: cfg, bundle: b, prog: prog, files: map[string][]byte{}, configured: map[string]Governance{}}
+	r := &Runner{cfg: cfg, bundle: b, prog: prog, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
 	r.builtin = newBuiltins(&r.custom)
 	r.custom.export = cfg.Custom
 	vu, err := r.newVU(nil)
@@ -179,13 +187,6 @@ func Load(path string, cfg Config) (*Runner, error) {
 			return nil, fmt.Errorf("scenario %q: %w", sc.Name, err)
 		}
 		r.phases = append(r.phases, p)
-	}
-	if cfg.Transport == nil {
-		vus := 0
-		for _, p := range r.phases {
-			vus += max(p.sc.MaxVUs, p.sc.VUs, int(p.limits.Ceiling))
-		}
-		r.cfg.Transport = NewNetHTTP(min(vus, 10000), cfg.Insecure)
 	}
 	return r, nil
 }
@@ -254,7 +255,7 @@ type RunResult struct {
 // when they overlap) and teardown(data). It returns when every scenario has
 // ended; an interrupted run still ends each phase properly.
 func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
-	defer r.cfg.Transport.CloseIdle()
+	defer r.setupVU.close()
 	res := &RunResult{Start: time.Now()}
 	r.started = res.Start
 	ctx, cancel := context.WithCancel(ctx)

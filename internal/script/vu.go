@@ -42,6 +42,60 @@ type VU struct {
 	modules map[string]goja.Value
 	http    *httpModule
 	pause   *time.Timer
+
+	// slots send the VU's requests through the engine's attempt runner:
+	// slot 0 its requests one at a time, the others a batch's extra ones.
+	// Each slot has its own driver so that its FailedFunc reads the
+	// response callback of the request it is sending.
+	slots []*slot
+}
+
+// slot is one request lane of a VU: an engine runner (its own keep-alive
+// connection) and the response callback its current request is judged by.
+type slot struct {
+	driver *engine.Driver
+	runner *engine.Runner
+	cb     *statusSet // nil: no status fails
+}
+
+// slot returns the VU's i-th lane, making it on first use.
+func (vu *VU) slot(i int) (*slot, error) {
+	for len(vu.slots) <= i {
+		s := &slot{}
+		meter, stop, abort := vu.r.setupMeter, (<-chan struct{})(nil), context.Context(nil)
+		if p := vu.ph; p != nil {
+			meter, stop, abort = p.meter, p.stop, p.hard
+		}
+		var latency engine.LatencyRecorder
+		if vu.ph != nil {
+			latency = vu.ph.rec
+		}
+		d, err := engine.NewDriver(engine.DriverConfig{
+			Meter: meter, Latency: latency, Timeout: vu.r.cfg.Timeout, Insecure: vu.r.cfg.Insecure,
+			HTTP2: vu.r.cfg.HTTP2, Slow: vu.r.cfg.Slow, Stop: stop, Abort: abort, Conns: 4,
+			// k6's http_req_failed: a transport error, or a status the
+			// callback does not expect.
+			Failed: func(r *engine.Response) bool { return r.Err != nil || s.cb != nil && !s.cb.expected(r.Status) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.driver, s.runner = d, d.Runner()
+		vu.slots = append(vu.slots, s)
+	}
+	return vu.slots[i], nil
+}
+
+// close releases the VU's connections.
+func (vu *VU) close() {
+	for _, s := range vu.slots {
+		s.runner.Close()
+		s.driver.Close()
+	}
+	vu.slots = nil
+	if vu.pause != nil {
+		vu.pause.Stop()
+	}
 }
 
 // errAborted interrupts a VU's JavaScript when its phase aborts it.
@@ -239,11 +293,11 @@ func (vu *VU) iteration() {
 		return // aborted: neither ok nor failed
 	case err != nil:
 		vu.r.iterationError(p, err)
-		p.iterFailed.Add(1)
+		p.meter.EndIteration(engine.IterationFailed)
 	case vu.failed:
-		p.iterFailed.Add(1)
+		p.meter.EndIteration(engine.IterationFailed)
 	default:
-		p.iterOK.Add(1)
+		p.meter.EndIteration(engine.IterationOK)
 	}
 	b := &vu.r.builtin
 	b.iterations.add(p.sc.Name, 1)
@@ -269,21 +323,4 @@ func (vu *VU) sleep(d time.Duration) {
 	case <-hard:
 		vu.pause.Stop()
 	}
-}
-
-// class is the report's outcome class of a failed attempt.
-func class(res *Result) engine.Class {
-	switch code := errorCode(res); {
-	case res.Err == nil && res.Status == 429:
-		return engine.Class429
-	case res.Err == nil && res.Status >= 500 && res.Status < 600:
-		return engine.Class5xx
-	case code == 1050:
-		return engine.ClassTimeout
-	case code == 1200 && strings.Contains(res.Err.Error(), "refused"):
-		return engine.ClassRefused
-	case code == 1200:
-		return engine.ClassReset
-	}
-	return engine.ClassOther
 }
