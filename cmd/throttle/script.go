@@ -342,17 +342,22 @@ func inFlight(r *script.Runner) int64 {
 // writeMetrics prints k6's built-in metrics and the script's own
 // (k6/metrics), one line each, as k6's summary gives them.
 func writeMetrics(e env, ms []*script.Metric, span time.Duration) {
-	if len(ms) == 0 {
+	var shown []script.MetricStats
+	for _, m := range ms {
+		if st := m.Stats(); st.Count > 0 {
+			shown = append(shown, st)
+		}
+	}
+	if len(shown) == 0 {
 		return
 	}
 	fmt.Fprintln(e.stdout, "\nmetrics")
-	for _, m := range ms {
-		st := m.Stats()
+	for _, st := range shown {
 		v := func(x float64) string {
 			if st.IsTime {
 				return dur(time.Duration(x*float64(time.Millisecond)), 1)
 			}
-			return strconv.FormatFloat(x, 'g', 6, 64)
+			return short(x)
 		}
 		var line string
 		switch st.Type {
