@@ -165,24 +165,31 @@ export default function () {
 }
 `)
 	for range b.N {
-		r, err := Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:1"}})
+		b.ReportMetric(vuHeap(b, path, vus)/vus/1024, "KiB/VU")
+	}
+}
+
+// vuHeap loads the script at path, makes n VUs of its first scenario and
+// returns the live heap bytes they hold, after a GC.
+func vuHeap(b *testing.B, path string, n int) float64 {
+	r, err := Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:1"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := r.Phases()[0]
+	held := make([]*VU, 0, n)
+	before := heap()
+	for range n {
+		vu, err := r.newVU(p)
 		if err != nil {
 			b.Fatal(err)
 		}
-		p := r.Phases()[0]
-		held := make([]*VU, 0, vus)
-		before := heap()
-		for range vus {
-			vu, err := r.newVU(p)
-			if err != nil {
-				b.Fatal(err)
-			}
-			held = append(held, vu)
-		}
-		after := heap()
-		b.ReportMetric(float64(after-before)/vus/1024, "KiB/VU")
-		runtime.KeepAlive(held)
+		held = append(held, vu)
 	}
+	after := heap()
+	runtime.KeepAlive(held)
+	runtime.KeepAlive(r)
+	return float64(after) - float64(before)
 }
 
 func heap() uint64 {

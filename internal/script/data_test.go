@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -67,26 +66,7 @@ export default function () { return users[0].id; }
 `), 0o644)
 		return p
 	}
-	perVU := func(path string, vus int) float64 {
-		r, err := Load(path, Config{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p := r.Phases()[0]
-		held := make([]*VU, 0, vus)
-		before := heap()
-		for range vus {
-			vu, err := r.newVU(p)
-			if err != nil {
-				b.Fatal(err)
-			}
-			held = append(held, vu)
-		}
-		after := heap()
-		runtime.KeepAlive(held)
-		runtime.KeepAlive(r)
-		return (float64(after) - float64(before)) / (1 << 20)
-	}
+	perVU := func(path string, vus int) float64 { return vuHeap(b, path, vus) / (1 << 20) }
 	for range b.N {
 		shared := perVU(src(`const users = new SharedArray('u', () => JSON.parse(open('users.json')));`), 200)
 		copies := perVU(src(`const users = JSON.parse(open('users.json'));`), 4) / 4
