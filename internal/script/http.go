@@ -265,7 +265,15 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 		return vu.rt.NewDynamicObject(r)
 	}
 	if p := vu.ph; p != nil {
-		vu.r.builtin.request(res.Timings.Duration, res.Failed, int(res.BytesSent), int(res.BytesReceived))
+		vu.r.builtin.request(p.sc.Name, res.Timings.Duration, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
+			t := vu.tags(nil)
+			t["method"], t["url"], t["name"] = req.Method, req.URL, name
+			t["status"], t["expected_response"] = strconv.Itoa(res.Status), strconv.FormatBool(!res.Failed)
+			for k, v := range tags {
+				t[k] = v
+			}
+			return t
+		})
 		if s := vu.r.cfg.Samples; s != nil {
 			s(&Sample{Phase: p.sc.Name, Group: vu.group, Method: req.Method, URL: req.URL, Name: name, Status: res.Status,
 				Failed: res.Failed, ErrorCode: res.ErrorCode, Tags: tags, Timings: res.Timings,

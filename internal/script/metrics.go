@@ -28,8 +28,8 @@ func (t MetricType) String() string { return metricTypeNames[t] }
 
 // Metric is one custom metric shared by every VU (a VU's `new Counter(name)`
 // finds the same Metric by name). Its statistics are over the whole run;
-// tags given to add() are checked but not yet kept apart. It is safe for
-// concurrent use.
+// A threshold with a tag filter (name{tag:value}) makes a sub-metric that
+// takes only the values whose tags match. It is safe for concurrent use.
 type Metric struct {
 	Name   string
 	Type   MetricType
@@ -39,6 +39,9 @@ type Metric struct {
 	// with the name of the scenario that added it ("setup" for setup and
 	// teardown).
 	export func(phase string, v float64) error
+
+	// subs are the sub-metrics thresholds asked for; fixed before the run.
+	subs []subMetric
 
 	mu                  sync.Mutex
 	count, nonZero      uint64
@@ -91,6 +94,35 @@ func (m *Metric) add(phase string, v float64) error {
 	return nil
 }
 
+// subMetric is a metric over the values whose tags include filter.
+type subMetric struct {
+	filter map[string]string
+	m      *Metric
+}
+
+// addTagged adds v, and to every sub-metric whose filter the tags match;
+// tags is called only when there are sub-metrics, so untagged runs build
+// no tag sets.
+func (m *Metric) addTagged(phase string, v float64, tags func() map[string]string) error {
+	if err := m.add(phase, v); err != nil || len(m.subs) == 0 {
+		return err
+	}
+	t := tags()
+	for _, s := range m.subs {
+		match := true
+		for k, want := range s.filter {
+			if t[k] != want {
+				match = false
+				break
+			}
+		}
+		if match {
+			_ = s.m.add(phase, v)
+		}
+	}
+	return nil
+}
+
 // Stats returns the metric's figures.
 func (m *Metric) Stats() MetricStats {
 	m.mu.Lock()
@@ -127,6 +159,12 @@ func (ms *metrics) get(name string, t MetricType, isTime bool) (*Metric, error) 
 	if !metricName.MatchString(name) {
 		return nil, fmt.Errorf("metric name %q: want letters, digits and _, starting with a letter or _, at most 128", name)
 	}
+	return ms.getKey(name, t, isTime)
+}
+
+// getKey is get for any key: a name, or a sub-metric's name{tags}, which
+// is not exported.
+func (ms *metrics) getKey(name string, t MetricType, isTime bool) (*Metric, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if m, ok := ms.m[name]; ok {
@@ -136,7 +174,7 @@ func (ms *metrics) get(name string, t MetricType, isTime bool) (*Metric, error) 
 		return m, nil
 	}
 	m := &Metric{Name: name, Type: t, IsTime: isTime}
-	if ms.export != nil {
+	if ms.export != nil && metricName.MatchString(name) {
 		f, err := ms.export(name, t)
 		if err != nil {
 			return nil, err
@@ -198,7 +236,7 @@ func (vu *VU) metricsModule() *goja.Object {
 				if vu.ph != nil {
 					phase = vu.ph.sc.Name
 				}
-				if err := m.add(phase, f); err != nil {
+				if err := m.addTagged(phase, f, func() map[string]string { return vu.tags(c.Argument(1)) }); err != nil {
 					vu.throw("%v", err)
 				}
 				return goja.Undefined()
@@ -207,4 +245,22 @@ func (vu *VU) metricsModule() *goja.Object {
 		})
 	}
 	return o
+}
+
+// tags are a sample's tags: the scenario's name and tags, the group, then
+// the tags object given (nil or undefined: none).
+func (vu *VU) tags(extra goja.Value) map[string]string {
+	t := map[string]string{"group": vu.group}
+	if vu.ph != nil {
+		t["scenario"] = vu.ph.sc.Name
+		for k, v := range vu.ph.sc.Tags {
+			t[k] = v
+		}
+	}
+	if o, ok := extra.(*goja.Object); ok {
+		for _, k := range o.Keys() {
+			t[k] = o.Get(k).String()
+		}
+	}
+	return t
 }

@@ -50,3 +50,45 @@ export default function () {
 		}
 	}
 }
+
+// TestThresholdTagFilters: a threshold on metric{tag:value} reads a
+// sub-metric holding only the matching values: system tags (name, status,
+// method, expected_response, scenario, check) and the script's own.
+func TestThresholdTagFilters(t *testing.T) {
+	base, _ := echo(t)
+	path := writeScript(t, "tf.js", `
+import http from 'k6/http';
+import { check } from 'k6';
+import { Counter } from 'k6/metrics';
+const orders = new Counter('orders');
+export const options = {
+  scenarios: { s: { executor: 'shared-iterations', vus: 1, iterations: 3, tags: { team: 'blue' } } },
+  thresholds: {
+    'http_reqs{name:a}': ['count==3'],
+    'http_reqs{status:404}': ['count==3'],
+    'http_reqs{team:blue,method:POST}': ['count==3'],
+    'http_req_failed{expected_response:false}': ['rate==1'],
+    'checks{check:is ok}': ['rate==1'],
+    'checks{check:never}': ['rate==0'],
+    'orders{kind:x}': ['count==6'],
+    'http_reqs{scenario:other}': ['count==0'],
+  },
+};
+export default function () {
+  check(http.get(__ENV.BASE + '/a', { tags: { name: 'a' } }), { 'is ok': (r) => r.status === 200 });
+  http.post(__ENV.BASE + '/status/404', 'x');
+  check(1, { never: () => false });
+  orders.add(2, { kind: 'x' });
+  orders.add(5, { kind: 'y' });
+}
+`)
+	r, _ := runScript(t, path, base, Config{}, 30*time.Second)
+	for _, th := range r.Thresholds() {
+		if !th.OK {
+			t.Errorf("%s %s: value %v", th.Metric, th.Source, th.Value)
+		}
+	}
+	if len(r.Thresholds()) != 8 {
+		t.Fatalf("%d thresholds", len(r.Thresholds()))
+	}
+}

@@ -73,7 +73,7 @@ func (vu *VU) k6Module() *goja.Object {
 					}
 					pass = v.ToBoolean()
 				}
-				vu.check(name, pass)
+				vu.check(name, pass, call.Argument(2))
 				all = all && pass
 			}
 			return rt.ToValue(all)
@@ -102,7 +102,7 @@ func (vu *VU) k6Module() *goja.Object {
 }
 
 // check counts one check's result in its phase, by group and name.
-func (vu *VU) check(name string, pass bool) {
+func (vu *VU) check(name string, pass bool, tags goja.Value) {
 	if vu.ph != nil {
 		vu.ph.checks.add(vu.group, name, pass)
 	}
@@ -110,7 +110,11 @@ func (vu *VU) check(name string, pass bool) {
 	if pass {
 		f = 1
 	}
-	vu.r.builtin.checks.add("", f)
+	_ = vu.r.builtin.checks.addTagged(vu.phaseName(), f, func() map[string]string {
+		t := vu.tags(tags)
+		t["check"] = name
+		return t
+	})
 }
 
 // checks count check() results by group path and name; the hook issue 15's
@@ -468,4 +472,12 @@ func jsDuration(v goja.Value) (time.Duration, error) {
 		return 0, fmt.Errorf("want a duration such as \"5s\" or milliseconds, got %v", v)
 	}
 	return time.Duration(f * float64(time.Millisecond)), nil
+}
+
+// phaseName is the VU's scenario's name, "setup" for the setup VU.
+func (vu *VU) phaseName() string {
+	if vu.ph == nil {
+		return "setup"
+	}
+	return vu.ph.sc.Name
 }

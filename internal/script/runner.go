@@ -169,7 +169,11 @@ func Load(path string, cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	for _, th := range r.thresholds {
-		if err := th.check(r.metric(th.Metric)); err != nil {
+		m, err := r.thresholdMetric(th)
+		if err != nil {
+			return nil, err
+		}
+		if err := th.check(m); err != nil {
 			return nil, err
 		}
 	}

@@ -40,17 +40,18 @@ func newBuiltins(ms *metrics) builtins {
 	}
 }
 
-// request records one resolved request in the built-in metrics.
-func (b *builtins) request(d time.Duration, failed bool, sent, received int) {
-	b.httpReqs.add("", 1)
-	b.httpReqDuration.add("", float64(d)/float64(time.Millisecond))
+// request records one resolved request in the built-in metrics; tags
+// (k6's system tags and the request's own) are built only for sub-metrics.
+func (b *builtins) request(phase string, d time.Duration, failed bool, sent, received int, tags func() map[string]string) {
+	_ = b.httpReqs.addTagged(phase, 1, tags)
+	_ = b.httpReqDuration.addTagged(phase, float64(d)/float64(time.Millisecond), tags)
 	f := 0.0
 	if failed {
 		f = 1
 	}
-	b.httpReqFailed.add("", f)
-	b.dataSent.add("", float64(sent))
-	b.dataReceived.add("", float64(received))
+	_ = b.httpReqFailed.addTagged(phase, f, tags)
+	_ = b.dataSent.addTagged(phase, float64(sent), tags)
+	_ = b.dataReceived.addTagged(phase, float64(received), tags)
 }
 
 // Threshold is one threshold expression on one metric (options.thresholds).
@@ -58,6 +59,9 @@ type Threshold struct {
 	Metric string
 	// Source is the expression as written, e.g. "p(95)<500".
 	Source string
+	// Filter is the tag filter of a sub-metric threshold
+	// (http_req_duration{status:200}); nil for the whole metric.
+	Filter map[string]string
 	// AbortOnFail ends the run as soon as the threshold is crossed, once
 	// DelayAbortEval has passed.
 	AbortOnFail    bool
@@ -79,8 +83,8 @@ type ThresholdResult struct {
 
 var thresholdExpr = regexp.MustCompile(`^\s*(avg|min|max|med|count|rate|value|p\((\d+(?:\.\d+)?)\))\s*(<=|>=|===|==|!=|<|>)\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s*$`)
 
-// parseThresholds reads options.thresholds (as JSON). A tag filter
-// (metric{tag:value}) is refused: sub-metrics are not kept yet.
+// parseThresholds reads options.thresholds (as JSON). A key with a tag
+// filter, metric{tag:value,...}, names a sub-metric.
 func parseThresholds(js []byte) ([]Threshold, error) {
 	var raw struct {
 		Thresholds map[string][]json.RawMessage `json:"thresholds"`
@@ -93,11 +97,12 @@ func parseThresholds(js []byte) ([]Threshold, error) {
 	}
 	var out []Threshold
 	for metric, list := range raw.Thresholds {
-		if strings.Contains(metric, "{") {
-			return nil, fmt.Errorf("options.thresholds: %q: tag filters on thresholds are not supported yet", metric)
+		filter, err := tagFilter(metric)
+		if err != nil {
+			return nil, fmt.Errorf("options.thresholds: %q: %v", metric, err)
 		}
 		for _, item := range list {
-			th := Threshold{Metric: metric}
+			th := Threshold{Metric: metric, Filter: filter}
 			var s string
 			if err := json.Unmarshal(item, &s); err != nil {
 				var o struct {
@@ -141,10 +146,58 @@ func parseThresholds(js []byte) ([]Threshold, error) {
 	return out, nil
 }
 
+// tagFilter parses the {tag:value,...} of a threshold key; nil for none.
+func tagFilter(key string) (map[string]string, error) {
+	i := strings.IndexByte(key, '{')
+	if i < 0 {
+		return nil, nil
+	}
+	if i == 0 || !strings.HasSuffix(key, "}") {
+		return nil, fmt.Errorf("want metric{tag:value,...}")
+	}
+	f := map[string]string{}
+	for _, kv := range strings.Split(key[i+1:len(key)-1], ",") {
+		k, v, ok := strings.Cut(kv, ":")
+		k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"'`)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("tag filter %q: want tag:value", kv)
+		}
+		f[k] = v
+	}
+	return f, nil
+}
+
+// baseName is a threshold key's metric name, without its tag filter.
+func baseName(key string) string {
+	if i := strings.IndexByte(key, '{'); i > 0 {
+		return key[:i]
+	}
+	return key
+}
+
+// subMetric returns the metric a threshold reads: the metric itself, or
+// for a tag filter its sub-metric, made (once per key) and attached to it
+// before the run.
+func (r *Runner) thresholdMetric(th Threshold) (*Metric, error) {
+	parent := r.metric(baseName(th.Metric))
+	if parent == nil || th.Filter == nil {
+		return parent, nil
+	}
+	if m := r.metric(th.Metric); m != nil {
+		return m, nil
+	}
+	m, err := r.custom.getKey(th.Metric, parent.Type, parent.IsTime)
+	if err != nil {
+		return nil, err
+	}
+	parent.subs = append(parent.subs, subMetric{filter: th.Filter, m: m})
+	return m, nil
+}
+
 // check validates a threshold against its metric's type.
 func (th Threshold) check(m *Metric) error {
 	if m == nil {
-		return fmt.Errorf("threshold on %q: no such metric (built-in or declared with k6/metrics)", th.Metric)
+		return fmt.Errorf("threshold on %q: no such metric (built-in or declared with k6/metrics)", baseName(th.Metric))
 	}
 	ok := map[MetricType][]string{
 		Counter: {"count", "rate"},

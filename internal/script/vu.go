@@ -300,8 +300,9 @@ func (vu *VU) iteration() {
 		p.meter.EndIteration(engine.IterationOK)
 	}
 	b := &vu.r.builtin
-	b.iterations.add(p.sc.Name, 1)
-	b.iterationDuration.add(p.sc.Name, float64(time.Since(began))/float64(time.Millisecond))
+	tags := func() map[string]string { return vu.tags(nil) }
+	_ = b.iterations.addTagged(p.sc.Name, 1, tags)
+	_ = b.iterationDuration.addTagged(p.sc.Name, float64(time.Since(began))/float64(time.Millisecond), tags)
 }
 
 // sleep pauses the VU for d, or until its phase aborts.
