@@ -117,8 +117,8 @@ func (vu *VU) check(name string, pass bool, tags goja.Value) {
 	})
 }
 
-// checks count check() results by group path and name; the hook issue 15's
-// summary and metrics read.
+// checks count check() results by group path and name, what a k6 summary's
+// tree of groups and checks is built from (Phase.Checks).
 type checks struct {
 	mu sync.RWMutex
 	m  map[checkKey]*checkCount
