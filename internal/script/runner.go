@@ -2,11 +2,13 @@ package script
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,6 +167,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	if r.opts, err = options.Parse([]byte(js)); err != nil {
 		return nil, err
 	}
+	r.warnIgnored([]byte(js))
 	if r.thresholds, err = parseThresholds([]byte(js)); err != nil {
 		return nil, err
 	}
@@ -418,4 +421,26 @@ func (r *Runner) readFile(path string) ([]byte, error) {
 	}
 	r.files[path] = b
 	return b, nil
+}
+
+// honoured are the options keys throttle acts on.
+var honoured = map[string]bool{"vus": true, "duration": true, "iterations": true, "stages": true, "scenarios": true, "thresholds": true}
+
+// warnIgnored says, once per key, which of the script's options throttle
+// does not act on, so that none is dropped silently.
+func (r *Runner) warnIgnored(js []byte) {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(js, &keys) != nil {
+		return
+	}
+	var ignored []string
+	for k := range keys {
+		if !honoured[k] {
+			ignored = append(ignored, k)
+		}
+	}
+	sort.Strings(ignored)
+	for _, k := range ignored {
+		r.cfg.Logger.Warn("option not supported by throttle, ignored", "option", k)
+	}
 }
