@@ -44,7 +44,7 @@ func cli(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) resul
 }
 
 func TestHelp(t *testing.T) {
-	runFlags := []string{"--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
+	runFlags := []string{"--env", "script.js", "--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
 		"--max-vus", "--timeout", "--tries", "--fail-on", "--start", "--floor", "--high", "--low", "--window",
 		"--min-attempts", "--tick", "--settle", "--early-breach", "--evidence", "--grace", "--no-governor", "--insecure", "--http2", "--slow", "--out", "--timeline", "--chart", "--quiet", "--verbose", "--metrics"}
 	cases := []struct {
@@ -55,7 +55,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"--help"}, []string{"Usage:", "Examples:"}},
 		{[]string{"run", "--help"}, append([]string{"Examples:", "throttle run --rate"}, runFlags...)},
 		{[]string{"help", "run"}, []string{"Examples:", "--rate"}},
-		{[]string{"demo", "--help"}, []string{"Examples:", "throttle demo", "--capacity", "--model", "--latency", "--out", "--chart", "--metrics"}},
+		{[]string{"demo", "--help"}, []string{"Examples:", "throttle demo", "--capacity", "--model", "--latency", "--out", "--chart", "--metrics", "--script"}},
 		{[]string{"target", "--help"}, []string{"Examples:", "throttle target", "--capacity", "--model", "--latency", "--listen", "collapse", "--metrics"}},
 		{[]string{"version", "--help"}, []string{"Examples:", "throttle version"}},
 	}

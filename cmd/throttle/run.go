@@ -259,13 +259,14 @@ type runFlags struct {
 	rate        float64
 	concurrency float64
 	insecure    bool
+	env         []string
 	http2       bool
 }
 
 func newRunCmd(e env) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] [URL...]",
+		Use:   "run [flags] [URL... | script.js]",
 		Short: "Govern a load phase against HTTP targets and report their capacity",
 		Long: `run governs one load phase against HTTP targets and reports the capacity it
 found at the failure bound.
@@ -292,7 +293,20 @@ ok %, p50/p99 and the governor's state, with a line for every move of the
 offer above it (plain lines every 5 s when stderr is not a terminal). At the
 end the report goes to stdout. Ctrl-C stops new arrivals, lets in-flight
 iterations finish (up to --grace) and writes the full report; a second
-Ctrl-C aborts them at once.`,
+Ctrl-C aborts them at once.
+
+A k6 script (script.js, .mjs or .ts) runs under the governor instead of
+URLs: each scenario of its options is one governed phase (arrival-rate
+executors in rate mode, VU executors in concurrency mode, the authored
+value the ceiling; per-vu-iterations and shared-iterations run as
+authored). Every request of the script is an attempt. -e KEY=VALUE fills
+__ENV beside the process environment; the governor flags (--floor,
+--start, --high, --low, --window, --min-attempts, --tick, --settle)
+override the script's throttle.configure settings for every scenario;
+--no-governor runs every scenario as authored. --out writes one report
+with a "phases" entry per scenario. Modules other than k6, k6/http,
+k6/execution, k6/encoding and k6/x/throttle, and remote imports, are
+refused before any traffic.`,
 		Example: `  # Open loop up to 5000 req/s, default bound (5 % attempt failures):
   throttle run --rate 5000 http://127.0.0.1:8080/
 
@@ -304,7 +318,10 @@ Ctrl-C aborts them at once.`,
   throttle run --rate 20000 --start 500 --window 2s --high 0.01 https://api.internal/health
 
   # Baseline for comparison: fixed load at the ceiling, no governor:
-  throttle run --rate 800 --no-governor --duration 30s http://127.0.0.1:8080/`,
+  throttle run --rate 800 --no-governor --duration 30s http://127.0.0.1:8080/
+
+  # A k6 script under the governor, its base URL from -e:
+  throttle run -e BASE=http://127.0.0.1:8080 --out report.json script.js`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.run(cmd, args, e)
 		},
@@ -320,12 +337,31 @@ Ctrl-C aborts them at once.`,
 	fs.Float64Var(&f.concurrency, "concurrency", 0, "closed loop: the ceiling in iterations in flight (a whole number)")
 	f.register(fs, phaseDefaults{duration: 2 * time.Minute, window: governor.DefaultWindow, floor: governor.DefaultFloor, start: governor.DefaultFloor})
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (it is on by default)")
+	fs.StringArrayVarP(&f.env, "env", "e", nil, "k6 script: KEY=VALUE for __ENV (repeatable)")
 	fs.BoolVar(&f.http2, "http2", false, "send with net/http, which speaks HTTP/2 to servers that offer it over TLS (default: HTTP/1.1 on fasthttp, the faster client)")
 	return cmd
 }
 
 func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	fs := cmd.Flags()
+	for _, a := range args {
+		if !isScript(a) {
+			continue
+		}
+		if len(args) > 1 {
+			return usagef("a k6 script runs alone: give %s without URLs", a)
+		}
+		for name, why := range notForScripts {
+			if fs.Changed(name) {
+				return usagef("--%s does not apply to a k6 script: %s", name, why)
+			}
+		}
+		s := scriptRun{path: a, env: f.env, insecure: f.insecure, http2: f.http2}
+		return s.run(e, &f.phaseFlags, fs, nil)
+	}
+	if fs.Changed("env") {
+		return usagef("-e/--env fills a k6 script's __ENV; give a script")
+	}
 	mode, ceiling, ceilingFlag := governor.Rate, f.rate, "--rate"
 	switch rate, conc := fs.Changed("rate"), fs.Changed("concurrency"); {
 	case rate && conc:

@@ -69,6 +69,11 @@
 //	                "signals": {"cpu", "lag", "schedule"}}
 //	}
 //
+// A k6 script run writes Phased instead: the same document for its first
+// governed scenario (its first scenario when none is governed), plus
+// "phases": [{"phase", "executor", ...every field above...}], one per
+// scenario in start order.
+//
 // Fractions are in [0, 1], rates per second, run times in seconds since the
 // run's start, latencies in milliseconds. Fields are never omitted; a figure
 // that was not measured is 0. SchemaVersion changes when a field is renamed,

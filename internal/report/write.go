@@ -13,11 +13,14 @@ import (
 
 // WriteJSON writes the report as one indented JSON document (the schema of
 // Report).
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
+
+// writeJSON writes v as one indented JSON document.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 // CSVHeader is the CSV timeline's header row.
