@@ -258,3 +258,67 @@ func TestWilsonLowerBound(t *testing.T) {
 		}
 	}
 }
+
+// When the target changes inside a window, the evidence before the change
+// dilutes the window's fraction: here 40 failures of 3100 (1.3 %, not even a
+// breach). The tail since the previous tick alone breaches (40 of 100, the
+// Wilson lower bound far above 5 %), so the window closes at once and the
+// seed's back-off applies to the tail's 40 %: 100 × 0.6 = 60. The record
+// still counts the whole window and says what the decision rested on.
+func TestEarlyBreachJudgesTheWindowsTail(t *testing.T) {
+	var buf bytes.Buffer
+	l := testLimits()
+	l.Start = 100
+	h := newHarness(t, l, WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	for i := 1; i <= 3; i++ {
+		h.c.add(1000, 0)
+		if _, ok := h.tick(time.Second); ok {
+			t.Fatalf("clean tick %d closed the window", i)
+		}
+	}
+	h.c.add(60, 40)
+	ask, ok := h.tick(time.Second)
+	if !ok || ask != 60 {
+		t.Fatalf("tail 40 %% failed after 3 clean ticks: ask %v %v, want the back-off on the tail's fraction, 60", ask, ok)
+	}
+	w := h.windows[0]
+	if !w.Early || w.Tail != time.Second || w.Frac != 0.4 || w.OK != 3060 || w.Failed != 40 || w.End.Sub(w.Start) != 4*time.Second || w.Decision.LastBad != 100 {
+		t.Fatalf("window %+v, want an early back-off on the 1 s tail (frac 0.4) over the whole window's counts", w)
+	}
+	if line := buf.String(); !strings.Contains(line, "early=true") || !strings.Contains(line, "tail=1s") || !strings.Contains(line, "offer=100→60") {
+		t.Fatalf("movement line %q does not say the back-off rested on the tail", line)
+	}
+
+	// The seed's cadence never looks at the tail: the same evidence waits
+	// for the full window and backs off on its whole fraction.
+	h = newHarness(t, l, WithEarlyBreach(false))
+	for i := 1; i <= 3; i++ {
+		h.c.add(1000, 0)
+		h.tick(time.Second)
+	}
+	h.c.add(60, 40)
+	h.tick(time.Second)
+	h.c.add(60, 40)
+	ask, ok = h.tick(time.Second)
+	if w := h.windows[0]; ok || w.Early || w.Tail != 0 || w.Frac != 80.0/3200 || w.Decision.Signal != SignalDeadBand {
+		t.Fatalf("seed cadence: ask %v %v window %+v, want a full-window dead-band hold on 80 of 3200", ask, ok, w)
+	}
+}
+
+// A tail short of MinAttempts is no evidence of its own: the early breach
+// then rests on the window so far, as before. Here the tail (1 failure of
+// 5) would back off to 80, the window (10 of 20, 50 %) backs off to 50.
+func TestEarlyBreachTailNeedsMinAttempts(t *testing.T) {
+	l := testLimits()
+	l.Start = 100
+	h := newHarness(t, l)
+	h.c.add(6, 9)
+	if _, ok := h.tick(time.Second); ok {
+		t.Fatal("decided on 15 attempts, fewer than MinAttempts")
+	}
+	h.c.add(4, 1)
+	ask, ok := h.tick(time.Second)
+	if w := h.windows[0]; !ok || ask != 50 || w.Tail != 0 || w.Frac != 0.5 {
+		t.Fatalf("ask %v %v window %+v, want the window's own 50 %% back-off to 50", ask, ok, w)
+	}
+}

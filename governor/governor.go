@@ -46,6 +46,11 @@ type Window struct {
 	// early breach (WithEarlyBreach): its evidence showed a failure fraction
 	// above High with 99 % confidence, so the back-off did not wait.
 	Early bool
+	// Tail is, for an early breach judged on the window's tail alone (the
+	// evidence since its previous tick, see WithEarlyBreach), how long that
+	// tail was; Frac is then the tail's fraction, while OK and Failed still
+	// count the whole window. 0 for every other window.
+	Tail time.Duration
 
 	// The evidence beyond failed attempts (WithEvidence), all zero when the
 	// host's Counters do not implement LoadCounters.
@@ -190,13 +195,19 @@ type Governor struct {
 	holdAt      time.Time // when a window short of attempts next reports a no-evidence hold
 	baseOK      uint64
 	baseFail    uint64
-	baseLoad    load          // the Load read at the window's start
-	satSeen     bool          // the host said it was saturated at a tick of this window
-	baseline    time.Duration // the lowest mean latency of a window with evidence
-	drainTarget uint64        // after a back-off: resolved attempts the drain waits for
-	drainUntil  time.Time     // the drain's bound
-	drainFrom   time.Time     // when the settle span ended and the drain began
-	drained     time.Duration // how long the current window's start waited for the drain
+	baseLoad    load // the Load read at the window's start
+	// tailAt, tailOK, tailFail and tailLoad are the counters at the
+	// window's previous tick (its start before the first): the early
+	// breach also judges the evidence since then, the window's tail.
+	tailAt           time.Time
+	tailOK, tailFail uint64
+	tailLoad         load
+	satSeen          bool          // the host said it was saturated at a tick of this window
+	baseline         time.Duration // the lowest mean latency of a window with evidence
+	drainTarget      uint64        // after a back-off: resolved attempts the drain waits for
+	drainUntil       time.Time     // the drain's bound
+	drainFrom        time.Time     // when the settle span ended and the drain began
+	drained          time.Duration // how long the current window's start waited for the drain
 }
 
 // New returns a governor for one phase. It fails if the limits do not
@@ -370,18 +381,24 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	switch {
 	case !full:
 		// Inside the window only a gross breach is decided: one that the
-		// evidence so far shows with confidence, and that moves the offer (a
+		// evidence shows with confidence, and that moves the offer (a
 		// breach at the floor waits for the full window like any hold).
-		if !g.early || n < g.limits.MinAttempts || wilsonLower(damaged, n) <= g.limits.High {
+		tail := g.tail(now, okN, failN, ld)
+		g.tailAt, g.tailOK, g.tailFail, g.tailLoad = now, okN, failN, ld
+		frac, ok := g.earlyFrac(w.Frac, damaged, n, tail)
+		if !ok {
 			g.mu.Unlock()
 			return 0, false
 		}
-		d = Decide(w.Frac, g.offer, g.lastBad, g.limits)
+		d = Decide(frac, g.offer, g.lastBad, g.limits)
 		if d.Offer == g.offer {
 			g.mu.Unlock()
 			return 0, false
 		}
 		w.Early = true
+		if frac != w.Frac {
+			w.Frac, w.Tail = frac, tail.span
+		}
 		g.streak, _ = MemoryClearStep(g.streak, false)
 		g.lastBad = d.LastBad
 	case n < g.limits.MinAttempts:
@@ -491,6 +508,7 @@ func (g *Governor) restart(now time.Time, okN, failN uint64, ld load) {
 	}
 	g.drainFrom, g.drainTarget = time.Time{}, 0
 	g.winStart, g.baseOK, g.baseFail, g.baseLoad, g.satSeen = now, okN, failN, ld, ld.GeneratorSaturated
+	g.tailAt, g.tailOK, g.tailFail, g.tailLoad = now, okN, failN, ld
 	g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
 }
 
@@ -525,20 +543,79 @@ func (g *Governor) evidenceOf(w *Window, ld load) (damaged uint64) {
 		return damaged
 	}
 	w.GeneratorSaturated = g.satSeen
-	w.Dropped = ld.Dropped - g.baseLoad.Dropped
-	w.Queued = int64(ld.inFlight()) - int64(g.baseLoad.inFlight())
-	if g.limits.Mode != Rate || g.evidence&EvidenceUnserved == 0 {
+	var unserved uint64
+	w.Dropped, w.Queued, unserved = g.unserved(g.baseLoad, ld)
+	if !g.countsUnserved() {
 		return damaged
 	}
-	if w.GeneratorSaturated && g.evidence&EvidenceGenerator != 0 {
-		return damaged // the host's shortfall, not the target's
-	}
-	// In flight jitters by about offer × latency from one tick to the next
-	// (Little's law, at the low-load baseline), plus one: growth within
-	// that is noise, not a queue.
-	noise := 1 + int64(g.offer*g.baseline.Seconds())
-	w.Unserved = w.Dropped + uint64(max(0, w.Queued-noise))
+	w.Unserved = unserved
 	return damaged + w.Unserved
+}
+
+// countsUnserved reports whether unserved load enters the current window's
+// fraction: in rate mode, with EvidenceUnserved, unless the host said it
+// was saturated at a tick of the window (then it is the host's shortfall,
+// not the target's).
+func (g *Governor) countsUnserved() bool {
+	if g.loadc == nil || g.limits.Mode != Rate || g.evidence&EvidenceUnserved == 0 {
+		return false
+	}
+	return !g.satSeen || g.evidence&EvidenceGenerator == 0
+}
+
+// unserved returns the arrivals dropped and the growth of in flight between
+// the reads from and to, and what of both is unserved load: the drops plus
+// the growth beyond in flight's own jitter. In flight jitters by about
+// offer × latency from one tick to the next (Little's law, at the low-load
+// baseline), plus one: growth within that is noise, not a queue.
+func (g *Governor) unserved(from, to load) (dropped uint64, queued int64, unserved uint64) {
+	dropped = to.Dropped - from.Dropped
+	queued = int64(to.inFlight()) - int64(from.inFlight())
+	noise := 1 + int64(g.offer*g.baseline.Seconds())
+	return dropped, queued, dropped + uint64(max(0, queued-noise))
+}
+
+// tailEvidence is the evidence of a window's tail: what resolved (and, when
+// it counts, went unserved) since the window's previous tick.
+type tailEvidence struct {
+	span       time.Duration
+	damaged, n uint64
+}
+
+// tail returns the evidence since the window's previous tick, read at now.
+func (g *Governor) tail(now time.Time, okN, failN uint64, ld load) tailEvidence {
+	t := tailEvidence{span: now.Sub(g.tailAt), damaged: failN - g.tailFail, n: okN - g.tailOK + failN - g.tailFail}
+	if g.countsUnserved() {
+		_, _, u := g.unserved(g.tailLoad, ld)
+		t.damaged += u
+		t.n += u
+	}
+	return t
+}
+
+// earlyFrac decides the early breach at a tick inside a window whose
+// evidence so far is damaged of n (fraction frac) and whose tail since the
+// previous tick is tail. It returns the fraction the seed's back-off
+// applies to and whether the window breaches early: the tail's fraction
+// when the tail alone breaches (at least MinAttempts, the 99 % Wilson
+// lower bound above High), else the window's when the window so far does.
+// The tail comes first: when the target changed inside the window, the
+// evidence before the change dilutes the window's fraction, and a back-off
+// on it is too shallow (a second breach follows); the tail is evidence at
+// the same committed offer, only newer.
+func (g *Governor) earlyFrac(frac float64, damaged, n uint64, tail tailEvidence) (float64, bool) {
+	breaches := func(damaged, n uint64) bool {
+		return n >= g.limits.MinAttempts && wilsonLower(damaged, n) > g.limits.High
+	}
+	switch {
+	case !g.early:
+		return 0, false
+	case tail.n < n && breaches(tail.damaged, tail.n):
+		return float64(tail.damaged) / float64(tail.n), true
+	case breaches(damaged, n):
+		return frac, true
+	}
+	return 0, false
 }
 
 // latencyKnee folds the latency knee into a full window's fraction
@@ -601,6 +678,9 @@ func (g *Governor) logWindow(w Window, n uint64) {
 		"last_bad", num(d.LastBad),
 		"streak", w.Streak,
 		"early", w.Early,
+	}
+	if w.Tail > 0 {
+		attrs = append(attrs, "tail", sinceDur(w.Tail))
 	}
 	// The evidence beyond failed attempts, named when there is any, so a
 	// reader can tell what moved the offer.
