@@ -206,12 +206,16 @@ func TestCapacityDoublesMemoryClearsAndSettlesWithin22Windows(t *testing.T) {
 // over high once in a while. That is the governor reacting to the evidence
 // it was given, not a broken rule.
 //
-// With early breach, whole attempts, it holds from c = 90. Below, five
-// capacities of c = 46…88 take 7 to 10 windows (23 to 38 s): the window in
-// progress at the change breaches early on evidence mostly gathered before
-// it, backs off only a little and sets last-bad high, so the safe climb
-// that follows overshoots the new capacity once more. The seed's cadence
-// waits for more of the new capacity's evidence and is not fooled there.
+// With early breach, whole attempts, it holds from c = 56 (c = 48 and 50
+// take 7 and 10 windows). At those capacities a tick holds about 50
+// attempts, so one attempt moves the fraction the early back-off applies
+// to by 2 %, and the last tick before the change and the first after it can
+// judge the tail on a few attempts too many or too few. The early breach
+// judges the window's tail (the evidence since its previous tick) before
+// the window so far: without that, it held only from c = 90, because the
+// window in progress at the change breached on evidence mostly gathered
+// before it, backed off only a little and set last-bad high, and the safe
+// climb that followed overshot the new capacity once more.
 func TestCapacityHalvesSettlesWithin6Windows(t *testing.T) {
 	t.Parallel()
 	eachVariant(t, func(t *testing.T, v variant) {
@@ -220,7 +224,7 @@ func TestCapacityHalvesSettlesWithin6Windows(t *testing.T) {
 			name   string
 			k      float64
 			lo, hi int
-		}{{"fractional attempts", 1000, 40, 9000}, {"whole attempts", 1, map[string]int{early.name: 90, seed.name: 46}[v.name], 9000}} {
+		}{{"fractional attempts", 1000, 40, 9000}, {"whole attempts", 1, map[string]int{early.name: 56, seed.name: 46}[v.name], 9000}} {
 			worst := 0
 			for ci := tc.lo; ci <= tc.hi; ci += 2 {
 				c := float64(ci)
