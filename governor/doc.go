@@ -51,12 +51,21 @@
 // DefaultTickFor(window) = min(1 s, window/5).
 //
 // Early breach (WithEarlyBreach, on by default): at a tick inside a window,
-// when the evidence so far (at least MinAttempts) puts the lower bound of
-// the 99 % Wilson score interval of the failure fraction above High, the
-// window closes at once and the seed's back-off applies to that fraction;
-// Window.Early and the movement line (early=true) say so. Clean, dead-band
-// and memory-clear decisions, and a breach at the floor, wait for the full
-// window. Off gives the seed's exact cadence.
+// when the evidence (at least MinAttempts) puts the lower bound of the 99 %
+// Wilson score interval of the failure fraction above High, the window
+// closes at once and the seed's back-off applies to that fraction;
+// Window.Early and the movement line (early=true) say so. The test looks at
+// two stretches of the window, both gathered at the committed offer: first
+// its tail, the evidence since the previous tick, then the window so far.
+// When the tail alone breaches, its fraction is the one the back-off
+// applies to (Window.Tail, tail=… in the movement line): a target that
+// changed inside the window shows the change in the tail, while the window
+// so far dilutes it with the clean evidence from before, and a back-off on
+// the diluted fraction is too shallow, sets last-bad too high and is
+// followed by a second breach. A tail short of MinAttempts is no evidence
+// of its own. Clean, dead-band and memory-clear decisions, and a breach at
+// the floor, wait for the full window. Off gives the seed's exact cadence:
+// no tail, no early close.
 //
 // # Evidence beyond failed attempts
 //

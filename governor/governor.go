@@ -108,10 +108,12 @@ func WithClock(c clock.Clock) Option { return func(g *Governor) { g.clock = c } 
 func WithTick(d time.Duration) Option { return func(g *Governor) { g.tick, g.tickSet = d, true } }
 
 // WithEarlyBreach switches the early breach on or off (default on). With it
-// on, a tick inside a window whose evidence so far shows a failure fraction
-// above High with 99 % confidence (the lower bound of the Wilson interval
-// above High, with at least MinAttempts resolved) closes the window at once
-// and the seed's back-off applies to that fraction. Clean, dead-band and
+// on, a tick inside a window whose evidence shows a failure fraction above
+// High with 99 % confidence (the lower bound of the Wilson interval above
+// High, with at least MinAttempts resolved) closes the window at once and
+// the seed's back-off applies to that fraction. The evidence is the
+// window's tail (since its previous tick) when the tail alone breaches, the
+// window so far otherwise (see the package doc). Clean, dead-band and
 // memory-clear decisions always wait for the full window. Off gives the
 // seed's exact cadence: every decision waits for the full window.
 func WithEarlyBreach(on bool) Option { return func(g *Governor) { g.early = on } }
