@@ -102,7 +102,21 @@
 //     only from 4× the baseline and when the mean latency exceeds the
 //     baseline by more than a tenth of a tick, so a stalled generator or a
 //     target answering in a millisecond on a busy host is not taken for a
-//     queue.
+//     queue. Nor is a queue that shrank over the window (in flight fell):
+//     it is draining, so the offer is below what the target serves. Its
+//     damage fraction there is q = e/(e + span), e the excess latency and
+//     span the window's length (by Little's law the queue holds about
+//     offer × e attempts against the offer × span the window offered: q is
+//     the share of the load that only waits), capped at 10 %, the seed's
+//     smallest trim: a standing queue needs the offer below capacity to
+//     drain, its depth says how long that takes, not how far the offer is
+//     above capacity (unserved load measures that), and the windows that
+//     see it drain are not judged on it. (1 − 1/I would be at least 3/4
+//     from 4× on and quarter the offer for any standing queue: on a target
+//     that queues, the seed's probes then took a dozen windows to climb
+//     back from 3/4 of last-bad; the built-in backlog demo reported 6–7 %
+//     under its capacity and the simulated backlog model saw-toothed
+//     between c/4 and c without settling.)
 //   - Drain. After a back-off, the next window starts only once the
 //     attempts started before the change have resolved (at most one window
 //     after the settle span): a backlog the target is still working off is

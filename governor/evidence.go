@@ -27,7 +27,9 @@ const (
 	// baseline is damage (Little's-law knee; see the package doc). In rate
 	// mode it counts only from 4× the baseline and more than a tenth of a
 	// tick of excess: there it catches the standing queue a back-off left
-	// behind.
+	// behind, unless it shrank over the window (draining), and its damage
+	// is the queue's share of the window's load, excess/(excess + window),
+	// at most the seed's smallest trim (10 %).
 	EvidenceLatency
 	// EvidenceDrain: after a back-off, the next window starts only once the
 	// attempts started before the change have resolved (bounded by one
@@ -108,6 +110,13 @@ const (
 	// standingQueueFactor: in rate mode latency counts only from this
 	// inflation on (the report calls a target that queued at 4× too).
 	standingQueueFactor = 4
+	// standingQueueMax caps the rate-mode latency fraction at the seed's
+	// smallest trim (1 − backoffMax): a standing queue needs the offer below
+	// capacity to drain, and how deep it is says how long draining takes,
+	// not how far the offer is above capacity (that is what unserved load
+	// measures). Any margin drains it; the windows that see it shrink are
+	// not judged on it.
+	standingQueueMax = 1 - backoffMax
 )
 
 // load is a read of LoadCounters with the attempt counts of the same tick.

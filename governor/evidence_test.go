@@ -2,6 +2,7 @@ package governor
 
 import (
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -332,8 +333,38 @@ func TestLatencyInRateModeCatchesAStandingQueue(t *testing.T) {
 	h.confirm(ask)
 	h.lc.serve(1000, 0, 350*time.Millisecond, 0, 0)
 	ask, ok := h.tick(5 * time.Second)
-	if w := h.last(); !ok || w.By != "latency" || w.Decision.Signal != SignalBackoff || ask != 50 || w.Unserved != 0 {
-		t.Fatalf("standing queue: ask %v %v window %+v, want a latency back-off (clamped to ×0.25)", ask, ok, w)
+	// The queue holds 336 ms of the window's 5 s of load: q = 0.336/5.336
+	// = 6.3 %, a breach; the seed's back-off trims it by its most, ×0.9.
+	// (The closed loop's 1 − 1/25 = 96 % would have quartered the offer.)
+	if w := h.last(); !ok || w.By != "latency" || w.Decision.Signal != SignalBackoff || ask != 180 || w.Unserved != 0 || math.Abs(w.Frac-0.336/5.336) > 1e-12 {
+		t.Fatalf("standing queue: ask %v %v window %+v, want a latency back-off on q = e/(e + window) = 6.3 %% to 180", ask, ok, w)
+	}
+	// A queue as deep as the window (e = 5 s at 25 ms baseline) is half of
+	// the load, but its depth says how long it takes to drain, not how far
+	// the offer is above capacity: the fraction is capped at the seed's
+	// smallest trim, 10 %, and the offer goes to 180, not 100.
+	h = newLoadHarness(t, loadRateLimits(100))
+	h.lc.serve(500, 0, 25*time.Millisecond, 0, 0)
+	ask, _ = h.tick(5 * time.Second)
+	h.lc.serve(0, 0, 0, 1005, 0) // 200/s × 5.025 s
+	h.confirm(ask)
+	h.lc.serve(1000, 0, 5025*time.Millisecond, 0, 0)
+	if ask, ok := h.tick(5 * time.Second); !ok || ask != 180 || h.last().By != "latency" || h.last().Frac != 0.1 {
+		t.Fatalf("deep standing queue: ask %v %v window %+v, want a latency back-off capped at 10 %% to 180", ask, ok, h.last())
+	}
+	// The same queue shrinking over the window (in flight 1005 → 500) is
+	// draining: the offer is below what the target serves, and the window
+	// is not judged on it.
+	h = newLoadHarness(t, loadRateLimits(100))
+	h.lc.serve(500, 0, 25*time.Millisecond, 0, 0)
+	ask, _ = h.tick(5 * time.Second)
+	h.lc.serve(0, 0, 0, 1005, 0)
+	h.confirm(ask)
+	h.lc.serve(1000, 0, 5025*time.Millisecond, 0, 0)
+	h.lc.ok += 505 // 505 of the queue resolve too: in flight 1005 → 500
+	h.lc.load.Latency += 505 * 5025 * time.Millisecond
+	if ask, ok := h.tick(5 * time.Second); !ok || ask != 400 || h.last().By != "" || h.last().Queued != -505 {
+		t.Fatalf("draining queue: ask %v %v window %+v, want a clean slow start", ask, ok, h.last())
 	}
 	h = newLoadHarness(t, loadRateLimits(100))
 	h.lc.serve(500, 0, time.Millisecond, 0, 0)

@@ -655,6 +655,22 @@ func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
 		// attempts a stalled host sent late were never in flight that long.
 		return
 	}
+	if g.limits.Mode == Rate {
+		// A standing queue of excess e at offer x holds about x·e attempts
+		// (Little's law) against the x·span the window offered: q =
+		// e/(e + span) is the share of the load that only waits, capped at
+		// the seed's smallest trim (standingQueueMax). 1 − 1/I, the closed
+		// loop's share, is never less than 3/4 here (I >= 4) and would
+		// quarter the offer for any standing queue, however shallow.
+		span := w.End.Sub(w.Start)
+		if w.Queued < 0 {
+			return // the queue is draining: this offer is below what the target serves
+		}
+		if q := min(excess.Seconds()/(excess+span).Seconds(), standingQueueMax); q > w.Frac {
+			w.Frac, w.By = q, "latency"
+		}
+		return
+	}
 	if frac, by := g.latencyFrac(w.Frac, w.Inflation); by {
 		w.Frac, w.By = frac, "latency"
 	}
