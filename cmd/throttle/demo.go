@@ -171,6 +171,9 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	if fs.Changed("env") {
 		return usagef("-e/--env fills a k6 script's __ENV; give --script FILE")
 	}
+	if err := f.k6.notWithoutScript(fs, f.out); err != nil {
+		return err
+	}
 	l, err := f.limits(fs, governor.Rate, f.ceiling, "--rate")
 	if err != nil {
 		return err

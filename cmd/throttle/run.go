@@ -45,6 +45,7 @@ type phaseFlags struct {
 	quiet       bool
 	verbose     bool
 	metrics     metricsServer
+	k6          k6Flags
 }
 
 // phaseDefaults are the defaults a command gives the shared flags.
@@ -77,6 +78,7 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.BoolVar(&p.quiet, "quiet", false, "no live view or movement lines; only the final report")
 	fs.BoolVarP(&p.verbose, "verbose", "v", false, "also log the governor's holds (debug lines)")
 	p.metrics.register(fs)
+	p.k6.register(fs)
 }
 
 // minTick is the finest --tick: the governor reads two counters per tick, and
@@ -347,6 +349,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	}
 	if fs.Changed("env") {
 		return usagef("-e/--env fills a k6 script's __ENV; give a script")
+	}
+	if err := f.k6.notWithoutScript(fs, f.out); err != nil {
+		return err
 	}
 	mode, ceiling, ceilingFlag := governor.Rate, f.rate, "--rate"
 	switch rate, conc := fs.Changed("rate"), fs.Changed("concurrency"); {

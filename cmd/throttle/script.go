@@ -128,6 +128,9 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 	case p.slow < 0:
 		return usagef("--slow must be >= 0, got %v", p.slow)
 	}
+	if err := p.k6.check(p); err != nil {
+		return err
+	}
 	if err := p.outputs(); err != nil {
 		return err
 	}
@@ -156,6 +159,9 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 		Insecure:   s.insecure,
 		HTTP2:      s.http2,
 		Slow:       p.slow,
+		TrendStats: p.k6.trendStats,
+		StdoutTTY:  terminal(e.stdout),
+		StderrTTY:  terminal(e.stderr),
 		Logger:     slog.New(newLineHandler(con, level)),
 		Console: func(l slog.Level, msg string) {
 			prefix := "console: "
@@ -229,6 +235,7 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 			fmt.Fprintf(e.stdout, "  %-12s %-22s %s\n", ph.Phase, ph.Executor, ph.Verdict)
 		}
 	}
+	summary := r.Summary(res.End.Sub(res.Start))
 	writeMetrics(e, r.Metrics(), res.End.Sub(res.Start))
 	crossed := writeThresholds(e, r.Thresholds())
 	if res.Aborted {
@@ -241,8 +248,12 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 	if err != nil {
 		return err
 	}
-	if err := writeFiles(e, p, phases[top].Report, doc.SaveJSON); err != nil {
-		return err
+	werr := writeFiles(e, p, phases[top].Report, doc.SaveJSON)
+	if err := p.k6.writeSummaryExport(e, summary); err != nil && werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		return werr
 	}
 	if crossed > 0 {
 		return thresholdsCrossed(crossed)

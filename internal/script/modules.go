@@ -126,13 +126,20 @@ type checks struct {
 
 type checkKey struct{ group, name string }
 
-type checkCount struct{ pass, fail atomic.Uint64 }
+type checkCount struct {
+	pass, fail atomic.Uint64
+	seq        uint64 // when the check was first seen, by the phases' clock
+}
 
 // CheckResult is one check's counts.
 type CheckResult struct {
 	Group, Name  string
 	Pass, Failed uint64
+	seq          uint64
 }
+
+// checkSeq orders checks by first sight across every phase.
+var checkSeq atomic.Uint64
 
 func (c *checks) add(group, name string, pass bool) {
 	k := checkKey{group, name}
@@ -145,7 +152,7 @@ func (c *checks) add(group, name string, pass bool) {
 			c.m = map[checkKey]*checkCount{}
 		}
 		if n = c.m[k]; n == nil {
-			n = &checkCount{}
+			n = &checkCount{seq: checkSeq.Add(1)}
 			c.m[k] = n
 		}
 		c.mu.Unlock()
@@ -163,7 +170,7 @@ func (p *Phase) Checks() []CheckResult {
 	defer p.checks.mu.RUnlock()
 	out := make([]CheckResult, 0, len(p.checks.m))
 	for k, n := range p.checks.m {
-		out = append(out, CheckResult{Group: k.group, Name: k.name, Pass: n.pass.Load(), Failed: n.fail.Load()})
+		out = append(out, CheckResult{Group: k.group, Name: k.name, Pass: n.pass.Load(), Failed: n.fail.Load(), seq: n.seq})
 	}
 	return out
 }

@@ -1,0 +1,185 @@
+package script
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// summaryScript makes 2×6 iterations, each one request, checks at the top
+// and in nested groups (one always failing, one failing every third
+// iteration), a Trend of known values and a threshold that holds and one
+// that is crossed.
+const summaryScript = `
+import http from 'k6/http';
+import { check, group } from 'k6';
+import { Trend } from 'k6/metrics';
+const size = new Trend('size');
+export const options = {
+  scenarios: { s: { executor: 'per-vu-iterations', vus: 2, iterations: 6 } },
+  thresholds: { http_reqs: ['count==12'], size: ['max<3'] },
+  summaryTrendStats: ['min', 'max', 'p(50)', 'p(99)', 'count'],
+};
+export default function () {
+  const r = http.get(__ENV.BASE + '/');
+  check(r, { 'status is 200': (r) => r.status === 200 });
+  group('outer', () => {
+    check(null, { 'never': () => false });
+    group('inner', () => { check(null, { 'two in three': () => __ITER % 3 !== 0 }); });
+  });
+  size.add(__ITER);
+}
+`
+
+func TestSummaryExport(t *testing.T) {
+	_, base := startTarget(t, robust())
+	r, res := runScript(t, writeScript(t, "s.js", summaryScript), base, Config{}, 30*time.Second)
+	s := r.Summary(res.End.Sub(res.Start))
+	b, err := s.ExportJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type check struct {
+		Name, Path, ID string
+		Passes, Fails  uint64
+	}
+	type group struct {
+		Name, Path, ID string
+		Groups         map[string]json.RawMessage
+		Checks         map[string]check
+	}
+	var doc struct {
+		RootGroup group                                 `json:"root_group"`
+		Metrics   map[string]map[string]json.RawMessage `json:"metrics"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	root := doc.RootGroup
+	if root.Name != "" || root.Path != "" || root.ID != "d41d8cd98f00b204e9800998ecf8427e" || len(root.Groups) != 1 {
+		t.Fatalf("root_group %+v", root)
+	}
+	if c := root.Checks["status is 200"]; c.Passes != 12 || c.Fails != 0 || c.Path != "::status is 200" || c.ID != pathID("::status is 200") {
+		t.Errorf("status check %+v", c)
+	}
+	var outer, inner group
+	if err := json.Unmarshal(root.Groups["outer"], &outer); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(outer.Groups["inner"], &inner); err != nil {
+		t.Fatal(err)
+	}
+	if outer.Path != "::outer" || inner.Path != "::outer::inner" || inner.Name != "inner" {
+		t.Errorf("groups %+v / %+v", outer, inner)
+	}
+	if c := outer.Checks["never"]; c.Passes != 0 || c.Fails != 12 {
+		t.Errorf("never %+v", c)
+	}
+	// __ITER 0..5 per VU: 0 and 3 fail.
+	if c := inner.Checks["two in three"]; c.Passes != 8 || c.Fails != 4 || c.Path != "::outer::inner::two in three" {
+		t.Errorf("two in three %+v", c)
+	}
+	num := func(metric, stat string) float64 {
+		t.Helper()
+		var v float64
+		if err := json.Unmarshal(doc.Metrics[metric][stat], &v); err != nil {
+			t.Fatalf("%s.%s: %s: %v", metric, stat, doc.Metrics[metric][stat], err)
+		}
+		return v
+	}
+	if num("http_reqs", "count") != 12 || num("http_reqs", "rate") <= 0 || num("iterations", "count") != 12 {
+		t.Errorf("counters %v", doc.Metrics)
+	}
+	// checks: 12 + 12 + 12 values, 20 passing.
+	if num("checks", "passes") != 20 || num("checks", "fails") != 16 || num("checks", "value") != 20.0/36 {
+		t.Errorf("checks %v", doc.Metrics["checks"])
+	}
+	if num("http_req_failed", "passes") != 0 || num("http_req_failed", "fails") != 12 || num("http_req_failed", "value") != 0 {
+		t.Errorf("http_req_failed %v", doc.Metrics["http_req_failed"])
+	}
+	if num("size", "min") != 0 || num("size", "max") != 5 || num("size", "count") != 12 || num("size", "p(50)") != r.metric("size").Quantile(50) {
+		t.Errorf("size %v", doc.Metrics["size"])
+	}
+	d := r.metric("http_req_duration")
+	if num("http_req_duration", "p(99)") != d.Quantile(99) || num("http_req_duration", "max") != d.Stats().Max {
+		t.Errorf("http_req_duration %v: want the run's histogram's p(99) %v", doc.Metrics["http_req_duration"], d.Quantile(99))
+	}
+	if _, ok := doc.Metrics["http_req_duration"]["avg"]; ok {
+		t.Errorf("avg shown though summaryTrendStats leaves it out")
+	}
+	var th map[string]bool
+	_ = json.Unmarshal(doc.Metrics["http_reqs"]["thresholds"], &th)
+	if len(th) != 1 || th["count==12"] {
+		t.Errorf("http_reqs thresholds %v: want count==12 not crossed (false)", th)
+	}
+	_ = json.Unmarshal(doc.Metrics["size"]["thresholds"], &th)
+	if !th["max<3"] {
+		t.Errorf("size thresholds %v: want max<3 crossed (true)", th)
+	}
+}
+
+func TestHandleSummary(t *testing.T) {
+	_, base := startTarget(t, robust())
+	dir := t.TempDir()
+	out := filepath.Join(dir, "summary.json")
+	src := strings.Replace(summaryScript, "export default", `
+export function handleSummary(data) {
+  const g = data.root_group.groups[0];
+  const m = data.metrics;
+  return {
+    stdout: 'reqs=' + m.http_reqs.values.count + ' type=' + m.http_req_duration.type + ' contains=' + m.http_req_duration.contains +
+      ' data=' + m.data_received.contains + ' ok=' + m.http_reqs.thresholds['count==12'].ok + '/' + m.size.thresholds['max<3'].ok +
+      ' checks=' + m.checks.values.passes + '/' + m.checks.values.fails + ' ' + g.name + '>' + g.groups[0].checks[0].name + '=' + g.groups[0].checks[0].fails +
+      ' stats=' + data.options.summaryTrendStats.join(',') + ' ms=' + (data.state.testRunDurationMs > 0) + '\n',
+    [__ENV.OUT]: JSON.stringify(data),
+  };
+}
+export default`, 1)
+	r, res := runScript(t, writeScript(t, "s.js", src), base, Config{Env: map[string]string{"OUT": out}}, 30*time.Second)
+	if !res.HandleSummary || len(res.Outputs) != 2 {
+		t.Fatalf("outputs %+v", res.Outputs)
+	}
+	var stdout, file string
+	for _, o := range res.Outputs {
+		switch o.Name {
+		case "stdout":
+			stdout = string(o.Data)
+		case out:
+			file = string(o.Data)
+		}
+	}
+	want := "reqs=12 type=trend contains=time data=data ok=true/false checks=20/16 outer>two in three=4 stats=min,max,p(50),p(99),count ms=true\n"
+	if stdout != want {
+		t.Errorf("stdout %q, want %q", stdout, want)
+	}
+	var data struct {
+		Metrics map[string]struct {
+			Type   string
+			Values map[string]float64
+		}
+	}
+	if err := json.Unmarshal([]byte(file), &data); err != nil {
+		t.Fatalf("%v: %s", err, file)
+	}
+	if v := data.Metrics["http_req_duration"].Values["p(99)"]; v != r.metric("http_req_duration").Quantile(99) {
+		t.Errorf("p(99) %v", v)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the runner wrote %s itself; writing is the caller's", out)
+	}
+}
+
+func TestSummaryOptionsBad(t *testing.T) {
+	for _, opt := range []string{`summaryTrendStats: ['p(101)']`, `summaryTrendStats: ['mean']`, `summaryTimeUnit: 'h'`, `summaryTrendStats: 'avg'`} {
+		_, err := Load(writeScript(t, "s.js", "export const options = { "+opt+" };\nexport default function () {}\n"), Config{})
+		if err == nil || !strings.Contains(err.Error(), "summary") {
+			t.Errorf("%s: error %v", opt, err)
+		}
+	}
+	if _, err := Load(writeScript(t, "s.js", "export default function () {}\n"), Config{TrendStats: []string{"p(99.9)", "avg"}}); err != nil {
+		t.Error(err)
+	}
+}
