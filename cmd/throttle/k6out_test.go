@@ -37,7 +37,7 @@ func TestSummaryExportFile(t *testing.T) {
 		RootGroup struct {
 			Checks map[string]struct{ Passes, Fails int } `json:"checks"`
 			Groups map[string]struct {
-				Path   string                                `json:"path"`
+				Path   string                                 `json:"path"`
 				Checks map[string]struct{ Passes, Fails int } `json:"checks"`
 			} `json:"groups"`
 		} `json:"root_group"`
