@@ -259,5 +259,5 @@ func (f *demoFlags) runScript(fs *pflag.FlagSet, tc target.Config, e env) error 
 		fmt.Fprintf(e.stderr, "demo: %s on %s; running %s against it\n", tc, srv.URL(), f.script)
 	}
 	s := scriptRun{path: f.script, env: f.env, base: srv.URL()}
-	return s.run(e, &f.phaseFlags, fs, foundVsTrue(e, tc))
+	return s.run(e, &f.phaseFlags, fs, func(out env, r *report.Report) { foundVsTrue(out, tc)(r) })
 }

@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -109,8 +107,9 @@ func (s *scriptRun) scriptEnv() (map[string]string, error) {
 
 // run loads the script (every script problem is bad input, before any
 // traffic), runs it with the live view, and writes one report per
-// scenario. after, if set, gets the report of the top phase.
-func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*report.Report)) error {
+// scenario. after, if set, gets the report of the top phase and where the
+// governor's section goes.
+func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env, *report.Report)) error {
 	if p.noGovernor {
 		for _, name := range []string{"start", "floor"} {
 			if fs.Changed(name) {
@@ -218,38 +217,58 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 	if err != nil {
 		return err
 	}
+	// k6's summary goes to stdout, or handleSummary's outputs instead of
+	// it; then the governor's section, on stderr when handleSummary owns
+	// stdout.
+	summary := r.Summary(res.End.Sub(res.Start))
+	crossed := 0
+	for _, m := range summary.Metrics {
+		for _, th := range m.Thresholds {
+			if !th.OK {
+				crossed++
+			}
+		}
+	}
+	var werr error
+	out := e
+	if res.HandleSummary {
+		werr = writeOutputs(e, res.Outputs)
+		out.stdout = e.stderr
+	} else {
+		writeK6Summary(e.stdout, summary)
+		fmt.Fprintln(e.stdout)
+	}
 	for i, ph := range phases {
 		if len(phases) > 1 {
 			if i > 0 {
-				fmt.Fprintln(e.stdout)
+				fmt.Fprintln(out.stdout)
 			}
-			fmt.Fprintf(e.stdout, "scenario     %s (%s)\n", ph.Phase, ph.Executor)
+			fmt.Fprintf(out.stdout, "scenario     %s (%s)\n", ph.Phase, ph.Executor)
 		}
-		if err := ph.WriteText(e.stdout); err != nil {
+		if err := ph.WriteText(out.stdout); err != nil {
 			return err
 		}
 	}
 	if len(phases) > 1 {
-		fmt.Fprintln(e.stdout, "\nscenarios")
+		fmt.Fprintln(out.stdout, "\nscenarios")
 		for _, ph := range phases {
-			fmt.Fprintf(e.stdout, "  %-12s %-22s %s\n", ph.Phase, ph.Executor, ph.Verdict)
+			fmt.Fprintf(out.stdout, "  %-12s %-22s %s\n", ph.Phase, ph.Executor, ph.Verdict)
 		}
 	}
-	summary := r.Summary(res.End.Sub(res.Start))
-	writeMetrics(e, r.Metrics(), res.End.Sub(res.Start))
-	crossed := writeThresholds(e, r.Thresholds())
 	if res.Aborted {
-		fmt.Fprintln(e.stdout, "\nthe script aborted the test (exec.test.abort)")
+		fmt.Fprintln(out.stdout, "\nthe script aborted the test (exec.test.abort)")
 	}
 	if after != nil {
-		after(phases[top].Report)
+		after(out, phases[top].Report)
 	}
 	doc, err := report.NewPhased(phases, top)
 	if err != nil {
 		return err
 	}
-	werr := writeFiles(e, p, phases[top].Report, doc.SaveJSON)
-	if err := p.k6.writeSummaryExport(e, summary); err != nil && werr == nil {
+	if err := writeFiles(out, p, phases[top].Report, doc.SaveJSON); err != nil && werr == nil {
+		werr = err
+	}
+	if err := p.k6.writeSummaryExport(out, summary); err != nil && werr == nil {
 		werr = err
 	}
 	if werr != nil {
@@ -267,24 +286,6 @@ type thresholdsCrossed int
 
 func (n thresholdsCrossed) Error() string {
 	return fmt.Sprintf("%d threshold(s) crossed", int(n))
-}
-
-// writeThresholds prints each threshold with ✓ or ✗ and returns how many
-// were crossed.
-func writeThresholds(e env, ths []script.ThresholdResult) int {
-	if len(ths) == 0 {
-		return 0
-	}
-	crossed := 0
-	fmt.Fprintln(e.stdout, "\nthresholds")
-	for _, th := range ths {
-		mark := "✓"
-		if !th.OK {
-			mark, crossed = "✗", crossed+1
-		}
-		fmt.Fprintf(e.stdout, "  %s %-20s %-16s %s\n", mark, th.Metric, th.Source, strconv.FormatFloat(th.Value, 'g', 6, 64))
-	}
-	return crossed
 }
 
 // reports builds one report per scenario and picks the top one: the first
@@ -348,39 +349,4 @@ func inFlight(r *script.Runner) int64 {
 		n += ph.Snapshot().InFlight
 	}
 	return n
-}
-
-// writeMetrics prints k6's built-in metrics and the script's own
-// (k6/metrics), one line each, as k6's summary gives them.
-func writeMetrics(e env, ms []*script.Metric, span time.Duration) {
-	var shown []script.MetricStats
-	for _, m := range ms {
-		if st := m.Stats(); st.Count > 0 {
-			shown = append(shown, st)
-		}
-	}
-	if len(shown) == 0 {
-		return
-	}
-	fmt.Fprintln(e.stdout, "\nmetrics")
-	for _, st := range shown {
-		v := func(x float64) string {
-			if st.IsTime {
-				return dur(time.Duration(x*float64(time.Millisecond)), 1)
-			}
-			return short(x)
-		}
-		var line string
-		switch st.Type {
-		case script.Counter:
-			line = fmt.Sprintf("%s (%s/s)", v(st.Sum), short(st.Sum/max(span.Seconds(), 1e-9)))
-		case script.Gauge:
-			line = fmt.Sprintf("%s (min %s, max %s)", v(st.Last), v(st.Min), v(st.Max))
-		case script.Rate:
-			line = fmt.Sprintf("%s (%d of %d)", percent(st.NonZero, st.Count), st.NonZero, st.Count)
-		case script.Trend:
-			line = fmt.Sprintf("avg %s  min %s  med %s  max %s  p(90) %s  p(95) %s", v(st.Avg), v(st.Min), v(st.Med), v(st.Max), v(st.P90), v(st.P95))
-		}
-		fmt.Fprintf(e.stdout, "  %-20s %-8s %s\n", st.Name, st.Type, line)
-	}
 }

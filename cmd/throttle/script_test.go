@@ -200,7 +200,7 @@ export default function () { check(http.get(__ENV.BASE + '/'), { ok: (r) => r.st
 	if r.code != 99 {
 		t.Fatalf("exit %d, stderr %q: want 99", r.code, r.stderr)
 	}
-	for _, want := range []string{"✓ http_req_failed", "✓ checks", "✓ http_reqs", "✗ http_req_duration", "\nmetrics\n"} {
+	for _, want := range []string{"✓ http_req_failed", "✓ checks", "✓ http_reqs", "✗ http_req_duration", "http_reqs......", "throttle report:"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
