@@ -115,6 +115,10 @@ func k6Value(m script.SummaryMetric, unit string) string {
 	}
 	parts := make([]string, 0, len(m.Stats))
 	for _, s := range m.Stats {
+		if s.Name == "count" {
+			parts = append(parts, "count="+k6Number(s.Value)) // a count, never a time
+			continue
+		}
 		parts = append(parts, s.Name+"="+v(s.Value))
 	}
 	return strings.Join(parts, " ")

@@ -178,6 +178,18 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 	}
 	defer p.metrics.stop()
 	cfg.Custom = p.metrics.custom()
+	var points *k6JSON
+	if p.k6.jsonOut != "" {
+		if points, err = openK6JSON(p.k6.jsonOut); err != nil {
+			return err
+		}
+		cfg.Points = points.point
+		defer func() {
+			if points != nil {
+				_ = points.close()
+			}
+		}()
+	}
 	r, err := script.Load(s.path, cfg)
 	if err != nil {
 		var be *bundle.Error
@@ -189,6 +201,12 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 			return usagef("%s: %v", s.path, pe.Err)
 		}
 		return usageError{err}
+	}
+	if points != nil {
+		points.thresholds = map[string][]string{}
+		for _, th := range r.Thresholds() {
+			points.thresholds[th.Metric] = append(points.thresholds[th.Metric], th.Source)
+		}
 	}
 	for _, ph := range r.Phases() {
 		src := metrics.Source{Limits: ph.Limits(), Snapshot: ph.Snapshot, Windows: ph.Windows}
@@ -270,6 +288,15 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 	}
 	if err := p.k6.writeSummaryExport(out, summary); err != nil && werr == nil {
 		werr = err
+	}
+	if points != nil {
+		err := points.close()
+		points = nil
+		if err == nil {
+			fmt.Fprintf(out.stdout, "wrote        %s\n", p.k6.jsonOut)
+		} else if werr == nil {
+			werr = err
+		}
 	}
 	if werr != nil {
 		return werr

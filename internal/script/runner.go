@@ -90,6 +90,10 @@ type Config struct {
 	// TrendStats, if set, overrides options.summaryTrendStats
 	// (--summary-trend-stats); checked by ParseTrendStats.
 	TrendStats []string
+	// Points, if set, receives every value of every metric (built-in and
+	// the script's own, not sub-metrics) with its tags: k6's JSON output.
+	// It is called from every VU at once.
+	Points func(m *Metric, v float64, tags map[string]string)
 	// StdoutTTY and StderrTTY are handleSummary's data.state.
 	StdoutTTY, StderrTTY bool
 	// HTTP2 sends through net/http (HTTP/2 where offered over TLS) instead
@@ -160,6 +164,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("%s: %v", filepath.Base(b.Path), err)
 	}
 	r := &Runner{cfg: cfg, bundle: b, prog: prog, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
+	r.custom.points = cfg.Points
 	r.builtin = newBuiltins(&r.custom)
 	r.custom.export = cfg.Custom
 	vu, err := r.newVU(nil)

@@ -70,15 +70,7 @@ type SummaryMetric struct {
 }
 
 // Contains is k6's "contains" of the metric: time, data or default.
-func (m SummaryMetric) Contains() string {
-	switch {
-	case m.IsTime:
-		return "time"
-	case m.Name == "data_sent" || m.Name == "data_received" || strings.HasPrefix(m.Name, "data_sent{") || strings.HasPrefix(m.Name, "data_received{"):
-		return "data"
-	}
-	return "default"
-}
+func (m SummaryMetric) Contains() string { return contains(m.Name, m.IsTime) }
 
 // Group is a node of the summary's tree of groups and checks. The root is
 // the script itself: name and path "". A group's path is its parent's
