@@ -72,7 +72,7 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.DurationVar(&p.settle, "settle", 0, "after each change of the offer, how long to discard evidence (attempts sent at the old offer, a target still recovering) before the next window starts (default one --tick)")
 	fs.DurationVar(&p.grace, "grace", engine.DefaultGrace, "when the phase ends, how long in-flight iterations may finish before they are aborted")
 	fs.BoolVar(&p.noGovernor, "no-governor", false, "fixed load at the ceiling for the whole phase: a baseline to compare against")
-	fs.StringVar(&p.out, "out", "", "write the JSON report to this file")
+	fs.StringVar(&p.out, "out", "", "write the JSON report to this file; k6 script: json=FILE writes k6's JSON-lines metric points instead")
 	fs.StringVar(&p.timeline, "timeline", "", "write the CSV timeline (one row per governor window) to this file")
 	fs.StringVar(&p.chart, "chart", "", "write a chart of offer, throughput and attempt-fail % over time: .svg, .png or .html")
 	fs.BoolVar(&p.quiet, "quiet", false, "no live view or movement lines; only the final report")
