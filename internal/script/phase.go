@@ -332,6 +332,7 @@ func (p *Phase) schedule(ctx context.Context, work chan struct{}, wg *sync.WaitG
 			continue
 		}
 		p.meter.Drop()
+		_ = p.r.builtin.droppedIterations.addTagged(p.sc.Name, 1, func() map[string]string { return map[string]string{"scenario": p.sc.Name} })
 	}
 }
 

@@ -120,13 +120,14 @@ type Runner struct {
 	// written by the setup VU's init context only.
 	configured map[string]Governance
 	vuIDs      atomic.Int64
-	custom     metrics      // k6/metrics and the built-ins, shared by every VU
-	builtin    builtins     // k6's built-in metrics, in custom
-	thresholds []Threshold  // options.thresholds, checked against their metrics
-	started    time.Time    // when Run started
-	shared     sharedArrays // k6/data, shared by every VU
-	trendStats []string     // summaryTrendStats in force
-	timeUnit   string       // summaryTimeUnit
+	custom     metrics       // k6/metrics and the built-ins, shared by every VU
+	builtin    builtins      // k6's built-in metrics, in custom
+	thresholds []Threshold   // options.thresholds, checked against their metrics
+	started    time.Time     // when Run started
+	shared     sharedArrays  // k6/data, shared by every VU
+	vuSample   time.Duration // how often vus and vus_max are sampled (default 1s)
+	trendStats []string      // summaryTrendStats in force
+	timeUnit   string        // summaryTimeUnit
 
 	filesMu sync.Mutex
 	files   map[string][]byte
@@ -301,6 +302,9 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
+	sampleDone := make(chan struct{})
+	sampled := make(chan struct{})
+	go r.sampleVUs(sampleDone, sampled)
 	var wg sync.WaitGroup
 	for _, p := range r.phases {
 		wg.Add(1)
@@ -319,6 +323,8 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 		}()
 	}
 	wg.Wait()
+	close(sampleDone)
+	<-sampled
 	res.Interrupted = ctx.Err() != nil && !r.aborted.Load()
 	res.Aborted = r.aborted.Load()
 	if err := r.runError(); err != nil {
@@ -376,6 +382,33 @@ func (r *Runner) handleSummary(fn goja.Callable, span time.Duration) ([]SummaryO
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// sampleVUs records the vus and vus_max gauges every r.vuSample until done
+// closes, then closes sampled.
+func (r *Runner) sampleVUs(done <-chan struct{}, sampled chan<- struct{}) {
+	defer close(sampled)
+	every := r.vuSample
+	if every <= 0 {
+		every = time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	none := func() map[string]string { return map[string]string{} }
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		var active, made int64
+		for _, p := range r.phases {
+			active += p.inflight.Load()
+			made += p.vus.Load()
+		}
+		_ = r.builtin.vus.addTagged("", float64(active), none)
+		_ = r.builtin.vusMax.addTagged("", float64(made), none)
+	}
 }
 
 // Abort cuts off every running phase's in-flight iterations at once (a

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -181,5 +182,36 @@ func TestSummaryOptionsBad(t *testing.T) {
 	}
 	if _, err := Load(writeScript(t, "s.js", "export default function () {}\n"), Config{TrendStats: []string{"p(99.9)", "avg"}}); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestVUsAndDroppedMetrics: vus and vus_max are sampled while the
+// scenarios run; an arrival-rate scenario whose one VU is always busy
+// counts its lost arrivals in dropped_iterations, as the phase does.
+func TestVUsAndDroppedMetrics(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "d.js", `
+import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 200, timeUnit: '1s', duration: '600ms', preAllocatedVUs: 1, maxVUs: 1 } } };
+export default function () { http.get(__ENV.BASE + '/'); sleep(0.1); }
+`)
+	r, err := Load(path, Config{Env: map[string]string{"BASE": base}, Fixed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.vuSample = 20 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dropped := r.metric("dropped_iterations").Stats()
+	if want := r.Phases()[0].Counts().Dropped; dropped.Sum == 0 || dropped.Sum != float64(want) {
+		t.Errorf("dropped_iterations %v, the phase dropped %d: want the same, > 0", dropped.Sum, want)
+	}
+	vus, vusMax := r.metric("vus").Stats(), r.metric("vus_max").Stats()
+	if vus.Count == 0 || vus.Max != 1 || vusMax.Max != 1 {
+		t.Errorf("vus %+v vus_max %+v: want samples, at most the one VU made", vus, vusMax)
 	}
 }

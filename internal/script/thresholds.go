@@ -19,6 +19,10 @@ type builtins struct {
 	httpReqs, httpReqDuration, httpReqFailed *Metric
 	iterations, iterationDuration, checks    *Metric
 	dataSent, dataReceived                   *Metric
+	// vus (iterations in flight), vusMax (VUs made) are sampled once a
+	// second while the scenarios run; droppedIterations counts arrivals
+	// of a rate-mode scenario that found no free VU.
+	vus, vusMax, droppedIterations *Metric
 }
 
 // newBuiltins registers k6's built-in metrics in ms (before the script can
@@ -37,6 +41,9 @@ func newBuiltins(ms *metrics) builtins {
 		checks:            get("checks", Rate, false),
 		dataSent:          get("data_sent", Counter, false),
 		dataReceived:      get("data_received", Counter, false),
+		vus:               get("vus", Gauge, false),
+		vusMax:            get("vus_max", Gauge, false),
+		droppedIterations: get("dropped_iterations", Counter, false),
 	}
 }
 
