@@ -19,14 +19,13 @@ import (
 // window's failure fraction has a sampling error of about 0.8 % at the 5 %
 // bound: small against the 1 %–5 % dead band, so each decision rests on real
 // evidence, and the 30 s phase has room for the climb (about 7 windows from
-// 25/s) and 15–20 settled windows. A 250 ms tick closes a window at most a
-// quarter of its length late. The floor of 10/s keeps every window above
+// 25/s) and 15–20 settled windows. The tick is the default, window/5 =
+// 200 ms, so a gross breach is decided a fifth of a window in. The floor of 10/s keeps every window above
 // --min-attempts (20) within 2 s even at the floor.
 const (
 	demoCapacity = 800
 	demoDuration = 30 * time.Second
 	demoWindow   = time.Second
-	demoTick     = 250 * time.Millisecond
 	demoFloor    = 10
 	demoStart    = 25
 	demoCeiling  = 10000
@@ -132,7 +131,7 @@ shedding the excess with 503s), governs a %v open-loop phase against it,
 prints the report and compares the capacity found with the true one.
 
 It needs nothing but this binary. The demo's governor settings are chosen
-to settle well inside the phase: %v windows judged every %v tick, a
+to settle well inside the phase: %v windows read every %v tick, a
 floor of %d/s and a start of %d/s, the ceiling far above the capacity
 (%d/s). Change the target with --capacity, --model and --latency, the phase
 with any flag run also takes.
@@ -140,7 +139,7 @@ with any flag run also takes.
 With --script FILE it runs a k6 script against the built-in target instead
 (__ENV.BASE is the target's URL) and compares the capacity the script's
 first governed scenario found with the true one; the script's own
-throttle.configure settings apply unless a flag overrides them.`, demoCapacity, demoDuration, demoWindow, demoTick, demoFloor, demoStart, demoCeiling),
+throttle.configure settings apply unless a flag overrides them.`, demoCapacity, demoDuration, demoWindow, governor.DefaultTickFor(demoWindow), demoFloor, demoStart, demoCeiling),
 		Example: `  throttle demo
   throttle demo --capacity 2000 --model queue
   throttle demo --model backlog --servers 2 --latency 10ms   # a thread pool: 200 req/s, every answer 200
@@ -153,7 +152,7 @@ throttle.configure settings apply unless a flag overrides them.`, demoCapacity, 
 	fs.SortFlags = false
 	f.builtinFlags.register(fs, "the built-in target's true capacity, req/s")
 	fs.Float64Var(&f.ceiling, "rate", demoCeiling, "the phase's ceiling, iterations/s")
-	f.phaseFlags.register(fs, phaseDefaults{duration: demoDuration, window: demoWindow, tick: demoTick, floor: demoFloor, start: demoStart})
+	f.phaseFlags.register(fs, phaseDefaults{duration: demoDuration, window: demoWindow, floor: demoFloor, start: demoStart})
 	fs.StringVar(&f.script, "script", "", "run this k6 script against the built-in target (__ENV.BASE is its URL)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "with --script: KEY=VALUE for __ENV (repeatable)")
 	return cmd

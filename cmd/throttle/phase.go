@@ -71,10 +71,12 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 	c := res.Counts
 	in := report.Input{
 		Settings: report.Settings{
-			Limits:   eng.Config().Limits,
-			Tick:     cfg.Tick,
-			Governed: !cfg.Fixed,
-			Target:   target,
+			Limits:      eng.Config().Limits,
+			Tick:        cfg.Tick,
+			Governed:    !cfg.Fixed,
+			EarlyBreach: p.earlyBreach,
+			Evidence:    p.evidenceSet.String(),
+			Target:      target,
 		},
 		Windows:     res.Windows,
 		Start:       res.Start,

@@ -37,6 +37,9 @@ type phaseFlags struct {
 	minAttempts uint64
 	tick        time.Duration
 	settle      time.Duration
+	earlyBreach bool
+	evidence    string
+	evidenceSet governor.Evidence // parsed from evidence by engineConfig
 	grace       time.Duration
 	noGovernor  bool
 	out         string
@@ -50,8 +53,8 @@ type phaseFlags struct {
 
 // phaseDefaults are the defaults a command gives the shared flags.
 type phaseDefaults struct {
-	duration, window, tick time.Duration
-	start, floor           float64
+	duration, window time.Duration
+	start, floor     float64
 }
 
 func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
@@ -68,7 +71,9 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.Var((*fraction)(&p.low), "low", "clean threshold: a window at or below it climbs (default --high / 5)")
 	fs.DurationVar(&p.window, "window", d.window, "evidence gathered at one offer before a decision")
 	fs.Uint64Var(&p.minAttempts, "min-attempts", governor.DefaultMinAttempts, "resolved attempts a window needs to count as evidence")
-	fs.DurationVar(&p.tick, "tick", d.tick, "how often the governor reads the counters")
+	fs.DurationVar(&p.tick, "tick", 0, "how often the governor reads the counters, at most --window/2 (default min(1s, --window/5))")
+	fs.StringVar(&p.evidence, "evidence", "all", "evidence beyond failed attempts, comma-separated: unserved (rate mode: dropped arrivals and in-flight growth count as damage), latency (concurrency mode: latency inflated against the low-load baseline), drain (after a back-off, wait for the old offer's attempts), generator (a saturated generator holds); all, or none for the seed's rule")
+	fs.BoolVar(&p.earlyBreach, "early-breach", true, "decide a gross breach at a tick inside the window (failure fraction above --high with 99 % confidence, at least --min-attempts); false gives the seed's exact cadence")
 	fs.DurationVar(&p.settle, "settle", 0, "after each change of the offer, how long to discard evidence (attempts sent at the old offer, a target still recovering) before the next window starts (default one --tick)")
 	fs.DurationVar(&p.grace, "grace", engine.DefaultGrace, "when the phase ends, how long in-flight iterations may finish before they are aborted")
 	fs.BoolVar(&p.noGovernor, "no-governor", false, "fixed load at the ceiling for the whole phase: a baseline to compare against")
@@ -117,6 +122,9 @@ func (p *phaseFlags) limits(fs *pflag.FlagSet, mode governor.Mode, ceiling float
 	if err := l.Validate(); err != nil {
 		return l, usageError{flagNames(err, ceilingFlag)}
 	}
+	if !fs.Changed("tick") {
+		p.tick = max(governor.DefaultTickFor(p.window), minTick)
+	}
 	if !fs.Changed("settle") {
 		p.settle = p.tick
 	}
@@ -125,8 +133,8 @@ func (p *phaseFlags) limits(fs *pflag.FlagSet, mode governor.Mode, ceiling float
 		return l, usagef("--tick must be > 0, got %v", p.tick)
 	case p.tick < minTick:
 		return l, usagef("--tick must be at least %v (a finer tick only burns CPU), got %v", minTick, p.tick)
-	case p.tick > p.window:
-		return l, usagef("--tick (%v) must not be longer than --window (%v)", p.tick, p.window)
+	case p.tick > p.window/2:
+		return l, usagef("--tick (%v) must be at most half of --window (%v): a window spans at least two ticks", p.tick, p.window)
 	case p.settle < 0:
 		return l, usagef("--settle must be >= 0, got %v", p.settle)
 	case p.duration < 0:
@@ -216,6 +224,11 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 	if err != nil {
 		return engine.Config{}, usageError{err}
 	}
+	evidence, ok := governor.ParseEvidence(p.evidence)
+	if !ok {
+		return engine.Config{}, usagef("--evidence %q: want a comma-separated list of unserved, latency, drain, generator, or all or none", p.evidence)
+	}
+	p.evidenceSet = evidence
 	grace := p.grace
 	if grace == 0 {
 		grace = -1 // the engine's zero means its default; --grace 0 means no wait
@@ -233,6 +246,7 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 		Grace:    grace,
 		Tick:     p.tick,
 		Settle:   p.settle,
+		Governor: []governor.Option{governor.WithEarlyBreach(p.earlyBreach), governor.WithEvidence(evidence)},
 	}, nil
 }
 
@@ -323,7 +337,7 @@ refused before any traffic.`,
 	fs.StringVar(&f.body, "body", "", "request body for URL targets; @path reads it from a file")
 	fs.Float64Var(&f.rate, "rate", 0, "open loop: the ceiling in iterations per second")
 	fs.Float64Var(&f.concurrency, "concurrency", 0, "closed loop: the ceiling in iterations in flight (a whole number)")
-	f.register(fs, phaseDefaults{duration: 2 * time.Minute, window: governor.DefaultWindow, tick: governor.DefaultTick, floor: governor.DefaultFloor, start: governor.DefaultFloor})
+	f.register(fs, phaseDefaults{duration: 2 * time.Minute, window: governor.DefaultWindow, floor: governor.DefaultFloor, start: governor.DefaultFloor})
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (it is on by default)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "k6 script: KEY=VALUE for __ENV (repeatable)")
 	fs.BoolVar(&f.http2, "http2", false, "send with net/http, which speaks HTTP/2 to servers that offer it over TLS (default: HTTP/1.1 on fasthttp, the faster client)")

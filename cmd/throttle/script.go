@@ -117,6 +117,11 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 			}
 		}
 	}
+	if !fs.Changed("tick") {
+		// The tick follows the window, as for run (scripts that configure
+		// their own window keep this one tick).
+		p.tick = max(governor.DefaultTickFor(p.window), minTick)
+	}
 	switch {
 	case p.tick <= 0 || p.tick < minTick:
 		return usagef("--tick must be at least %v, got %v", minTick, p.tick)
