@@ -143,23 +143,12 @@ func (r *Runner) stats(m *Metric, st MetricStats, span time.Duration) []Stat {
 	}
 	out := make([]Stat, 0, len(r.trendStats))
 	for _, name := range r.trendStats {
-		var v float64
-		switch name {
-		case "avg":
-			v = st.Avg
-		case "min":
-			v = st.Min
-		case "med":
-			v = st.Med
-		case "max":
-			v = st.Max
-		case "count":
-			v = float64(st.Count)
-		default: // p(N), checked by ParseTrendStats
-			p, _ := strconv.ParseFloat(name[2:len(name)-1], 64)
-			v = m.Quantile(p)
+		stat, pct := name, 0.0
+		if strings.HasPrefix(name, "p(") { // checked by ParseTrendStats
+			stat = "p"
+			pct, _ = strconv.ParseFloat(name[2:len(name)-1], 64)
 		}
-		out = append(out, Stat{name, v})
+		out = append(out, Stat{name, statOf(m, st, stat, pct, span)})
 	}
 	return out
 }

@@ -223,33 +223,7 @@ func (th Threshold) check(m *Metric) error {
 // eval evaluates the threshold over its metric; span is the run so far (a
 // Counter's rate is per second).
 func (th Threshold) eval(m *Metric, span time.Duration) ThresholdResult {
-	st := m.Stats()
-	var v float64
-	switch th.stat {
-	case "avg":
-		v = st.Avg
-	case "min":
-		v = st.Min
-	case "max":
-		v = st.Max
-	case "med":
-		v = st.Med
-	case "p":
-		v = m.Quantile(th.pct)
-	case "value":
-		v = st.Last
-	case "count":
-		v = float64(st.Count)
-		if m.Type == Counter {
-			v = st.Sum
-		}
-	case "rate":
-		if m.Type == Counter {
-			v = st.Sum / math.Max(span.Seconds(), 1e-9)
-		} else if st.Count > 0 {
-			v = float64(st.NonZero) / float64(st.Count)
-		}
-	}
+	v := statOf(m, m.Stats(), th.stat, th.pct, span)
 	var ok bool
 	switch th.op {
 	case "<":
@@ -266,6 +240,40 @@ func (th Threshold) eval(m *Metric, span time.Duration) ThresholdResult {
 		ok = v != th.rhs
 	}
 	return ThresholdResult{Threshold: th, Value: v, OK: ok}
+}
+
+// statOf is a metric's statistic as thresholds and the summary name it:
+// avg, min, max, med, p (the pct-th percentile), value, count (a
+// Counter's sum, otherwise how many values), rate (a Counter's sum per
+// second of span, otherwise the share of non-zero values).
+func statOf(m *Metric, st MetricStats, stat string, pct float64, span time.Duration) float64 {
+	var v float64
+	switch stat {
+	case "avg":
+		v = st.Avg
+	case "min":
+		v = st.Min
+	case "max":
+		v = st.Max
+	case "med":
+		v = st.Med
+	case "p":
+		v = m.Quantile(pct)
+	case "value":
+		v = st.Last
+	case "count":
+		v = float64(st.Count)
+		if m.Type == Counter {
+			v = st.Sum
+		}
+	case "rate":
+		if m.Type == Counter {
+			v = st.Sum / math.Max(span.Seconds(), 1e-9)
+		} else if st.Count > 0 {
+			v = float64(st.NonZero) / float64(st.Count)
+		}
+	}
+	return v
 }
 
 // Quantile is a Trend's q-th percentile (0-100), within the values seen.
