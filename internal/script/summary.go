@@ -92,7 +92,7 @@ type Check struct {
 // --summary-export and handleSummary(data) are made of.
 type Summary struct {
 	// Metrics are the metrics with at least one value or a threshold,
-	// sorted by name (a sub-metric right after its metric).
+	// sorted by key (a threshold's sub-metric is "name{tag:value}").
 	Metrics []SummaryMetric
 	Root    *Group
 	// TrendStats and TimeUnit are the summaryTrendStats and

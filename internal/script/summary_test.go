@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -213,5 +214,30 @@ export default function () { http.get(__ENV.BASE + '/'); sleep(0.1); }
 	vus, vusMax := r.metric("vus").Stats(), r.metric("vus_max").Stats()
 	if vus.Count == 0 || vus.Max != 1 || vusMax.Max != 1 {
 		t.Errorf("vus %+v vus_max %+v: want samples, at most the one VU made", vus, vusMax)
+	}
+}
+
+// TestPointsCarryGroupPath: every value reaches Config.Points with its
+// tags, a nested group as its full path.
+func TestPointsCarryGroupPath(t *testing.T) {
+	_, base := startTarget(t, robust())
+	var mu sync.Mutex
+	groups := map[string]int{}
+	cfg := Config{Points: func(m *Metric, v float64, tags map[string]string) {
+		if m.Name == "checks" {
+			mu.Lock()
+			groups[tags["group"]+"/"+tags["check"]]++
+			mu.Unlock()
+		}
+	}}
+	runScript(t, writeScript(t, "s.js", summaryScript), base, cfg, 30*time.Second)
+	want := map[string]int{"/status is 200": 12, "::outer/never": 12, "::outer::inner/two in three": 12}
+	if len(groups) != len(want) {
+		t.Fatalf("check points by group %v, want %v", groups, want)
+	}
+	for k, n := range want {
+		if groups[k] != n {
+			t.Errorf("check points by group %v, want %v", groups, want)
+		}
 	}
 }
