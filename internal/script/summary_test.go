@@ -109,6 +109,15 @@ func TestSummaryExport(t *testing.T) {
 	if num("http_req_duration", "p(99)") != d.Quantile(99) || num("http_req_duration", "max") != d.Stats().Max {
 		t.Errorf("http_req_duration %v: want the run's histogram's p(99) %v", doc.Metrics["http_req_duration"], d.Quantile(99))
 	}
+	for _, part := range []string{"http_req_blocked", "http_req_connecting", "http_req_tls_handshaking", "http_req_sending", "http_req_waiting", "http_req_receiving"} {
+		if num(part, "count") != 12 {
+			t.Errorf("%s %v: want 12 values", part, doc.Metrics[part])
+		}
+	}
+	// sending, waiting and receiving make up a request's duration
+	if num("http_req_waiting", "max") > num("http_req_duration", "max") || num("http_req_sending", "min") > num("http_req_duration", "min") {
+		t.Errorf("waiting %v sending %v beyond duration %v", doc.Metrics["http_req_waiting"], doc.Metrics["http_req_sending"], doc.Metrics["http_req_duration"])
+	}
 	if _, ok := doc.Metrics["http_req_duration"]["avg"]; ok {
 		t.Errorf("avg shown though summaryTrendStats leaves it out")
 	}

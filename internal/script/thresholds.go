@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/script/options"
 )
 
@@ -17,8 +18,10 @@ import (
 // own: what thresholds and the end summary read.
 type builtins struct {
 	httpReqs, httpReqDuration, httpReqFailed *Metric
-	iterations, iterationDuration, checks    *Metric
-	dataSent, dataReceived                   *Metric
+	// the parts of a request's time, as k6 names them (ms)
+	blocked, connecting, tlsHandshaking, sending, waiting, receiving *Metric
+	iterations, iterationDuration, checks                            *Metric
+	dataSent, dataReceived                                           *Metric
 	// vus (iterations in flight), vusMax (VUs made) are sampled once a
 	// second while the scenarios run; droppedIterations counts arrivals
 	// of a rate-mode scenario that found no free VU.
@@ -36,6 +39,12 @@ func newBuiltins(ms *metrics) builtins {
 		httpReqs:          get("http_reqs", Counter, false),
 		httpReqDuration:   get("http_req_duration", Trend, true),
 		httpReqFailed:     get("http_req_failed", Rate, false),
+		blocked:           get("http_req_blocked", Trend, true),
+		connecting:        get("http_req_connecting", Trend, true),
+		tlsHandshaking:    get("http_req_tls_handshaking", Trend, true),
+		sending:           get("http_req_sending", Trend, true),
+		waiting:           get("http_req_waiting", Trend, true),
+		receiving:         get("http_req_receiving", Trend, true),
 		iterations:        get("iterations", Counter, false),
 		iterationDuration: get("iteration_duration", Trend, true),
 		checks:            get("checks", Rate, false),
@@ -49,9 +58,17 @@ func newBuiltins(ms *metrics) builtins {
 
 // request records one resolved request in the built-in metrics; tags
 // (k6's system tags and the request's own) are built only for sub-metrics.
-func (b *builtins) request(phase string, d time.Duration, failed bool, sent, received int, tags func() map[string]string) {
+func (b *builtins) request(phase string, t engine.Timings, failed bool, sent, received int, tags func() map[string]string) {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	_ = b.httpReqs.addTagged(phase, 1, tags)
-	_ = b.httpReqDuration.addTagged(phase, float64(d)/float64(time.Millisecond), tags)
+	_ = b.httpReqDuration.addTagged(phase, ms(t.Duration), tags)
+	for _, part := range []struct {
+		m *Metric
+		d time.Duration
+	}{{b.blocked, t.Blocked}, {b.connecting, t.Connecting}, {b.tlsHandshaking, t.TLSHandshaking},
+		{b.sending, t.Sending}, {b.waiting, t.Waiting}, {b.receiving, t.Receiving}} {
+		_ = part.m.addTagged(phase, ms(part.d), tags)
+	}
 	f := 0.0
 	if failed {
 		f = 1
