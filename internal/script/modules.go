@@ -84,11 +84,15 @@ func (vu *VU) k6Module() *goja.Object {
 		"group": func(name string, fn goja.Callable) goja.Value {
 			outer := vu.group
 			vu.group = outer + "::" + name
+			began := time.Now()
 			defer func() { vu.group = outer }()
 			v, err := fn(goja.Undefined())
 			if err != nil {
 				panic(err)
 			}
+			// k6's group_duration: a group that threw is not timed.
+			_ = vu.r.builtin.groupDuration.addTagged(vu.phaseName(), float64(time.Since(began))/float64(time.Millisecond),
+				func() map[string]string { return vu.tags(nil) })
 			return v
 		},
 		"fail": func(msg goja.Value) {

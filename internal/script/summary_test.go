@@ -118,6 +118,10 @@ func TestSummaryExport(t *testing.T) {
 	if num("http_req_waiting", "max") > num("http_req_duration", "max") || num("http_req_sending", "min") > num("http_req_duration", "min") {
 		t.Errorf("waiting %v sending %v beyond duration %v", doc.Metrics["http_req_waiting"], doc.Metrics["http_req_sending"], doc.Metrics["http_req_duration"])
 	}
+	// outer and inner run once per iteration each
+	if num("group_duration", "count") != 24 {
+		t.Errorf("group_duration %v: want 24 values", doc.Metrics["group_duration"])
+	}
 	if _, ok := doc.Metrics["http_req_duration"]["avg"]; ok {
 		t.Errorf("avg shown though summaryTrendStats leaves it out")
 	}

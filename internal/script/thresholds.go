@@ -21,6 +21,7 @@ type builtins struct {
 	// the parts of a request's time, as k6 names them (ms)
 	blocked, connecting, tlsHandshaking, sending, waiting, receiving *Metric
 	iterations, iterationDuration, checks                            *Metric
+	groupDuration                                                    *Metric // each group() call's time (ms)
 	dataSent, dataReceived                                           *Metric
 	// vus (iterations in flight), vusMax (VUs made) are sampled once a
 	// second while the scenarios run; droppedIterations counts arrivals
@@ -47,6 +48,7 @@ func newBuiltins(ms *metrics) builtins {
 		receiving:         get("http_req_receiving", Trend, true),
 		iterations:        get("iterations", Counter, false),
 		iterationDuration: get("iteration_duration", Trend, true),
+		groupDuration:     get("group_duration", Trend, true),
 		checks:            get("checks", Rate, false),
 		dataSent:          get("data_sent", Counter, false),
 		dataReceived:      get("data_received", Counter, false),
