@@ -91,4 +91,11 @@ export default`, 1))
 	if r.code != 1 || strings.Count(r.stderr, "throttle:") != 1 || !strings.Contains(r.stderr, "handleSummary: writing /dev/full") {
 		t.Errorf("unwritable: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// one that throws: exit 1 after the governor's section and the report
+	report := filepath.Join(t.TempDir(), "r.json")
+	throws := writeFile(t, "t.js", strings.Replace(k6Script, "export default", "export function handleSummary() { throw new Error('boom'); }\nexport default", 1))
+	r = cli(t, "", nil, "demo", "--quiet", "--script", throws, "--out", report)
+	if _, err := os.Stat(report); r.code != 1 || !strings.Contains(r.stderr, "throttle: handleSummary: ") || !strings.Contains(r.stderr, "boom") || !strings.Contains(r.stderr, "throttle report:") || err != nil {
+		t.Errorf("throws: exit %d, stderr %q, report %v", r.code, r.stderr, err)
+	}
 }

@@ -255,7 +255,10 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 	var werr error
 	out := e
 	if res.HandleSummary {
-		werr = writeOutputs(e, res.Outputs)
+		werr = res.SummaryErr
+		if err := writeOutputs(e, res.Outputs); err != nil && werr == nil {
+			werr = err
+		}
 		out.stdout = e.stderr
 	} else {
 		writeK6Summary(e.stdout, summary)

@@ -277,6 +277,9 @@ type RunResult struct {
 	// default summary).
 	HandleSummary bool
 	Outputs       []SummaryOutput
+	// SummaryErr is handleSummary's failure (it threw, or returned what
+	// cannot be written): the run itself is complete.
+	SummaryErr error
 }
 
 // SummaryOutput is one entry of handleSummary's returned object: a file
@@ -338,7 +341,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 		res.HandleSummary = true
 		out, err := r.handleSummary(fn, res.End.Sub(res.Start))
 		if err != nil {
-			return res, fmt.Errorf("handleSummary: %w", err)
+			res.SummaryErr = fmt.Errorf("handleSummary: %w", err)
 		}
 		res.Outputs = out
 	}
