@@ -3,6 +3,8 @@ package script
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +24,7 @@ import { Trend } from 'k6/metrics';
 const size = new Trend('size');
 export const options = {
   scenarios: { s: { executor: 'per-vu-iterations', vus: 2, iterations: 6 } },
-  thresholds: { http_reqs: ['count==12'], size: ['max<3'] },
+  thresholds: { http_reqs: ['count==12'], size: ['max<3'], 'http_req_duration{expected_response:true}': ['count==12'] },
   summaryTrendStats: ['min', 'max', 'p(50)', 'p(99)', 'count'],
 };
 export default function () {
@@ -121,6 +123,15 @@ func TestSummaryExport(t *testing.T) {
 	// outer and inner run once per iteration each
 	if num("group_duration", "count") != 24 {
 		t.Errorf("group_duration %v: want 24 values", doc.Metrics["group_duration"])
+	}
+	// every request succeeded: the expected_response sub-metric is the whole
+	exp := "http_req_duration{expected_response:true}"
+	if num(exp, "count") != 12 || num(exp, "max") != num("http_req_duration", "max") || num(exp, "p(99)") != num("http_req_duration", "p(99)") {
+		t.Errorf("%s %v", exp, doc.Metrics[exp])
+	}
+	var expTh map[string]bool
+	if _ = json.Unmarshal(doc.Metrics[exp]["thresholds"], &expTh); len(expTh) != 1 || expTh["count==12"] {
+		t.Errorf("%s thresholds %v: want count==12 held", exp, expTh)
 	}
 	if _, ok := doc.Metrics["http_req_duration"]["avg"]; ok {
 		t.Errorf("avg shown though summaryTrendStats leaves it out")
@@ -252,5 +263,26 @@ func TestPointsCarryGroupPath(t *testing.T) {
 		if groups[k] != n {
 			t.Errorf("check points by group %v, want %v", groups, want)
 		}
+	}
+}
+
+// TestExpectedResponseSubMetric: http_req_duration{expected_response:true}
+// holds the durations of the requests that did not fail, and only those.
+func TestExpectedResponseSubMetric(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bad" {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	path := writeScript(t, "e.js", `
+import http from 'k6/http';
+export const options = { iterations: 4 };
+export default function () { http.get(__ENV.BASE + '/'); http.get(__ENV.BASE + '/bad'); http.get(__ENV.BASE + '/bad'); }
+`)
+	r, _ := runScript(t, path, srv.URL, Config{}, 30*time.Second)
+	all, exp := r.metric("http_req_duration").Stats(), r.metric("http_req_duration{expected_response:true}").Stats()
+	if all.Count != 12 || exp.Count != 4 || r.metric("http_req_failed").Stats().NonZero != 8 {
+		t.Errorf("durations %d, expected %d: want 12 and 4", all.Count, exp.Count)
 	}
 }

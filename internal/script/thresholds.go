@@ -18,6 +18,10 @@ import (
 // own: what thresholds and the end summary read.
 type builtins struct {
 	httpReqs, httpReqDuration, httpReqFailed *Metric
+	// expectedDuration is k6's http_req_duration{expected_response:true}:
+	// the durations of requests that did not fail, fed directly (no tag
+	// set built) and shown in every summary.
+	expectedDuration *Metric
 	// the parts of a request's time, as k6 names them (ms)
 	blocked, connecting, tlsHandshaking, sending, waiting, receiving *Metric
 	iterations, iterationDuration, checks                            *Metric
@@ -36,10 +40,15 @@ func newBuiltins(ms *metrics) builtins {
 		m, _ := ms.get(name, t, isTime)
 		return m
 	}
+	sub := func(key string) *Metric {
+		m, _ := ms.getKey(key, Trend, true)
+		return m
+	}
 	return builtins{
 		httpReqs:          get("http_reqs", Counter, false),
 		httpReqDuration:   get("http_req_duration", Trend, true),
 		httpReqFailed:     get("http_req_failed", Rate, false),
+		expectedDuration:  sub("http_req_duration{expected_response:true}"),
 		blocked:           get("http_req_blocked", Trend, true),
 		connecting:        get("http_req_connecting", Trend, true),
 		tlsHandshaking:    get("http_req_tls_handshaking", Trend, true),
@@ -64,6 +73,9 @@ func (b *builtins) request(phase string, t engine.Timings, failed bool, sent, re
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	_ = b.httpReqs.addTagged(phase, 1, tags)
 	_ = b.httpReqDuration.addTagged(phase, ms(t.Duration), tags)
+	if !failed {
+		_ = b.expectedDuration.add(phase, ms(t.Duration))
+	}
 	for _, part := range []struct {
 		m *Metric
 		d time.Duration
