@@ -224,11 +224,10 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 	if err != nil {
 		return engine.Config{}, usageError{err}
 	}
-	evidence, ok := governor.ParseEvidence(p.evidence)
-	if !ok {
-		return engine.Config{}, usagef("--evidence %q: want a comma-separated list of unserved, latency, drain, generator, or all or none", p.evidence)
+	gopts, err := p.governorOptions()
+	if err != nil {
+		return engine.Config{}, err
 	}
-	p.evidenceSet = evidence
 	grace := p.grace
 	if grace == 0 {
 		grace = -1 // the engine's zero means its default; --grace 0 means no wait
@@ -246,8 +245,20 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 		Grace:    grace,
 		Tick:     p.tick,
 		Settle:   p.settle,
-		Governor: []governor.Option{governor.WithEarlyBreach(p.earlyBreach), governor.WithEvidence(evidence)},
+		Governor: gopts,
 	}, nil
+}
+
+// governorOptions parses --evidence (into evidenceSet, for the report) and
+// returns the governor options the phase flags ask for, for URL and script
+// runs alike.
+func (p *phaseFlags) governorOptions() ([]governor.Option, error) {
+	evidence, ok := governor.ParseEvidence(p.evidence)
+	if !ok {
+		return nil, usagef("--evidence %q: want a comma-separated list of unserved, latency, drain, generator, or all or none", p.evidence)
+	}
+	p.evidenceSet = evidence
+	return []governor.Option{governor.WithEarlyBreach(p.earlyBreach), governor.WithEvidence(evidence)}, nil
 }
 
 // runFlags are run's own flags.

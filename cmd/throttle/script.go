@@ -132,6 +132,10 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 	case p.slow < 0:
 		return usagef("--slow must be >= 0, got %v", p.slow)
 	}
+	gopts, err := p.governorOptions()
+	if err != nil {
+		return err
+	}
 	if err := p.k6.check(p); err != nil {
 		return err
 	}
@@ -160,6 +164,7 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 		Fixed:      p.noGovernor,
 		Tick:       p.tick,
 		Settle:     settle,
+		Governor:   gopts,
 		Insecure:   s.insecure,
 		HTTP2:      s.http2,
 		Slow:       p.slow,
@@ -335,10 +340,12 @@ func (s *scriptRun) reports(r *script.Runner, p *phaseFlags, res *script.RunResu
 		}
 		in := report.Input{
 			Settings: report.Settings{
-				Limits:   ph.Limits(),
-				Tick:     p.tick,
-				Governed: ph.Governed(),
-				Target:   fmt.Sprintf("%s scenario %s", filepath.Base(s.path), ph.Name()),
+				Limits:      ph.Limits(),
+				Tick:        p.tick,
+				Governed:    ph.Governed(),
+				EarlyBreach: p.earlyBreach,
+				Evidence:    p.evidenceSet.String(),
+				Target:      fmt.Sprintf("%s scenario %s", filepath.Base(s.path), ph.Name()),
 			},
 			Windows:     ph.Windows(),
 			Start:       start,

@@ -179,8 +179,9 @@ func (r *Runner) newPhase(sc options.Scenario) (*Phase, error) {
 		// records the windows, so the report has a timeline.
 		gl.Floor, gl.Start = gl.Ceiling, gl.Ceiling
 	}
-	gov, err := governor.New(gl, p, governor.WithTick(r.cfg.Tick), governor.WithSettle(r.cfg.Settle),
-		governor.WithLogger(r.cfg.Logger), governor.WithPhase(sc.Name), governor.WithObserver(p.observe))
+	gopts := append([]governor.Option{governor.WithTick(r.cfg.Tick), governor.WithSettle(r.cfg.Settle),
+		governor.WithLogger(r.cfg.Logger), governor.WithPhase(sc.Name), governor.WithObserver(p.observe)}, r.cfg.Governor...)
+	gov, err := governor.New(gl, p, gopts...)
 	if err != nil {
 		return nil, err
 	}

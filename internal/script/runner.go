@@ -66,6 +66,10 @@ type Config struct {
 	Fixed bool
 	// Tick and Settle are the governors' (default governor.DefaultTick, 0).
 	Tick, Settle time.Duration
+	// Governor are options every scenario's governor gets after the
+	// runner's own (early breach, evidence: the CLI's --early-breach and
+	// --evidence).
+	Governor []governor.Option
 	// Timeout is the default request timeout (default DefaultTimeout).
 	Timeout time.Duration
 	// Insecure skips TLS verification.
