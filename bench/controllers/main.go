@@ -62,7 +62,7 @@ func parse(args []string, out io.Writer) (config, error) {
 	fs.IntVar(&cfg.sweepHi, "sweep-to", 9000, "highest capacity of the sweep (every integer in between is run)")
 	sweepRun := fs.Duration("sweep-run", 600*time.Second, "run length of each sweep run")
 	fs.StringVar(&cfg.chart, "chart", "", "write a chart of the offer over windows to this path (SVG; PNG when it ends in .png)")
-	fs.StringVar(&cfg.chartModel, "chart-model", "doubles", "model the chart shows (shed, queue, collapse, doubles, halves, noisy, dead)")
+	fs.StringVar(&cfg.chartModel, "chart-model", "doubles", "model the chart shows (shed, queue, collapse, doubles, halves, noisy, dead, backlog)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -78,11 +78,11 @@ func parse(args []string, out io.Writer) (config, error) {
 	}
 	cfg.chartC = cfg.capacities[0]
 	known := false
-	for _, m := range sim.Models(1, time.Hour) {
+	for _, m := range sim.ReportModels(1, time.Hour) {
 		known = known || named(m, cfg.chartModel)
 	}
 	if !known {
-		return cfg, fmt.Errorf("-chart-model: no model named %q (shed, queue, collapse, doubles, halves, noisy, dead)", cfg.chartModel)
+		return cfg, fmt.Errorf("-chart-model: no model named %q (shed, queue, collapse, doubles, halves, noisy, dead, backlog)", cfg.chartModel)
 	}
 	cfg.sweepRun = *sweepRun
 	switch {
@@ -171,7 +171,7 @@ func modelTable(out io.Writer, l governor.Limits, c float64, runLen time.Duratio
 	fmt.Fprintln(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	var chart []sim.Result
 	var chartModel sim.Model
-	for _, m := range sim.Models(c, runLen) {
+	for _, m := range sim.ReportModels(c, runLen) {
 		for _, ctl := range controllers(l) {
 			r, err := runModel(ctl, m, sim.For(runLen))
 			if err != nil {

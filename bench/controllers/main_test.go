@@ -23,6 +23,7 @@ func TestReportPrintsTablesAndWritesChart(t *testing.T) {
 		"## Per model, c = 300",
 		"| shed | throttle |", "| shed | aimd |", "| shed | ramp |", "| shed | fixed |",
 		"| dead, recovers | throttle |", "| halves | fixed |",
+		"| backlog | throttle |", "| backlog, timeout | fixed |",
 		"## Sweep over c", "| collapse | ramp | ",
 		"## Slow start's overshoot", "| shed | ",
 		"written to " + path,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,27 +40,84 @@ type demoFlags struct {
 
 // builtinFlags describe the built-in target, for demo and target.
 type builtinFlags struct {
-	capacity float64
-	model    target.Model
-	latency  time.Duration
+	capacity      float64
+	model         target.Model
+	latency       time.Duration
+	servers       int
+	queueDepth    int
+	dropAbandoned bool
 }
+
+// demoServers is the backlog model's default worker count: with the default
+// capacity and latency it is consistent (4 servers / 5 ms = 800 req/s).
+const demoServers = 4
 
 func (b *builtinFlags) register(fs *pflag.FlagSet, capacityHelp string) {
 	b.model = target.Shed
 	fs.Float64Var(&b.capacity, "capacity", demoCapacity, capacityHelp)
-	fs.Var(&b.model, "model", "what the target does above capacity: shed (503 at once), queue (wait, then 503) or collapse (goodput falls)")
+	fs.Var(&b.model, "model", "what the target does above capacity: shed (503 at once), queue (wait, then 503), collapse (goodput falls) or backlog (servers behind a deep queue: 200, only later)")
 	fs.DurationVar(&b.latency, "latency", target.DefaultLatency, "the target's service time")
+	fs.IntVar(&b.servers, "servers", demoServers, "backlog model: workers, each serving one request for --latency (capacity = servers / latency; give two of --capacity, --latency, --servers)")
+	fs.IntVar(&b.queueDepth, "queue-depth", 0, fmt.Sprintf("queue and backlog models: requests that may wait (default: 100ms of capacity for queue, %d for backlog)", target.DefaultBacklogDepth))
+	fs.BoolVar(&b.dropAbandoned, "drop-abandoned", false, "backlog model: a request whose client gave up leaves the queue (default: it still takes a server when it reaches the front, a zombie)")
 }
 
 // config is the target's configuration; concurrent makes capacity a bound
-// on requests in service.
-func (b *builtinFlags) config(concurrent bool) (target.Config, error) {
+// on requests in service. The backlog model is always concurrent (its
+// servers); there --capacity is req/s and, of --capacity, --latency and
+// --servers, the one not given follows from the other two.
+func (b *builtinFlags) config(fs *pflag.FlagSet, concurrent bool) (target.Config, error) {
 	tc := target.NewConfig(b.capacity)
 	tc.Model, tc.Latency, tc.Concurrent = b.model, b.latency, concurrent
+	backlog := b.model == target.Backlog
+	switch {
+	case !backlog && fs.Changed("servers"):
+		return tc, usagef("--servers applies to --model backlog only")
+	case !backlog && b.dropAbandoned:
+		return tc, usagef("--drop-abandoned applies to --model backlog only")
+	case fs.Changed("queue-depth") && b.model != target.Queue && !backlog:
+		return tc, usagef("--queue-depth applies to --model queue or backlog only")
+	case fs.Changed("queue-depth") && b.queueDepth <= 0:
+		return tc, usagef("--queue-depth must be > 0, got %d", b.queueDepth)
+	case backlog && concurrent:
+		return tc, usagef("--concurrent does not apply to --model backlog: its concurrency is --servers")
+	case backlog && b.servers <= 0:
+		return tc, usagef("--servers must be > 0, got %d", b.servers)
+	}
+	if fs.Changed("queue-depth") {
+		tc.QueueDepth = b.queueDepth
+	}
+	if backlog {
+		if err := b.backlog(fs, &tc); err != nil {
+			return tc, err
+		}
+	}
 	if err := tc.Validate(); err != nil {
 		return tc, usageError{err}
 	}
 	return tc, nil
+}
+
+// backlog fills in the backlog model: servers and service time, the one of
+// --capacity and --latency not given derived from the other.
+func (b *builtinFlags) backlog(fs *pflag.FlagSet, tc *target.Config) error {
+	tc.Concurrent, tc.Capacity, tc.DropAbandoned = true, float64(b.servers), b.dropAbandoned
+	if !fs.Changed("queue-depth") {
+		tc.QueueDepth = target.DefaultBacklogDepth
+	}
+	switch {
+	case fs.Changed("capacity") && !fs.Changed("latency"):
+		if !(b.capacity > 0) || math.IsInf(b.capacity, 0) {
+			return usagef("capacity must be > 0, got %v", b.capacity)
+		}
+		tc.Latency = time.Duration(math.Round(float64(b.servers) / b.capacity * float64(time.Second)))
+	case fs.Changed("capacity"):
+		if want := tc.PerSecond(); b.latency <= 0 || math.Abs(want-b.capacity) > 1e-6*b.capacity {
+			return usagef("--capacity %s disagrees with --servers %d / --latency %v = %s req/s; give two of the three",
+				short(b.capacity), b.servers, b.latency, short(want))
+		}
+	}
+	return nil
 }
 
 func newDemoCmd(e env) *cobra.Command {
@@ -78,6 +136,7 @@ floor of %d/s and a start of %d/s, the ceiling far above the capacity
 with any flag run also takes.`, demoCapacity, demoDuration, demoWindow, demoTick, demoFloor, demoStart, demoCeiling),
 		Example: `  throttle demo
   throttle demo --capacity 2000 --model queue
+  throttle demo --model backlog --servers 2 --latency 10ms   # a thread pool: 200 req/s, every answer 200
   throttle demo --duration 60s --window 2s --chart demo.html --out demo.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, e) },
@@ -92,7 +151,7 @@ with any flag run also takes.`, demoCapacity, demoDuration, demoWindow, demoTick
 
 func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	fs := cmd.Flags()
-	tc, err := f.config(false)
+	tc, err := f.config(fs, false)
 	if err != nil {
 		return err
 	}
@@ -131,11 +190,12 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	}
 	return runPhase(e, &f.phaseFlags, cfg, tc.String(), func(r *report.Report) {
 		c := r.Capacity
+		truth := tc.PerSecond()
 		if !c.Found {
-			fmt.Fprintf(e.stdout, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, short(f.capacity))
+			fmt.Fprintf(e.stdout, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, short(truth))
 			return
 		}
-		dev := 100 * (c.GoodputPerS - f.capacity) / f.capacity
-		fmt.Fprintf(e.stdout, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", short(c.GoodputPerS), short(f.capacity), dev)
+		dev := 100 * (c.GoodputPerS - truth) / truth
+		fmt.Fprintf(e.stdout, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", short(c.GoodputPerS), short(truth), dev)
 	})
 }

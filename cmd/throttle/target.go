@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/throttlekit/throttle/internal/target"
 )
@@ -24,7 +25,7 @@ func newTargetCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "target",
 		Short: "Serve the built-in target, with a known capacity, until Ctrl-C",
-		Long: `target serves the built-in HTTP target demo uses, standalone, for experiments
+		Long: fmt.Sprintf(`target serves the built-in HTTP target demo uses, standalone, for experiments
 and benchmarks. Every path and method is served alike: 200 "ok" within
 capacity; above it the model decides.
 
@@ -32,14 +33,21 @@ capacity; above it the model decides.
   queue     excess requests wait in a short queue, then get 503
   collapse  goodput falls as load rises past capacity (500s), like a
             fragile service: only c·(1 − (x − c)/(2c)) succeed per second
+  backlog   a thread-pool server: --servers workers, each busy --latency
+            per request, behind a deep FIFO queue (--queue-depth, default
+            %d); every answer is 200, only later; capacity = servers /
+            latency. A request whose client gave up still takes a worker
+            when it reaches the front (a zombie) unless --drop-abandoned
+            is given
 
 It listens on loopback only unless --allow-remote is given: it can be
-overloaded on purpose and is not meant to be exposed.`,
+overloaded on purpose and is not meant to be exposed.`, target.DefaultBacklogDepth),
 		Example: `  throttle target                                  # 800 req/s, shed, on 127.0.0.1:8080
   throttle target --capacity 2000 --model collapse --listen 127.0.0.1:9000
-  throttle target --capacity 16 --concurrent --latency 20ms  # 16 in service at once`,
+  throttle target --capacity 16 --concurrent --latency 20ms  # 16 in service at once
+  throttle target --model backlog --servers 2 --latency 10ms # like gunicorn, 2 sync workers`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(e) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Flags(), e) },
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
@@ -52,8 +60,8 @@ overloaded on purpose and is not meant to be exposed.`,
 	return cmd
 }
 
-func (f *targetFlags) run(e env) error {
-	tc, err := f.config(f.concurrent)
+func (f *targetFlags) run(fs *pflag.FlagSet, e env) error {
+	tc, err := f.config(fs, f.concurrent)
 	if err != nil {
 		return err
 	}
@@ -88,7 +96,7 @@ func (f *targetFlags) run(e env) error {
 	cancel()
 	werr := srv.Wait()
 	st := tg.Stats()
-	fmt.Fprintf(e.stdout, "stopped: %d requests, %d ok, %d shed, %d expired, %d collapsed\n",
-		st.Arrivals, st.OK, st.Shed, st.Expired, st.Collapsed)
+	fmt.Fprintf(e.stdout, "stopped: %d requests, %d ok, %d shed, %d expired, %d collapsed, %d abandoned (%d zombies)\n",
+		st.Arrivals, st.OK, st.Shed, st.Expired, st.Collapsed, st.Canceled, st.Zombies)
 	return werr
 }

@@ -12,8 +12,13 @@
 // same windows.
 //
 // Targets are models of a system under test: Robust, Shed, Collapse, Queue,
-// and the wrappers Switch (capacity changes mid-run), Noisy (a background
-// failure rate) and Dead (every attempt fails for a span). A Target returns
+// Backlog (a thread-pool server with a deep queue: overload answered with
+// latency, not errors, optionally with a client timeout that leaves zombie
+// work behind), and the wrappers Switch (capacity changes mid-run), Noisy (a
+// background failure rate) and Dead (every attempt fails for a span). A
+// LoadTarget (Backlog) also reports what a host counts beyond resolved
+// attempts — started, dropped, summed latency — and Run hands it to the
+// controller as governor.LoadCounters. A Target returns
 // expected attempt counts; the run turns them into whole attempts either
 // exactly (deterministic rounding that carries the remainder) or with
 // binomial sampling noise on the failures (WithNoise).

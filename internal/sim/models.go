@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Model is a named target of the controller report: how to make a fresh one
 // per run, the capacity it ends the run with and when it last changed.
@@ -44,4 +47,46 @@ func Models(c float64, run time.Duration) []Model {
 		{Name: "noisy", C: c, Sampled: true, New: func() Target { return Noisy(Shed(c), Background) }},
 		{Name: "dead, recovers", C: c, Event: mid + run/10, New: func() Target { return Dead(Shed(c), mid, mid+run/10) }},
 	}
+}
+
+// The backlog models' settings: the real thread-pool server of issue 12
+// (gunicorn, 2 sync workers, --backlog 2048) loaded by the engine's default
+// worker bound (--max-vus 1000), and, for the zombie case, the issue's
+// client timeout of 500 ms.
+const (
+	BacklogServers     = 2
+	BacklogDepth       = 2048
+	BacklogMaxInFlight = 1000
+	BacklogTimeout     = 500 * time.Millisecond
+)
+
+// QueueingModels returns the targets that queue instead of failing, around
+// capacity c: "backlog" (BacklogServers workers behind a queue of
+// BacklogDepth, the client bounded to BacklogMaxInFlight attempts in flight,
+// no client timeout: above c nothing fails, latency grows and the client
+// drops what it cannot start) and "backlog, timeout" (the same with a client
+// timeout of BacklogTimeout whose abandoned work stays queued as zombies).
+//
+// They are not in Models: the seed's rules see only failed attempts, so on
+// them the governor climbs to the ceiling, and the failure-only bars that
+// range over Models do not hold there. ReportModels has both lists.
+func QueueingModels(c float64) []Model {
+	spec := BacklogSpec{
+		Servers:     BacklogServers,
+		Service:     time.Duration(math.Round(BacklogServers / c * float64(time.Second))),
+		Depth:       BacklogDepth,
+		MaxInFlight: BacklogMaxInFlight,
+	}
+	zombie := spec
+	zombie.Timeout = BacklogTimeout
+	return []Model{
+		{Name: "backlog", C: spec.Capacity(), New: func() Target { return Backlog(spec) }},
+		{Name: "backlog, timeout", C: zombie.Capacity(), New: func() Target { return Backlog(zombie) }},
+	}
+}
+
+// ReportModels returns the controller report's targets: Models, then
+// QueueingModels.
+func ReportModels(c float64, run time.Duration) []Model {
+	return append(Models(c, run), QueueingModels(c)...)
 }

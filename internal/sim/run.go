@@ -89,7 +89,10 @@ func Run(ctl Controller, target Target, opts ...Option) (Result, error) {
 	}
 	rng := rand.New(rand.NewPCG(r.seed, r.seed^0x9e3779b97f4a7c15))
 	var ok, failed uint64
-	counters := governor.CountersFunc(func() (uint64, uint64) { return ok, failed })
+	var counters governor.Counters = governor.CountersFunc(func() (uint64, uint64) { return ok, failed })
+	if lt, isLoad := target.(LoadTarget); isLoad {
+		counters = loadCounters{counters, lt, &ok, &failed}
+	}
 	offer, err := ctl.Begin(Epoch, counters)
 	if err != nil {
 		return Result{}, err
@@ -114,6 +117,22 @@ func Run(ctl Controller, target Target, opts ...Option) (Result, error) {
 		offer = ctl.Tick(Epoch.Add(at))
 	}
 	return Result{Controller: ctl.Name(), Windows: ctl.Windows(), Final: offer, OK: ok, Failed: failed, Elapsed: at}, nil
+}
+
+// loadCounters are a run's attempt counters with its LoadTarget's evidence
+// (governor.LoadCounters). The run rounds (or samples) resolved attempts
+// apart from the target, so Started is lifted to the run's own resolved
+// count when rounding left it below.
+type loadCounters struct {
+	governor.Counters
+	target     LoadTarget
+	ok, failed *uint64
+}
+
+func (c loadCounters) Load() governor.Load {
+	l := c.target.Load()
+	l.Started = max(l.Started, *c.ok+*c.failed)
+	return l
 }
 
 // sampler turns expected counts into whole attempts. It carries what

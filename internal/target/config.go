@@ -24,9 +24,28 @@ const (
 	// second succeed (none from x = 3c on); the others are answered 500 after
 	// the service time, as a service that tried and failed.
 	Collapse
+	// Backlog is a thread-pool server with a deep listen backlog: Capacity
+	// servers (Concurrent is required), each serving one request at a time
+	// for Latency, and a FIFO queue of up to QueueDepth requests in front of
+	// them. Overload never fails: every queued request is answered 200, only
+	// later (its queueing delay plus Latency); only one that finds the queue
+	// full is answered 503 at once, as a full backlog refuses a connection.
+	// Its capacity is Capacity / Latency requests per second
+	// (Config.PerSecond). A request whose client gives up while it waits
+	// stays in the queue and still takes a server for Latency when it
+	// reaches the front (a zombie: the work outlives its client), unless
+	// DropAbandoned is set. QueueTimeout does not apply.
+	Backlog
 )
 
-var modelNames = [...]string{Shed: "shed", Queue: "queue", Collapse: "collapse"}
+var modelNames = [...]string{Shed: "shed", Queue: "queue", Collapse: "collapse", Backlog: "backlog"}
+
+// modelList is the names ParseModel accepts, for error messages:
+// "shed, queue, collapse or backlog".
+func modelList() string {
+	n := modelNames[:]
+	return strings.Join(n[:len(n)-1], ", ") + " or " + n[len(n)-1]
+}
 
 // String returns the model's name as ParseModel accepts it.
 func (m Model) String() string {
@@ -36,7 +55,8 @@ func (m Model) String() string {
 	return fmt.Sprintf("model(%d)", m)
 }
 
-// ParseModel parses a model name: shed, queue or collapse (case-insensitive).
+// ParseModel parses a model name: shed, queue, collapse or backlog
+// (case-insensitive).
 func ParseModel(s string) (Model, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for m, n := range modelNames {
@@ -44,7 +64,7 @@ func ParseModel(s string) (Model, error) {
 			return Model(m), nil
 		}
 	}
-	return 0, fmt.Errorf("target: unknown model %q (want shed, queue or collapse)", s)
+	return 0, fmt.Errorf("target: unknown model %q (want %s)", s, modelList())
 }
 
 // Set parses s into m, so a *Model serves as a command-line flag value
@@ -72,6 +92,10 @@ const (
 	// DefaultQueueTimeout is how long a queued request waits before it is
 	// answered 503.
 	DefaultQueueTimeout = 100 * time.Millisecond
+	// DefaultBacklogDepth is the Backlog model's queue depth as the CLI
+	// sets it: gunicorn's default listen backlog, deep enough that a
+	// governed run meets latency long before it meets a refusal.
+	DefaultBacklogDepth = 2048
 )
 
 // Config describes a built-in target: its capacity and what it does with
@@ -82,7 +106,8 @@ const (
 // is meaningful: no service time, a one-token burst, shedding, no queue.
 type Config struct {
 	// Capacity is requests per second, or requests in service at once when
-	// Concurrent is set (then a whole number). It must be > 0.
+	// Concurrent is set (then a whole number; for Backlog, the number of
+	// servers). It must be > 0.
 	Capacity float64
 	// Concurrent makes Capacity a bound on requests in service instead of a
 	// rate.
@@ -90,17 +115,24 @@ type Config struct {
 	// Model is what happens above capacity.
 	Model Model
 	// Latency is the base service time of every request the target serves
-	// (and of every request the Collapse model fails). 0 answers at once.
+	// (and of every request the Collapse model fails). 0 answers at once;
+	// Backlog requires it > 0.
 	Latency time.Duration
 	// Burst sizes the rate-mode token bucket: it holds Capacity × Burst
 	// tokens, at least one. Unused in concurrent mode.
 	Burst time.Duration
-	// QueueDepth is how many requests may wait at once (Queue model only;
-	// required > 0 there).
+	// QueueDepth is how many requests may wait at once (Queue and Backlog
+	// models only; required > 0 there).
 	QueueDepth int
 	// QueueTimeout is how long a queued request waits to be served before
 	// it is answered 503 (Queue model only; required > 0 there).
 	QueueTimeout time.Duration
+	// DropAbandoned makes the Backlog model take a request whose client
+	// gave up out of the queue at once, and stop serving one whose client
+	// leaves mid-service, as a server that notices closed connections
+	// would. The zero value keeps abandoned work: it still takes a server
+	// for Latency when it reaches the front (Stats.Zombies). Backlog only.
+	DropAbandoned bool
 	// DownClose makes a target that is down (SetDown) reset the connection
 	// instead of answering 503, so a client sees a transport error.
 	DownClose bool
@@ -131,8 +163,8 @@ func (c Config) Validate() error {
 		return err
 	}
 	switch {
-	case c.Model > Collapse:
-		return fmt.Errorf("target: unknown model %d (want shed, queue or collapse)", c.Model)
+	case c.Model > Backlog:
+		return fmt.Errorf("target: unknown model %d (want %s)", c.Model, modelList())
 	case c.Latency < 0:
 		return fmt.Errorf("target: latency must be >= 0, got %v", c.Latency)
 	case c.Burst < 0:
@@ -145,6 +177,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("target: the queue model needs a queue depth > 0")
 	case c.Model == Queue && c.QueueTimeout == 0:
 		return fmt.Errorf("target: the queue model needs a queue timeout > 0")
+	case c.Model == Backlog && !c.Concurrent:
+		return fmt.Errorf("target: the backlog model counts servers: set Concurrent (capacity = servers)")
+	case c.Model == Backlog && c.Latency == 0:
+		return fmt.Errorf("target: the backlog model needs a latency (service time) > 0")
+	case c.Model == Backlog && c.QueueDepth == 0:
+		return fmt.Errorf("target: the backlog model needs a queue depth > 0")
+	case c.DropAbandoned && c.Model != Backlog:
+		return fmt.Errorf("target: dropping abandoned requests applies to the backlog model only, not %s", c.Model)
 	}
 	return nil
 }
@@ -163,9 +203,33 @@ func validCapacity(v float64, concurrent bool) error {
 	return nil
 }
 
+// PerSecond is the capacity in requests per second: Capacity in rate mode,
+// Capacity / Latency in concurrent mode (exact for Shed, Queue and Backlog,
+// whose every admitted request holds its slot for Latency). It is 0 when
+// that is unbounded: concurrent with no latency.
+func (c Config) PerSecond() float64 {
+	switch {
+	case !c.Concurrent:
+		return c.Capacity
+	case c.Latency > 0:
+		return c.Capacity / c.Latency.Seconds()
+	}
+	return 0
+}
+
 // String describes the target in one line, for reports and logs, e.g.
-// "built-in shed target: capacity 800 req/s, latency 5ms".
+// "built-in shed target: capacity 800 req/s, latency 5ms" or "built-in
+// backlog target: capacity 200 req/s (2 servers × 10ms), queue 2048,
+// abandoned requests still served".
 func (c Config) String() string {
+	if c.Model == Backlog {
+		kept := "still served"
+		if c.DropAbandoned {
+			kept = "dropped"
+		}
+		return fmt.Sprintf("built-in backlog target: capacity %s req/s (%s servers × %v), queue %d, abandoned requests %s",
+			formatNum(c.PerSecond()), formatNum(c.Capacity), c.Latency, c.QueueDepth, kept)
+	}
 	unit := "req/s"
 	if c.Concurrent {
 		unit = "concurrent"

@@ -14,6 +14,12 @@
 //     before it is answered 503: latency grows before failures start.
 //   - Collapse is a fragile service: at a measured arrival rate x > c only
 //     c·(1 − (x − c)/(2c)) requests per second succeed and the rest fail 500.
+//   - Backlog is a thread-pool server with a deep listen backlog: Capacity
+//     servers (concurrent), each busy for Latency per request, behind a FIFO
+//     queue. Overload never fails; answers come later as the queue grows.
+//     Its capacity is servers / Latency. Work whose client gave up still
+//     takes a server when it reaches the front (a zombie) unless
+//     DropAbandoned is set: the backlog outlives the overload that built it.
 //
 // Every admitted request takes the base Latency. SetCapacity, SetLatency and
 // SetDown change a live target, so a test can resize it, slow it, kill it and

@@ -37,9 +37,15 @@ type Stats struct {
 	Down uint64
 	// Canceled requests were abandoned by their client before an answer.
 	Canceled uint64
+	// Zombies are the Canceled requests the Backlog model served anyway
+	// (without DropAbandoned): each took a server for its service time
+	// after its client had left.
+	Zombies uint64
 	// InFlight is how many requests are being handled now, Queued how many
 	// of them wait in the queue and Serving how many are in their service
 	// time.
+	// Zombies still waiting or in service count in all three: they are
+	// server-side work in flight.
 	InFlight, Queued, Serving int64
 	// Capacity is the capacity now (SetCapacity changes it).
 	Capacity float64
@@ -59,14 +65,15 @@ type Target struct {
 	concurrent bool
 	burst      time.Duration
 	depth      int
-	qtimeout   time.Duration
+	qtimeout   time.Duration // 0: no queue timeout (Backlog)
 	downClose  bool
+	zombies    bool // Backlog keeps abandoned work
 
 	latency atomic.Int64 // time.Duration
 	down    atomic.Bool
 
-	arrivals, ok, shed, expired, collapsed, downN, canceled atomic.Uint64
-	inFlight, serving                                       atomic.Int64
+	arrivals, ok, shed, expired, collapsed, downN, canceled, zombieN atomic.Uint64
+	inFlight, serving                                                atomic.Int64
 
 	mu        sync.Mutex
 	capacity  float64
@@ -92,9 +99,14 @@ func New(cfg Config, opts ...Option) (*Target, error) {
 		depth:      cfg.QueueDepth,
 		qtimeout:   cfg.QueueTimeout,
 		downClose:  cfg.DownClose,
+		zombies:    cfg.Model == Backlog && !cfg.DropAbandoned,
 		capacity:   cfg.Capacity,
 	}
-	if cfg.Model != Queue {
+	switch cfg.Model {
+	case Queue:
+	case Backlog:
+		t.qtimeout = 0 // a backlog waits as long as it takes
+	default:
 		t.depth = 0
 	}
 	for _, o := range opts {
@@ -122,7 +134,7 @@ func (t *Target) SetCapacity(c float64) error {
 	t.refill(now) // tokens earned so far are earned at the old rate
 	t.capacity = c
 	t.tokens = math.Min(t.tokens, t.bucketSize())
-	t.grantWaiters()
+	t.grantWaiters(now)
 	return nil
 }
 
@@ -148,6 +160,7 @@ func (t *Target) Stats() Stats {
 		Collapsed: t.collapsed.Load(),
 		Down:      t.downN.Load(),
 		Canceled:  t.canceled.Load(),
+		Zombies:   t.zombieN.Load(),
 		InFlight:  t.inFlight.Load(),
 		Serving:   t.serving.Load(),
 		Queued:    int64(queued),
@@ -185,14 +198,24 @@ type verdict struct {
 	// must give back after waiting.
 	queued bool
 	// slot is set in concurrent mode when the request holds a service slot
-	// it must release; w when it waits for one in the queue.
-	slot bool
-	w    *waiter
+	// it must release, from start on; w when it waits for one in the queue.
+	slot  bool
+	start time.Time
+	w     *waiter
 }
 
+// A waiter queues for a concurrent-mode slot. Its fields are guarded by
+// Target.mu; start is also safe to read once ready is closed.
 type waiter struct {
 	ready   chan struct{} // closed when a slot is handed over
-	granted bool          // guarded by Target.mu
+	arrived time.Time
+	granted bool
+	// start is when the slot became the waiter's on the target's
+	// schedule: when the request before it was due to finish, or when it
+	// arrived if later. A grant that reaches the waiter late (a busy
+	// machine, a late timer) does not delay the service: it ends at
+	// start + Latency, so the servers keep their capacity exactly.
+	start time.Time
 }
 
 // bucketSize is the rate-mode bucket: Capacity × Burst tokens, at least one.
@@ -214,7 +237,7 @@ func (t *Target) admit(now time.Time) verdict {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.concurrent {
-		return t.admitConcurrent()
+		return t.admitConcurrent(now)
 	}
 	t.refill(now)
 	if t.model == Collapse {
@@ -227,7 +250,7 @@ func (t *Target) admit(now time.Time) verdict {
 		t.tokens--
 		return verdict{act: actServe}
 	}
-	if t.queued >= t.depth { // also every non-Queue model: depth 0
+	if t.queued >= t.depth { // also every model but Queue and Backlog: depth 0
 		return verdict{act: actShed}
 	}
 	// Reserve the next token: it comes when the deficit is paid back.
@@ -242,24 +265,24 @@ func (t *Target) admit(now time.Time) verdict {
 	return verdict{act: actServe, wait: wait, queued: true}
 }
 
-func (t *Target) admitConcurrent() verdict {
+func (t *Target) admitConcurrent(now time.Time) verdict {
 	limit := int(t.capacity)
 	if t.model == Collapse {
 		// Everyone gets in; the crowd decides how many succeed.
 		t.inService++
 		if !t.collapseSucceeds(float64(t.inService)) {
-			return verdict{act: actCollapse, slot: true}
+			return verdict{act: actCollapse, slot: true, start: now}
 		}
-		return verdict{act: actServe, slot: true}
+		return verdict{act: actServe, slot: true, start: now}
 	}
 	if t.inService < limit && len(t.waiters) == 0 {
 		t.inService++
-		return verdict{act: actServe, slot: true}
+		return verdict{act: actServe, slot: true, start: now}
 	}
 	if t.queued >= t.depth {
 		return verdict{act: actShed}
 	}
-	w := &waiter{ready: make(chan struct{})}
+	w := &waiter{ready: make(chan struct{}), arrived: now}
 	t.waiters = append(t.waiters, w)
 	t.queued++
 	return verdict{act: actServe, wait: t.qtimeout, w: w}
@@ -281,23 +304,29 @@ func (t *Target) collapseSucceeds(x float64) bool {
 	return false
 }
 
-// release frees a concurrent-mode service slot, handing it to the first
-// waiter when there is room under the (possibly changed) capacity.
-func (t *Target) release() {
+// release frees a concurrent-mode service slot that became free at the
+// given time on the target's schedule, handing it to the first waiter when
+// there is room under the (possibly changed) capacity.
+func (t *Target) release(at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.inService--
-	t.grantWaiters()
+	t.grantWaiters(at)
 }
 
-// grantWaiters hands free slots to waiters in arrival order. Callers hold mu.
-func (t *Target) grantWaiters() {
+// grantWaiters hands slots free since at to waiters in arrival order.
+// Callers hold mu.
+func (t *Target) grantWaiters(at time.Time) {
 	for len(t.waiters) > 0 && t.inService < int(t.capacity) {
 		w := t.waiters[0]
 		t.waiters = t.waiters[1:]
 		t.queued--
 		t.inService++
 		w.granted = true
+		w.start = at
+		if w.arrived.After(at) {
+			w.start = w.arrived
+		}
 		close(w.ready)
 	}
 }
@@ -343,6 +372,12 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	v := t.admit(t.clk.Now())
 	done := r.Context().Done()
+	if t.zombies {
+		// A sync worker does not notice that its client left until it has
+		// done the work and answers into a closed connection: neither the
+		// queue nor the service time watches the client.
+		done = nil
+	}
 	if v.act == actShed {
 		t.shed.Add(1)
 		answer(w, http.StatusServiceUnavailable, "over capacity\n")
@@ -357,7 +392,7 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			t.canceled.Add(1)
 			return
 		}
-		v.slot = true
+		v.slot, v.start = true, t.granted(v.w)
 	} else if v.queued { // rate queue: hold the place for wait
 		ok := t.sleep(v.wait, done)
 		t.leaveQueue()
@@ -370,14 +405,23 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	service := time.Duration(t.latency.Load())
 	if v.slot {
-		defer t.release()
+		// The slot is held until start + service on the target's schedule,
+		// not for service from now, so lateness does not add up from one
+		// request to the next; a request that leaves frees it at once.
+		finish := v.start.Add(service)
+		service = finish.Sub(t.clk.Now())
+		defer func() { t.release(minTime(finish, t.clk.Now())) }()
 	}
 	t.serving.Add(1)
-	served := t.sleep(time.Duration(t.latency.Load()), done)
+	served := t.sleep(service, done)
 	t.serving.Add(-1) // before the slot is released, so Serving never overcounts
-	if !served {
+	if !served || (t.zombies && r.Context().Err() != nil) {
 		t.canceled.Add(1)
+		if served {
+			t.zombieN.Add(1)
+		}
 		return
 	}
 	if v.act == actCollapse {
@@ -389,23 +433,41 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer(w, http.StatusOK, "ok\n")
 }
 
+// granted is when a granted waiter's slot became its own.
+func (t *Target) granted(w *waiter) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return w.start
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 // expire answers a request whose queue timeout came first.
 func (t *Target) expire(w http.ResponseWriter) {
 	t.expired.Add(1)
 	answer(w, http.StatusServiceUnavailable, "queue timeout\n")
 }
 
-// await waits in the concurrent queue for a slot until timeout. It returns
-// actServe when the request got a slot, actExpire when the timeout came
-// first, and actShed (never answered) when the client left.
+// await waits in the concurrent queue for a slot until timeout (0: no
+// timeout). It returns actServe when the request got a slot, actExpire when
+// the timeout came first, and actShed (never answered) when the client left.
 func (t *Target) await(wt *waiter, timeout time.Duration, done <-chan struct{}) action {
-	timer := t.clk.NewTimer(timeout)
-	defer timer.Stop()
+	var expired <-chan time.Time // nil: never
+	if timeout > 0 {
+		timer := t.clk.NewTimer(timeout)
+		defer timer.Stop()
+		expired = timer.C()
+	}
 	gaveUp := actExpire
 	select {
 	case <-wt.ready:
 		return actServe
-	case <-timer.C():
+	case <-expired:
 	case <-done:
 		gaveUp = actShed
 	}
