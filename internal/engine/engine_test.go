@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,6 +94,27 @@ func start(t *testing.T, cfg Config) (stop func() *Result) {
 	}
 }
 
+// settled runs a governed phase of cfg until the estimate rests on n
+// settled windows, then interrupts it: a loaded machine's search takes more
+// windows than an idle one's, and a fixed-length run cut it off unsettled.
+// Duration only bounds the run.
+func settled(t *testing.T, cfg Config, n int) *Result {
+	t.Helper()
+	var (
+		mu      sync.Mutex
+		windows []governor.Window
+	)
+	cfg.Duration = 4 * testwait.Deadline
+	cfg.Observer = func(w governor.Window) { mu.Lock(); windows = append(windows, w); mu.Unlock() }
+	stop := start(t, cfg)
+	testwait.Until(t, 2*testwait.Deadline, fmt.Sprintf("an estimate resting on %d settled windows", n), func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return governor.Capacity(windows, cfg.Limits.High).Windows >= n
+	})
+	return stop()
+}
+
 // countingRecorder counts recorded latencies and keeps the largest.
 type countingRecorder struct{ n, max atomic.Int64 }
 
@@ -126,7 +149,7 @@ func TestShedCapacity(t *testing.T) {
 	const c = 400.0
 	tg, tgts := builtin(t, target.NewConfig(c))
 	var lat countingRecorder
-	res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Rate, 5000, 50), Duration: 7 * time.Second, Latency: &lat})
+	res := settled(t, Config{Targets: tgts, Limits: fastLimits(governor.Rate, 5000, 50), Latency: &lat}, 4)
 	est := res.Capacity
 	t.Logf("estimate %+v, workers %d, dropped %d", est, res.Workers, res.Counts.Dropped)
 	if est.Windows < 3 {
