@@ -5,7 +5,7 @@ GO ?= go
 # that the core module never depends on vegeta's dependency tree.
 NESTED := adapters/vegeta examples/vegeta-adaptive
 
-.PHONY: all build test stress fmt vet bench bench-gate bench-report bench-controllers bench-engine fuzz report-golden demo
+.PHONY: all build test stress fmt vet bench bench-gate bench-report bench-metrics bench-controllers bench-engine fuzz report-golden demo
 
 all: build test
 
@@ -47,6 +47,11 @@ bench-gate:
 bench-report:
 	$(GO) test -run '^$$' -bench 'Record|Observe|Recent' -benchtime=200ms -cpu 1,2 ./internal/report
 	$(GO) test -run '^$$' -bench . -benchtime=200ms ./internal/target
+
+# bench-metrics: the engine with --metrics off and on, alternated, and one
+# scrape's cost (loopback only; about a minute and a half).
+bench-metrics:
+	$(GO) test -run '^$$' -bench 'EngineMetrics|Scrape' -benchtime 20x ./internal/metrics
 
 # fuzz: a short run of each fuzz target (longer: FUZZTIME=5m make fuzz).
 FUZZTIME ?= 15s

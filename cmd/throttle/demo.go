@@ -166,6 +166,13 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := f.metrics.start(e); err != nil {
+		return err
+	}
+	defer f.metrics.stop()
+	if err := f.metrics.addTarget(mainPhase, tg); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := target.Serve(ctx, "", tg, target.WithShutdownGrace(time.Second))
 	if err != nil {

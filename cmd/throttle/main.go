@@ -23,6 +23,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/throttlekit/throttle/internal/engine"
 )
 
 func main() {
@@ -39,6 +41,9 @@ type env struct {
 	// signals delivers SIGINT/SIGTERM: the first stops the phase gracefully,
 	// the second aborts what is in flight. nil: no signals.
 	signals <-chan os.Signal
+	// started, if set, is handed each phase's engine before it runs, so a
+	// test can compare what the run exports with the engine's own state.
+	started func(*engine.Engine)
 }
 
 // terminal reports whether w is a terminal, for the live status line.

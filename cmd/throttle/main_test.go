@@ -40,7 +40,7 @@ func cli(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) resul
 func TestHelp(t *testing.T) {
 	runFlags := []string{"--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
 		"--max-vus", "--timeout", "--tries", "--fail-on", "--start", "--floor", "--high", "--low", "--window",
-		"--min-attempts", "--tick", "--settle", "--grace", "--no-governor", "--insecure", "--out", "--timeline", "--chart", "--quiet", "--verbose"}
+		"--min-attempts", "--tick", "--settle", "--grace", "--no-governor", "--insecure", "--out", "--timeline", "--chart", "--quiet", "--verbose", "--metrics"}
 	cases := []struct {
 		args []string
 		want []string
@@ -49,8 +49,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"--help"}, []string{"Usage:", "Examples:"}},
 		{[]string{"run", "--help"}, append([]string{"Examples:", "throttle run --rate"}, runFlags...)},
 		{[]string{"help", "run"}, []string{"Examples:", "--rate"}},
-		{[]string{"demo", "--help"}, []string{"Examples:", "throttle demo", "--capacity", "--model", "--latency", "--out", "--chart"}},
-		{[]string{"target", "--help"}, []string{"Examples:", "throttle target", "--capacity", "--model", "--latency", "--listen", "collapse"}},
+		{[]string{"demo", "--help"}, []string{"Examples:", "throttle demo", "--capacity", "--model", "--latency", "--out", "--chart", "--metrics"}},
+		{[]string{"target", "--help"}, []string{"Examples:", "throttle target", "--capacity", "--model", "--latency", "--listen", "collapse", "--metrics"}},
 		{[]string{"version", "--help"}, []string{"Examples:", "throttle version"}},
 	}
 	for _, c := range cases {
@@ -148,6 +148,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"target", "--concurrent", "--capacity", "2.5"}, "", "whole number"},
 		{[]string{"target", "--listen", "0.0.0.0:0"}, "", "--listen 0.0.0.0:0"},
 		{[]string{"target", "--listen", "nonsense"}, "", "--listen nonsense"},
+		{[]string{"run", "--rate", "50", "--metrics", "9100", u}, "", `--metrics 9100: address "9100": want HOST:PORT or :PORT`},
+		{[]string{"run", "--rate", "50", "--metrics", "127.0.0.1:x", u}, "", "--metrics 127.0.0.1:x: address \"127.0.0.1:x\": the port must be a number"},
+		{[]string{"demo", "--metrics", ":70000"}, "", "the port must be a number from 0 to 65535"},
+		{[]string{"target", "--metrics", "[::1"}, "", `--metrics [::1: address "[::1"`},
 	}
 	for _, c := range cases {
 		r := cli(t, c.stdin, nil, c.args...)

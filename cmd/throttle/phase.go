@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/report"
 )
@@ -28,11 +29,25 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 	if !p.quiet {
 		cfg.Logger = slog.New(newLineHandler(con, level))
 	}
+	if err := p.metrics.start(e); err != nil {
+		return err
+	}
+	defer p.metrics.stop()
 	cfg.Latency = rec
 	cfg.Observer = rec.Observe
+	mp := p.metrics.phase(rec)
+	if mp != nil {
+		cfg.Observer = func(w governor.Window) { rec.Observe(w); mp.Observe(w) }
+	}
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return usageError{err}
+	}
+	if err := p.metrics.attach(mp, eng); err != nil {
+		return err
+	}
+	if e.started != nil {
+		e.started(eng)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

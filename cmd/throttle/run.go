@@ -43,6 +43,7 @@ type phaseFlags struct {
 	chart       string
 	quiet       bool
 	verbose     bool
+	metrics     metricsServer
 }
 
 // phaseDefaults are the defaults a command gives the shared flags.
@@ -73,6 +74,7 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.StringVar(&p.chart, "chart", "", "write a chart of offer, throughput and attempt-fail % over time: .svg, .png or .html")
 	fs.BoolVar(&p.quiet, "quiet", false, "no live view or movement lines; only the final report")
 	fs.BoolVarP(&p.verbose, "verbose", "v", false, "also log the governor's holds (debug lines)")
+	p.metrics.register(fs)
 }
 
 // minTick is the finest --tick: the governor reads two counters per tick, and

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -12,12 +10,17 @@ import (
 	"github.com/throttlekit/throttle/internal/target"
 )
 
+// targetPhase labels a standalone target's series: it serves whatever phase
+// loads it, so it is named for itself.
+const targetPhase = "target"
+
 type targetFlags struct {
 	builtinFlags
 	listen     string
 	concurrent bool
 	anyAddr    bool
 	downClose  bool
+	metrics    metricsServer
 }
 
 func newTargetCmd(e env) *cobra.Command {
@@ -56,6 +59,7 @@ overloaded on purpose and is not meant to be exposed.`, target.DefaultBacklogDep
 	fs.BoolVar(&f.concurrent, "concurrent", false, "capacity bounds requests in service at once instead of a rate")
 	fs.BoolVar(&f.downClose, "reset-when-down", false, "reserved for tests: reset connections instead of 503 while down")
 	fs.BoolVar(&f.anyAddr, "allow-remote", false, "allow a --listen address other than loopback")
+	f.metrics.register(fs)
 	_ = fs.MarkHidden("reset-when-down")
 	return cmd
 }
@@ -70,6 +74,13 @@ func (f *targetFlags) run(fs *pflag.FlagSet, e env) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := f.metrics.start(e); err != nil {
+		return err
+	}
+	defer f.metrics.stop()
+	if err := f.metrics.addTarget(targetPhase, tg); err != nil {
+		return err
+	}
 	var opts []target.ServeOption
 	if f.anyAddr {
 		opts = append(opts, target.AllowNonLoopback())
@@ -78,14 +89,7 @@ func (f *targetFlags) run(fs *pflag.FlagSet, e env) error {
 	defer cancel()
 	srv, err := target.Serve(ctx, f.listen, tg, opts...)
 	if err != nil {
-		msg := fmt.Sprintf("--listen %s: %s", f.listen, err)
-		var sys *os.SyscallError
-		if errors.As(err, &sys) {
-			// A well-formed address the machine refused (in use, no
-			// permission): a runtime failure, not bad input.
-			return errors.New(msg)
-		}
-		return usagef("%s", msg)
+		return listenFailure("listen", f.listen, err)
 	}
 	fmt.Fprintf(e.stdout, "serving %s on %s (Ctrl-C to stop)\n", tc, srv.URL())
 	if e.signals != nil {
