@@ -66,7 +66,7 @@ fuzz:
 report-golden:
 	$(GO) test ./internal/report -run Golden -update
 
-# bench-engine: throttle's engine beside vegeta, hey and wrk against one
+# bench-engine: throttle's engine beside bombardier, wrk, hey and vegeta against one
 # loopback nginx, alternating runs (real processes; not part of CI).
 bench-engine:
 	bash bench/engine.sh

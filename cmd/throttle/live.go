@@ -213,6 +213,9 @@ func statusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mod
 	if cur.Counts.Dropped > 0 {
 		s += fmt.Sprintf("  dropped %d", cur.Counts.Dropped)
 	}
+	if g := cur.Generator; g.Saturated {
+		s += fmt.Sprintf("  generator saturated at %s/s (%s)", short(g.Rate), g.Signal)
+	}
 	return s
 }
 

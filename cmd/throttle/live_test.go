@@ -82,6 +82,10 @@ func TestStatusLine(t *testing.T) {
 	if !strings.Contains(got, "offer 8 in flight  0 attempts/s  fail -  ok -  p50 -  p99 -  [applying]") {
 		t.Errorf("got %q", got)
 	}
+	cur.Generator = engine.GeneratorStatus{Saturated: true, Signal: "cpu", Rate: 41234}
+	if got = statusLine(cur, cur, report.Latency{}, governor.Rate); !strings.HasSuffix(got, "  generator saturated at 41234/s (cpu)") {
+		t.Errorf("a saturated generator says so: %q", got)
+	}
 }
 
 // A second Ctrl-C aborts in-flight attempts at once instead of waiting out

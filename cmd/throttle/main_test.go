@@ -22,7 +22,11 @@ import (
 	"github.com/throttlekit/throttle/internal/testwait"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// fasthttp's idle-connection cleaner outlives a closed client by up to its
+// idle timeout; it holds nothing and exits by itself.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"))
+}
 
 type result struct {
 	code           int
@@ -40,7 +44,7 @@ func cli(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) resul
 func TestHelp(t *testing.T) {
 	runFlags := []string{"--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
 		"--max-vus", "--timeout", "--tries", "--fail-on", "--start", "--floor", "--high", "--low", "--window",
-		"--min-attempts", "--tick", "--settle", "--grace", "--no-governor", "--insecure", "--out", "--timeline", "--chart", "--quiet", "--verbose", "--metrics"}
+		"--min-attempts", "--tick", "--settle", "--grace", "--no-governor", "--insecure", "--http2", "--slow", "--out", "--timeline", "--chart", "--quiet", "--verbose", "--metrics"}
 	cases := []struct {
 		args []string
 		want []string
@@ -116,6 +120,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--concurrency", "5", "--max-vus", "10", u}, "", "--max-vus bounds the open-loop (--rate) pool"},
 		{[]string{"run", "--rate", "50", "--timeout", "0s", u}, "", "--timeout must be > 0"},
 		{[]string{"run", "--rate", "50", "--tries", "0", u}, "", "--tries must be >= 1"},
+		{[]string{"run", "--rate", "50", "--slow", "-1s", u}, "", "--slow must be >= 0"},
 		{[]string{"run", "--rate", "50", "--grace", "-1s", u}, "", "--grace must be >= 0"},
 		{[]string{"run", "--rate", "50", "--fail-on", "bogus", u}, "", `unknown --fail-on term "bogus"`},
 		{[]string{"run", "--rate", "50", "--fail-on", ",", u}, "", "--fail-on names nothing"},
@@ -454,5 +459,36 @@ func TestDemo(t *testing.T) {
 	// the deviation to 0.1 %: they agree within the two roundings.
 	if truth != 400 || found < 120 || found > 432 || math.Abs(100*(found-truth)/truth-dev) > 0.125+0.05+1e-9 {
 		t.Errorf("found %v vs true %v (%v %%)", found, truth, dev)
+	}
+}
+
+// --http2 with --insecure speaks HTTP/2 to a TLS server with a self-signed
+// certificate, and --slow fails answers over the budget as class slow.
+func TestHTTP2InsecureSlow(t *testing.T) {
+	var h2 atomic.Uint64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			h2.Add(1)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := cli(t, "", nil, "run", "--concurrency", "2", "--no-governor", "--http2", "--insecure", "--slow", "1ms",
+		"--window", "200ms", "--tick", "50ms", "--duration", "300ms", "--quiet", "--out", out, srv.URL)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	a := readJSON(t, out)["attempts"].(map[string]any)
+	if slow := a["by_class"].(map[string]any)["slow"]; slow.(float64) == 0 || slow != a["failed"] || slow != a["total"] {
+		t.Errorf("attempts %v: every 20 ms answer is over a 1 ms budget", a)
+	}
+	if h2.Load() == 0 {
+		t.Error("no request came over HTTP/2")
+	}
+	if r = cli(t, "", nil, "run", "--concurrency", "1", "--duration", "200ms", "--quiet", srv.URL); r.code != 0 || !strings.Contains(r.stdout, ": ok 0, failed") || !strings.Contains(r.stdout, "(100 %): other ") {
+		t.Errorf("without --insecure the self-signed certificate fails every attempt (class other): exit %d\n%s", r.code, r.stdout)
 	}
 }

@@ -88,11 +88,16 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 			Status5xx: c.Classes[engine.Class5xx],
 			Status429: c.Classes[engine.Class429],
 			Other:     c.Classes[engine.ClassOther],
+			Slow:      c.Classes[engine.ClassSlow],
 		},
 		Iterations: report.Iterations{OK: c.IterOK, Failed: c.IterFailed},
 		Dropped:    c.Dropped,
 		Aborted:    c.Aborted,
 		Latency:    rec.Summary(),
+		Generator: report.Generator{
+			Ticks: res.Generator.Ticks, SaturatedTicks: res.Generator.SaturatedTicks,
+			Rate: res.Generator.Rate, Signals: res.Generator.Signals,
+		},
 	}
 	r, err := report.Build(in)
 	if err != nil {

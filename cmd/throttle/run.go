@@ -28,6 +28,7 @@ type phaseFlags struct {
 	timeout     time.Duration
 	tries       int
 	failOn      string
+	slow        time.Duration
 	start       float64
 	floor       float64
 	high        float64
@@ -58,6 +59,7 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.DurationVar(&p.timeout, "timeout", engine.DefaultTimeout, "per-attempt timeout, from sending to the last body byte")
 	fs.IntVar(&p.tries, "tries", 1, "attempts per iteration, with a small jittered exponential backoff between them (10 ms doubling, at most 320 ms)")
 	fs.StringVar(&p.failOn, "fail-on", engine.DefaultFailOn, "what counts as a failed attempt: transport, refused, reset, timeout, other, 1xx..5xx, or status codes such as 503")
+	fs.DurationVar(&p.slow, "slow", 0, "latency budget: an otherwise ok attempt slower than this fails, class slow (default 0: none)")
 	fs.Float64Var(&p.start, "start", d.start, "opening offer, never below --floor; a target known to be robust declares a higher one")
 	fs.Float64Var(&p.floor, "floor", d.floor, "the offer never goes below it")
 	p.high = governor.DefaultHigh
@@ -131,6 +133,8 @@ func (p *phaseFlags) limits(fs *pflag.FlagSet, mode governor.Mode, ceiling float
 		return l, usagef("--max-vus must be >= 1, got %d", p.maxVUs)
 	case p.timeout <= 0:
 		return l, usagef("--timeout must be > 0, got %v", p.timeout)
+	case p.slow < 0:
+		return l, usagef("--slow must be >= 0, got %v", p.slow)
 	case p.tries < 1:
 		return l, usagef("--tries must be >= 1, got %d", p.tries)
 	case p.grace < 0:
@@ -223,6 +227,7 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 		Timeout:  p.timeout,
 		Tries:    p.tries,
 		FailOn:   &f,
+		Slow:     p.slow,
 		Grace:    grace,
 		Tick:     p.tick,
 		Settle:   p.settle,
@@ -240,6 +245,7 @@ type runFlags struct {
 	rate        float64
 	concurrency float64
 	insecure    bool
+	http2       bool
 }
 
 func newRunCmd(e env) *cobra.Command {
@@ -300,6 +306,7 @@ Ctrl-C aborts them at once.`,
 	fs.Float64Var(&f.concurrency, "concurrency", 0, "closed loop: the ceiling in iterations in flight (a whole number)")
 	f.register(fs, phaseDefaults{duration: 2 * time.Minute, window: governor.DefaultWindow, tick: governor.DefaultTick, floor: governor.DefaultFloor, start: governor.DefaultFloor})
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (it is on by default)")
+	fs.BoolVar(&f.http2, "http2", false, "send with net/http, which speaks HTTP/2 to servers that offer it over TLS (default: HTTP/1.1 on fasthttp, the faster client)")
 	return cmd
 }
 
@@ -332,7 +339,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	cfg.Insecure = f.insecure
+	cfg.Insecure, cfg.HTTP2 = f.insecure, f.http2
 	return runPhase(e, &f.phaseFlags, cfg, describe(tg), nil)
 }
 

@@ -2,14 +2,19 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/valyala/fasthttp"
 )
 
 // Class is what became of one resolved attempt: ok, or the class of its
@@ -27,10 +32,11 @@ const (
 	Class5xx                  // a failing response with status 5xx
 	Class429                  // a failing response with status 429 Too Many Requests
 	ClassOther                // any other failure: another transport error (DNS, TLS, ...) or another failing status
+	ClassSlow                 // an otherwise ok attempt slower than the latency budget (--slow)
 	NumClasses                // how many classes there are
 )
 
-var classNames = [NumClasses]string{"ok", "refused", "reset", "timeout", "5xx", "429", "other"}
+var classNames = [NumClasses]string{"ok", "refused", "reset", "timeout", "5xx", "429", "other", "slow"}
 
 // String returns the class's name as reports and --fail-on spell it.
 func (c Class) String() string {
@@ -51,24 +57,97 @@ func statusClass(code int) Class {
 	return ClassOther
 }
 
+// classify is the one classification both transports share: the class an
+// attempt has if it fails, and its error code (see ErrorCode), from its
+// transport error (nil when a response arrived) and status. Whether it
+// fails is the FailedFunc's decision, not this.
+func classify(err error, status int) (Class, int) {
+	if err == nil {
+		code := 0
+		if status >= 400 {
+			code = 1000 + status
+		}
+		return statusClass(status), code
+	}
+	c := errClass(err)
+	return c, errorCode(err, c)
+}
+
 // errClass classifies a transport error. The caller has already ruled out
 // the engine's own cancellation (an aborted attempt is not the target's
 // doing and is not classified at all).
 func errClass(err error) Class {
-	var ne net.Error
+	var te interface{ Timeout() bool }
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return ClassTimeout
-	case errors.As(err, &ne) && ne.Timeout():
+	case errors.As(err, &te) && te.Timeout():
 		return ClassTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ClassRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, fasthttp.ErrConnectionClosed):
 		return ClassReset
 	}
 	return ClassOther
 }
+
+// ErrorCode values, as k6's documentation numbers its error codes, so that
+// a script's res.error_code reads the same: 1000 + status for a response
+// with status >= 400; for transport errors the codes below. 0 is no error.
+const (
+	ErrorGeneric      = 1000 // an error of no more specific code
+	ErrorInvalidURL   = 1020 // the URL could not be parsed or has no host
+	ErrorTimeout      = 1050 // the attempt outlived its timeout
+	ErrorDNS          = 1100 // the host name did not resolve
+	ErrorDial         = 1200 // another error while connecting
+	ErrorRefused      = 1210 // the connection was refused
+	ErrorReset        = 1220 // the connection was reset or closed mid-exchange
+	ErrorTLS          = 1300 // another TLS error
+	ErrorTLSAuthority = 1310 // the certificate's authority is not trusted
+	ErrorTLSHostname  = 1311 // the certificate does not name the host
+)
+
+// errorCode is the code of a transport error of class c.
+func errorCode(err error, c Class) int {
+	var (
+		dns      *net.DNSError
+		op       *net.OpError
+		urlErr   *url.Error
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		certErr  *tls.CertificateVerificationError
+		alert    tls.AlertError
+		recHdr   tls.RecordHeaderError
+	)
+	switch {
+	case c == ClassTimeout:
+		return ErrorTimeout
+	case c == ClassRefused:
+		return ErrorRefused
+	case c == ClassReset:
+		return ErrorReset
+	case errors.Is(err, errInvalidURL):
+		return ErrorInvalidURL
+	case errors.As(err, &dns):
+		return ErrorDNS
+	case errors.As(err, &unknown):
+		return ErrorTLSAuthority
+	case errors.As(err, &hostname):
+		return ErrorTLSHostname
+	case errors.As(err, &certErr), errors.As(err, &alert), errors.As(err, &recHdr):
+		return ErrorTLS
+	case errors.As(err, &op) && op.Op == "dial":
+		return ErrorDial
+	case errors.As(err, &urlErr) && urlErr.Op == "parse":
+		return ErrorInvalidURL
+	}
+	return ErrorGeneric
+}
+
+// errInvalidURL wraps a Request whose URL cannot be sent.
+var errInvalidURL = errors.New("invalid URL")
 
 // DefaultFailOn is the failure rule unless told otherwise: transport errors,
 // timeouts, 5xx and 429.
@@ -144,3 +223,11 @@ func (f *FailOn) failedStatus(code int) bool {
 
 // failedClass reports whether a transport error of class c is a failure.
 func (f *FailOn) failedClass(c Class) bool { return f.class[c] }
+
+// failedResponse is FailOn as a FailedFunc.
+func (f *FailOn) failedResponse(r *Response) bool {
+	if r.Err != nil {
+		return f.failedClass(r.Class)
+	}
+	return f.failedStatus(r.Status)
+}

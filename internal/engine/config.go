@@ -56,6 +56,14 @@ type Config struct {
 	FailOn *FailOn
 	// Insecure skips TLS certificate verification.
 	Insecure bool
+	// HTTP2 sends through net/http, which speaks HTTP/2 where the server
+	// offers it over TLS; the default is HTTP/1.1 on fasthttp.
+	HTTP2 bool
+	// Slow, when > 0, is a latency budget: an otherwise ok attempt slower
+	// than Slow fails with class ClassSlow. 0 (the default) has none.
+	Slow time.Duration
+	// Watch tunes the generator's watch of itself (zero: the defaults).
+	Watch WatchConfig
 	// Grace is how long a stopping phase waits for in-flight iterations
 	// (default DefaultGrace; negative: do not wait).
 	Grace time.Duration
@@ -100,6 +108,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("engine: tries must be >= 1, got %d", c.Tries)
 	case c.Duration < 0:
 		return c, fmt.Errorf("engine: duration must be >= 0, got %v", c.Duration)
+	case c.Slow < 0:
+		return c, fmt.Errorf("engine: slow must be >= 0, got %v", c.Slow)
 	case c.Tick < 0:
 		return c, fmt.Errorf("engine: tick must be > 0, got %v", c.Tick)
 	}

@@ -251,13 +251,20 @@ func TestDropped(t *testing.T) {
 	}
 }
 
-// Timeouts, refused connections and failing statuses land in their classes.
+// Timeouts, refused connections and failing statuses land in their
+// classes, on either transport.
 func TestTransportClasses(t *testing.T) {
 	t.Parallel()
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) { t.Parallel(); transportClasses(t, tr.http2) })
+	}
+}
+
+func transportClasses(t *testing.T, http2 bool) {
 	l := fastLimits(governor.Concurrency, 2, 2)
 
 	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	res := run(t, Config{Targets: hang, Limits: l, Fixed: true, Duration: 300 * time.Millisecond, Timeout: 50 * time.Millisecond})
+	res := run(t, Config{Targets: hang, Limits: l, Fixed: true, Duration: 300 * time.Millisecond, Timeout: 50 * time.Millisecond, HTTP2: http2})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassTimeout] != c.Failed {
 		t.Errorf("timeouts: %+v", c)
 	}
@@ -270,16 +277,22 @@ func TestTransportClasses(t *testing.T) {
 	ln.Close()
 	u, _ := url.Parse("http://" + addr + "/")
 	closed := []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
-	res = run(t, Config{Targets: closed, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Tries: 2})
+	res = run(t, Config{Targets: closed, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Tries: 2, HTTP2: http2})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassRefused] != c.Failed || c.IterFailed == 0 || c.IterOK != 0 {
 		t.Errorf("refused: %+v", c)
 	}
 
 	teapot := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(418) }))
 	f, _ := ParseFailOn("418")
-	res = run(t, Config{Targets: teapot, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, FailOn: &f})
+	res = run(t, Config{Targets: teapot, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, FailOn: &f, HTTP2: http2})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassOther] != c.Failed {
 		t.Errorf("a failing 418 is class other: %+v", c)
+	}
+
+	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) }))
+	res = run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 200 * time.Millisecond, Slow: time.Millisecond, HTTP2: http2})
+	if c := res.Counts; c.Failed == 0 || c.Classes[ClassSlow] != c.Failed || c.OK != 0 {
+		t.Errorf("--slow: every attempt outlived the budget: %+v", c)
 	}
 }
 
@@ -335,8 +348,8 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// With more targets than a worker caches, every target is still sent in
-// turn. The run lasts until every target has been hit (a loaded machine may
+// With many targets (each a different wire request), every target is sent
+// in turn. The run lasts until every target has been hit (a loaded machine may
 // need longer than an idle one's fraction of a second), then is interrupted.
 func TestManyTargets(t *testing.T) {
 	t.Parallel()
@@ -351,7 +364,7 @@ func TestManyTargets(t *testing.T) {
 		mu.Unlock()
 		sent.Add(1)
 	}))
-	n := maxCachedTargets * 2
+	n := 128
 	list := make([]targets.Target, n)
 	for i := range list {
 		u, _ := url.Parse(tgts[0].URL.String() + strconv.Itoa(i))

@@ -1,14 +1,9 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"fmt"
-	"io"
 	"math"
-	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +35,9 @@ type Counts struct {
 	// Aborted counts attempts cut off by the engine's own stop, neither ok
 	// nor failed: they say nothing about the target.
 	Aborted uint64
+	// Started counts attempts sent; Started − OK − Failed − Aborted are in
+	// flight.
+	Started uint64
 }
 
 // Snapshot is a live view of a running phase.
@@ -52,6 +50,8 @@ type Snapshot struct {
 	Workers int
 	// Governor is the governor's state.
 	Governor governor.State
+	// Generator is the generator's watch of itself at its last tick.
+	Generator GeneratorStatus
 }
 
 // Result is what a finished phase measured.
@@ -68,26 +68,23 @@ type Result struct {
 	Workers int
 	// Capacity is the estimate at the failure bound from the settled windows.
 	Capacity governor.Estimate
+	// Generator sums up the generator's watch of itself over the phase.
+	Generator GeneratorSummary
 }
 
 // Engine runs one governed HTTP load phase. Make it with New, watch it with
-// Snapshot while Run runs, and run it once.
+// Snapshot while Run runs, and run it once. It implements
+// governor.LoadCounters (its Meter's).
 type Engine struct {
-	cfg       Config
-	gate      *gate.Gate
-	gov       *governor.Governor
-	transport *http.Transport
-	reqs      []*http.Request // one prepared request per target, read-only
+	cfg    Config
+	gate   *gate.Gate
+	gov    *governor.Governor
+	meter  *Meter
+	driver *Driver
+	reqs   []Request // one per target, read-only
+	watch  *watcher
 
-	// Hot-path counters, each on its own cache line. An attempt is failed
-	// exactly when its class is not ClassOK, so the classes are also the
-	// governor's ok and failed counts.
-	iterOK      padded
-	iterFailed  padded
-	dropped     padded
-	aborted     padded
-	inflight    paddedInt
-	classes     [NumClasses]padded
+	arrivals    atomic.Uint64   // rate mode: arrivals the scheduler produced (handed out or dropped)
 	startNanos  atomic.Int64    // Run's start, Unix nanoseconds; 0 before Run
 	stop        chan struct{}   // closed when the phase stops: no new tries
 	hard        context.Context // cancelled to abort in-flight attempts
@@ -110,16 +107,6 @@ type Engine struct {
 // longer stall to offer × 10 ms arrivals.
 const ScheduleSlack = 10 * time.Millisecond
 
-type padded struct {
-	atomic.Uint64
-	_ [56]byte
-}
-
-type paddedInt struct {
-	atomic.Int64
-	_ [56]byte
-}
-
 // New prepares a phase: it checks cfg, builds the gate, the governor and
 // the HTTP transport. Nothing is sent until Run.
 func New(cfg Config) (*Engine, error) {
@@ -136,110 +123,50 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, gate: g, stop: make(chan struct{}), work: make(chan time.Time)}
+	e := &Engine{cfg: cfg, gate: g, meter: NewMeter(), stop: make(chan struct{}), work: make(chan time.Time)}
 	e.hard, e.abort = context.WithCancel(context.Background())
-	gov, err := governor.New(l, governor.CountersFunc(e.attempts),
+	gov, err := governor.New(l, e.meter,
 		governor.WithTick(cfg.Tick), governor.WithSettle(cfg.Settle), governor.WithLogger(cfg.Logger), governor.WithObserver(e.observe))
 	if err != nil {
 		return nil, err
 	}
 	e.gov = gov
-	e.transport = newTransport(cfg)
+	e.driver, err = NewDriver(DriverConfig{
+		Meter: e.meter, Latency: cfg.Latency, Tries: cfg.Tries, Timeout: cfg.Timeout, FailOn: cfg.FailOn, Slow: cfg.Slow,
+		HTTP2: cfg.HTTP2, Insecure: cfg.Insecure, Conns: cfg.workers(), Stop: e.stop, Abort: e.hard,
+	})
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range cfg.Targets {
-		req, err := http.NewRequest(t.Method, t.URL.String(), nil)
-		if err != nil {
-			return nil, fmt.Errorf("engine: target %s %s: %v", t.Method, t.URL, err)
-		}
-		req.Header = t.Header
-		if h := t.Header.Get("Host"); h != "" {
-			req.Host = h
-		}
-		if t.Body != nil {
-			body := t.Body
-			req.ContentLength = int64(len(body))
-			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		}
-		e.reqs = append(e.reqs, req)
+		e.reqs = append(e.reqs, Request{Method: t.Method, URL: t.URL.String(), Header: t.Header, Body: t.Body, DiscardBody: true})
 	}
+	e.watch = newWatcher(cfg.Limits.Mode == governor.Rate, cfg.Watch)
 	return e, nil
-}
-
-func newTransport(cfg Config) *http.Transport {
-	d := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
-	return &http.Transport{
-		// Load goes straight to the target: a proxy from the environment
-		// would measure the proxy.
-		Proxy:       nil,
-		DialContext: d.DialContext,
-		// Every worker keeps its connection between requests: without
-		// enough idle slots connections churn and the run measures TCP setup.
-		MaxIdleConns:          0,
-		MaxIdleConnsPerHost:   cfg.workers() + 16,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   cfg.Timeout,
-		TLSClientConfig:       &tls.Config{InsecureSkipVerify: cfg.Insecure}, //nolint:gosec // only with --insecure
-		ForceAttemptHTTP2:     true,
-		DisableCompression:    true,
-		ExpectContinueTimeout: time.Second,
-	}
 }
 
 // Config returns the phase's configuration with defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
 
-// attempts is the governor's view of the counters.
-func (e *Engine) attempts() (ok, failed uint64) {
-	var c [NumClasses]uint64
-	e.loadClasses(&c)
-	return okFailed(&c)
-}
+// Attempts implements governor.Counters: the resolved attempts so far.
+func (e *Engine) Attempts() (ok, failed uint64) { return e.meter.Attempts() }
 
-// loadClasses reads the class counters, the failure classes first: a
-// concurrent attempt then can only make ok look newer than failed, never
-// count one attempt twice.
-func (e *Engine) loadClasses(c *[NumClasses]uint64) {
-	for i := range c {
-		if Class(i) != ClassOK {
-			c[i] = e.classes[i].Load()
-		}
-	}
-	c[ClassOK] = e.classes[ClassOK].Load()
-}
+// Load implements governor.LoadCounters.
+func (e *Engine) Load() governor.Load { return e.meter.Load() }
 
-// okFailed splits class counts into ok and failed attempts.
-func okFailed(c *[NumClasses]uint64) (ok, failed uint64) {
-	for i, n := range c {
-		if Class(i) == ClassOK {
-			ok = n
-		} else {
-			failed += n
-		}
-	}
-	return ok, failed
-}
-
-// counts reads the cumulative counters.
-func (e *Engine) counts() Counts {
-	c := Counts{
-		IterOK:     e.iterOK.Load(),
-		IterFailed: e.iterFailed.Load(),
-		Dropped:    e.dropped.Load(),
-		Aborted:    e.aborted.Load(),
-	}
-	e.loadClasses(&c.Classes)
-	c.OK, c.Failed = okFailed(&c.Classes)
-	return c
-}
+// Meter returns the phase's counters.
+func (e *Engine) Meter() *Meter { return e.meter }
 
 // Snapshot returns a live view of the phase. It is safe to call at any time,
 // from any goroutine.
 func (e *Engine) Snapshot() Snapshot {
 	s := Snapshot{
-		Counts:   e.counts(),
-		InFlight: e.inflight.Load(),
-		Offer:    e.gate.Offer(),
-		Workers:  int(e.workerCount.Load()),
-		Governor: e.gov.State(),
+		Counts:    e.meter.Counts(),
+		InFlight:  e.meter.InFlight(),
+		Offer:     e.gate.Offer(),
+		Workers:   int(e.workerCount.Load()),
+		Governor:  e.gov.State(),
+		Generator: e.watch.status(),
 	}
 	if n := e.startNanos.Load(); n != 0 {
 		s.Elapsed = time.Since(time.Unix(0, n))
@@ -272,7 +199,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("engine: Run called twice")
 	}
 	defer e.abort()
-	defer e.transport.CloseIdleConnections()
+	defer e.driver.Close()
 
 	start := time.Now()
 	e.startNanos.Store(start.UnixNano())
@@ -295,6 +222,16 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	}))
 	defer stopGov() // a no-op after the stop below; covers a panic on the way
 
+	// The generator's watch of itself, until the governor stops.
+	stopWatch, watchDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		e.watchLoop(stopWatch)
+	}()
+	var watchOnce sync.Once
+	endWatch := func() { watchOnce.Do(func() { close(stopWatch); <-watchDone }) }
+	defer endWatch()
+
 	schedDone := make(chan struct{})
 	if e.cfg.Limits.Mode == governor.Concurrency {
 		close(schedDone)
@@ -308,6 +245,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 
 	<-phase.Done()
 	interrupted := ctx.Err() != nil
+	endWatch() // the tick the phase ended in is not the generator's doing
 
 	// Stop: the governor first (no window judged on a draining phase), then
 	// arrivals, then retries; then wait out the in-flight iterations.
@@ -318,7 +256,8 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	e.drain()
 
 	end := time.Now()
-	res := &Result{Config: e.cfg, Start: start, End: end, Interrupted: interrupted, Counts: e.counts(), Workers: int(e.workerCount.Load())}
+	res := &Result{Config: e.cfg, Start: start, End: end, Interrupted: interrupted, Counts: e.meter.Counts(),
+		Workers: int(e.workerCount.Load()), Generator: e.watch.summary()}
 	e.windowsMu.Lock()
 	res.Windows = append([]governor.Window(nil), e.windows...)
 	e.windowsMu.Unlock()
@@ -361,6 +300,7 @@ func (e *Engine) schedule(ctx context.Context) {
 		}
 		due := p.Due()
 		p.Release()
+		e.arrivals.Add(1)
 		select {
 		case e.work <- due:
 			continue
@@ -373,7 +313,7 @@ func (e *Engine) schedule(ctx context.Context) {
 			go w.serve(due)
 			continue
 		}
-		e.dropped.Add(1)
+		e.meter.Drop()
 	}
 }
 

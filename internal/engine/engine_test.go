@@ -19,7 +19,11 @@ import (
 	"github.com/throttlekit/throttle/internal/testwait"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// fasthttp's idle-connection cleaner outlives a closed client by up to its
+// idle timeout: it is fasthttp's, holds nothing, and exits by itself.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"))
+}
 
 // serve starts h on loopback for the test.
 func serve(t *testing.T, h http.Handler) []targets.Target {
@@ -227,5 +231,49 @@ func TestFailOnExcludes429(t *testing.T) {
 	res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Concurrency, 2, 2), Fixed: true, FailOn: &f, Duration: 200 * time.Millisecond})
 	if res.Counts.Failed != 0 || res.Counts.OK == 0 || res.Counts.Classes[ClassOK] != res.Counts.OK || res.Counts.Classes[Class429] != 0 {
 		t.Errorf("counts %+v", res.Counts)
+	}
+}
+
+// The engine is the governor's LoadCounters: after a phase, every started
+// attempt resolved, their summed latency is counted, and dropped arrivals
+// are the Counts'. The generator's watch ran.
+func TestLoadCounters(t *testing.T) {
+	t.Parallel()
+	_, tgts := builtin(t, target.NewConfig(1000))
+	e, err := New(Config{Targets: tgts, Limits: fastLimits(governor.Rate, 200, 200), Fixed: true, MaxVUs: 4, Duration: 600 * time.Millisecond,
+		Tick: 50 * time.Millisecond, Watch: WatchConfig{Every: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var _ governor.LoadCounters = e
+	res, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, failed := e.Attempts()
+	l := e.Load()
+	c := res.Counts
+	if ok == 0 || l.Started != ok+failed+c.Aborted || c.Started != l.Started || l.Dropped != c.Dropped || l.Latency <= 0 {
+		t.Errorf("attempts %d/%d, load %+v, counts %+v", ok, failed, l, c)
+	}
+	if res.Generator.Ticks == 0 {
+		t.Errorf("the generator's watch never ticked: %+v", res.Generator)
+	}
+}
+
+// The watch's verdict reaches the governor through Load, and the rate it
+// saturated at through Saturated.
+func TestMeterSaturation(t *testing.T) {
+	m := NewMeter()
+	if l := m.Load(); l.GeneratorSaturated {
+		t.Fatal("a new meter is not saturated")
+	}
+	m.setSaturated(true, 1234)
+	if now, rate := m.Saturated(); !now || rate != 1234 || !m.Load().GeneratorSaturated {
+		t.Errorf("saturated %v at %v", now, rate)
+	}
+	m.setSaturated(false, 1234)
+	if now, rate := m.Saturated(); now || rate != 1234 || m.Load().GeneratorSaturated {
+		t.Errorf("a clean tick clears the verdict, keeps the rate: %v %v", now, rate)
 	}
 }

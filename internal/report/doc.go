@@ -55,14 +55,16 @@
 //	      // P = {"count", "min_ms", "mean_ms", "p50_ms", "p90_ms", "p99_ms",
 //	      //      "p99_9_ms", "max_ms"}
 //	  "attempts": {"total", "ok", "failed", "fail_frac",
-//	               "by_class": {"refused", "reset", "timeout", "5xx", "429", "other"}},
+//	               "by_class": {"refused", "reset", "timeout", "5xx", "429", "other", "slow"}},
 //	  "iterations": {"total", "ok", "failed", "ok_frac"},
 //	  "dropped_arrivals": 0,
 //	  "aborted_attempts": 0,
 //	  "windows": [{"index", "start_s", "end_s", "offer", "ok", "failed", "frac",
 //	               "attempts_per_s", "goodput_per_s", "signal", "kind",
 //	               "next_offer", "last_bad", "streak", "settled", "saturated",
-//	               "p50_ms", "p99_ms"}]
+//	               "p50_ms", "p99_ms"}],
+//	  "generator": {"saturated", "saturated_at_per_s", "saturated_ticks", "ticks",
+//	                "signals": {"cpu", "lag", "schedule"}}
 //	}
 //
 // Fractions are in [0, 1], rates per second, run times in seconds since the

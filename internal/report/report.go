@@ -30,13 +30,25 @@ type Settings struct {
 type Attempts struct {
 	OK uint64
 	// Failed attempts by class: connection refused, connection reset,
-	// timeout, a 5xx status, a 429 status, anything else counted as failed.
-	Refused, Reset, Timeout, Status5xx, Status429, Other uint64
+	// timeout, a 5xx status, a 429 status, anything else counted as failed,
+	// and ok answers slower than the latency budget (--slow).
+	Refused, Reset, Timeout, Status5xx, Status429, Other, Slow uint64
 }
 
 // Failed is the number of failed attempts of every class.
 func (a Attempts) Failed() uint64 {
-	return a.Refused + a.Reset + a.Timeout + a.Status5xx + a.Status429 + a.Other
+	return a.Refused + a.Reset + a.Timeout + a.Status5xx + a.Status429 + a.Other + a.Slow
+}
+
+// Generator is the load generator's watch of itself (engine.GeneratorSummary).
+type Generator struct {
+	// Ticks and SaturatedTicks count the watch's ticks, all and those in
+	// which the generator, not the target, limited the load.
+	Ticks, SaturatedTicks int
+	// Rate is the attempts per second over the saturated ticks.
+	Rate float64
+	// Signals counts saturated ticks by rule (cpu, lag, schedule).
+	Signals map[string]int
 }
 
 // Iterations counts finished iterations: OK after however many tries it
@@ -64,6 +76,9 @@ type Input struct {
 	Aborted uint64
 	// Latency is Recorder.Summary(); the zero value reports no latencies.
 	Latency Latencies
+	// Generator is the generator's watch of itself; the zero value says
+	// it never saturated.
+	Generator Generator
 }
 
 // Outcome names what a run found; it is the JSON report's "outcome".
@@ -137,6 +152,11 @@ func Build(in Input) (*Report, error) {
 		},
 		DroppedArrivals: in.Dropped,
 		AbortedAttempts: in.Aborted,
+		Generator: GeneratorJSON{
+			Saturated: in.Generator.SaturatedTicks > 0, SaturatedAtPerS: round(in.Generator.Rate, 3),
+			SaturatedTicks: in.Generator.SaturatedTicks, Ticks: in.Generator.Ticks,
+			Signals: GeneratorSignals{CPU: in.Generator.Signals["cpu"], Lag: in.Generator.Signals["lag"], Schedule: in.Generator.Signals["schedule"]},
+		},
 	}
 
 	// Everything the report says about the capacity level — the estimate,
@@ -178,7 +198,7 @@ func Build(in Input) (*Report, error) {
 		FailFrac: round(frac(failed, a.OK+failed), 6),
 		ByClass: ClassesJSON{
 			Refused: a.Refused, Reset: a.Reset, Timeout: a.Timeout,
-			Status5xx: a.Status5xx, Status429: a.Status429, Other: a.Other,
+			Status5xx: a.Status5xx, Status429: a.Status429, Other: a.Other, Slow: a.Slow,
 		},
 	}
 	it := in.Iterations
@@ -312,6 +332,10 @@ func unsettled(in Input) (Outcome, string) {
 func notes(in Input, r *Report, uncovered int) []string {
 	out := []string{} // [] in JSON, never null
 	l := in.Settings.Limits
+	if g := in.Generator; g.SaturatedTicks > 0 {
+		out = append(out, fmt.Sprintf("generator saturated at %s/s (%d of %d watch ticks: %s): figures at that load are the generator's, not the target's",
+			num(g.Rate), g.SaturatedTicks, g.Ticks, signalCounts(g.Signals)))
+	}
 	if in.Dropped > 0 {
 		out = append(out, fmt.Sprintf("%d arrivals dropped: no free worker when due (the worker bound limited the load)", in.Dropped))
 	}

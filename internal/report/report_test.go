@@ -476,3 +476,43 @@ func FuzzBuild(f *testing.F) {
 		}
 	})
 }
+
+// A saturated generator and slow attempts are reported: the note and the
+// text line name the rate and the signals; slow attempts are failed ones of
+// their own class.
+func TestBuildGeneratorAndSlow(t *testing.T) {
+	l := governor.NewLimits(governor.Rate, 100000)
+	r := build(t, Input{
+		Settings:   Settings{Limits: l, Governed: false},
+		Windows:    []governor.Window{window(0, 100000, 40000, 0, governor.SignalAtCeiling)},
+		Start:      t0,
+		End:        t0.Add(time.Second),
+		Attempts:   Attempts{OK: 40000, Slow: 25},
+		Iterations: Iterations{OK: 40000, Failed: 25},
+		Generator:  Generator{Ticks: 4, SaturatedTicks: 3, Rate: 41234.5, Signals: map[string]int{"cpu": 2, "schedule": 1}},
+	})
+	g := r.Generator
+	if !g.Saturated || g.SaturatedAtPerS != 41234.5 || g.Signals != (GeneratorSignals{CPU: 2, Schedule: 1}) || g.SaturatedTicks != 3 || g.Ticks != 4 {
+		t.Errorf("generator %+v", g)
+	}
+	if r.Attempts.Failed != 25 || r.Attempts.ByClass.Slow != 25 {
+		t.Errorf("attempts %+v", r.Attempts)
+	}
+	var text strings.Builder
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"generator    saturated at 41235/s (3 of 4 watch ticks: cpu 2, schedule 1)", "note         generator saturated at 41235/s", "slow 25"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	clean := build(t, Input{Settings: Settings{Limits: l}, Windows: []governor.Window{window(0, 100000, 40000, 0, governor.SignalAtCeiling)}, Start: t0, End: t0.Add(time.Second)})
+	text.Reset()
+	if err := clean.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "saturated at") || clean.Generator.Saturated {
+		t.Errorf("an unsaturated generator says nothing:\n%s", text.String())
+	}
+}

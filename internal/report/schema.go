@@ -39,6 +39,35 @@ type Report struct {
 	AbortedAttempts uint64 `json:"aborted_attempts"`
 	// Windows is the timeline: one entry per closed governor window.
 	Windows []WindowJSON `json:"windows"`
+	// Generator is the load generator's watch of itself.
+	Generator GeneratorJSON `json:"generator"`
+}
+
+// GeneratorJSON is the "generator" object: whether the load generator
+// itself was the bottleneck in part of the run.
+type GeneratorJSON struct {
+	// Saturated is true when any watch tick found the generator, not the
+	// target, limiting the load (its CPU, its schedule lag, or its
+	// scheduler falling short of the offer).
+	Saturated bool `json:"saturated"`
+	// SaturatedAtPerS is the attempts per second over the saturated
+	// ticks; 0 when none.
+	SaturatedAtPerS float64 `json:"saturated_at_per_s"`
+	// SaturatedTicks of Ticks watch ticks were saturated.
+	SaturatedTicks int `json:"saturated_ticks"`
+	Ticks          int `json:"ticks"`
+	// Signals counts saturated ticks by the rule that marked them.
+	Signals GeneratorSignals `json:"signals"`
+}
+
+// GeneratorSignals is "generator.signals": saturated ticks by rule.
+type GeneratorSignals struct {
+	// CPU: the process used nearly all the cores it may use.
+	CPU int `json:"cpu"`
+	// Lag: arrivals were sent late after their intended start.
+	Lag int `json:"lag"`
+	// Schedule: the scheduler produced fewer arrivals than the offer.
+	Schedule int `json:"schedule"`
 }
 
 // SettingsJSON is the "settings" object.
@@ -160,6 +189,8 @@ type ClassesJSON struct {
 	// Other: any other failure (other transport errors, other statuses the
 	// run counts as failed).
 	Other uint64 `json:"other"`
+	// Slow: answers otherwise ok but slower than the latency budget (--slow).
+	Slow uint64 `json:"slow"`
 }
 
 // IterationsJSON is the "iterations" object.

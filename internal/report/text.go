@@ -61,6 +61,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	it := r.Iterations
 	fmt.Fprintf(&b, "iterations   %d: ok after tries %d (%s), failed %d\n", it.Total, it.OK, pct(it.OKFrac), it.Failed)
 	fmt.Fprintf(&b, "dropped      %d arrivals\n", r.DroppedArrivals)
+	if g := r.Generator; g.Saturated {
+		fmt.Fprintf(&b, "generator    saturated at %s/s (%d of %d watch ticks: %s)\n", num(g.SaturatedAtPerS), g.SaturatedTicks, g.Ticks, signalCounts(map[string]int{"cpu": g.Signals.CPU, "lag": g.Signals.Lag, "schedule": g.Signals.Schedule}))
+	}
 	if r.AbortedAttempts > 0 {
 		fmt.Fprintf(&b, "aborted      %d attempts cut off by the stop (neither ok nor failed)\n", r.AbortedAttempts)
 	}
@@ -100,12 +103,23 @@ func (r *Report) unit() string {
 	return "/s"
 }
 
+// signalCounts prints saturated ticks by rule: "cpu 3, lag 1".
+func signalCounts(m map[string]int) string {
+	var parts []string
+	for _, k := range []string{"cpu", "lag", "schedule"} {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 func (c ClassesJSON) nonZero() string {
 	var parts []string
 	for _, x := range []struct {
 		name string
 		n    uint64
-	}{{"5xx", c.Status5xx}, {"429", c.Status429}, {"timeout", c.Timeout}, {"refused", c.Refused}, {"reset", c.Reset}, {"other", c.Other}} {
+	}{{"5xx", c.Status5xx}, {"429", c.Status429}, {"timeout", c.Timeout}, {"refused", c.Refused}, {"reset", c.Reset}, {"other", c.Other}, {"slow", c.Slow}} {
 		if x.n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", x.name, x.n))
 		}

@@ -1,0 +1,295 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// The default HTTP/1.1 transport, on fasthttp. Every Runner has its own
+// fastConn: one fasthttp.HostClient per host it sends to, each holding at
+// most one keep-alive connection, so a phase's connections are sized to its
+// workers and a runner never waits for or shares a connection. Owning the
+// connection is also what lets it be timed: the runner's dial function wraps
+// it in a tracedConn that notes when the request's last byte was written and
+// the response's first byte read, on the runner's goroutine only. The wire
+// request and response are fasthttp's own, acquired once per runner from
+// fasthttp's pools and reused for every attempt; the request is rebuilt
+// only when the runner is handed a different *Request than last time.
+
+// fastShared is what every fasthttp runner of a driver shares (read-only).
+type fastShared struct {
+	tls   *tls.Config
+	abort context.Context
+}
+
+func newFastShared(cfg DriverConfig) *fastShared {
+	return &fastShared{
+		tls: &tls.Config{
+			InsecureSkipVerify: cfg.Insecure, //nolint:gosec // only with --insecure
+			NextProtos:         []string{"http/1.1"},
+		},
+		abort: cfg.Abort,
+	}
+}
+
+// fastConn is one runner's fasthttp transport.
+type fastConn struct {
+	s        *fastShared
+	hosts    [2]map[string]*fastHost // by host:port, [0] http, [1] https
+	last     *Request                // the Request req was built from
+	lastHost *fastHost
+	req      *fasthttp.Request
+	resp     *fasthttp.Response
+}
+
+func (s *fastShared) newConn() *fastConn {
+	return &fastConn{s: s, req: fasthttp.AcquireRequest(), resp: fasthttp.AcquireResponse()}
+}
+
+// fastHost is one host of a runner: its HostClient and the trace of the
+// attempt in progress, written by the tracedConn and the dial function on
+// the runner's goroutine.
+type fastHost struct {
+	hc       *fasthttp.HostClient
+	s        *fastShared
+	tls      *tls.Config // nil for http
+	deadline time.Time   // the attempt's, for dialling
+
+	dialed          bool // a connection was dialled during this attempt
+	connect, tlsDur time.Duration
+	wrote, first    time.Time // last byte written, first byte read
+	sent, recv      int64
+}
+
+func (c *fastConn) host(isTLS bool, addr string) *fastHost {
+	i := 0
+	if isTLS {
+		i = 1
+	}
+	if h := c.hosts[i][addr]; h != nil {
+		return h
+	}
+	if c.hosts[i] == nil {
+		c.hosts[i] = map[string]*fastHost{}
+	}
+	h := &fastHost{s: c.s}
+	if isTLS {
+		h.tls = c.s.tls.Clone()
+		name, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			name = addr
+		}
+		h.tls.ServerName = name
+	}
+	h.hc = &fasthttp.HostClient{
+		Addr:  addr,
+		IsTLS: isTLS,
+		Name:  "throttle",
+		Dial:  h.dial,
+		// One connection per runner and host: the runner is its only user.
+		MaxConns:            1,
+		MaxIdleConnDuration: 90 * time.Second,
+		// Response headers must fit the read buffer (fasthttp's default is
+		// 4 KiB); 16 KiB takes cookie-heavy answers at 16 MiB per 1000
+		// workers. Larger headers fail the attempt (class other): use
+		// --http2 (net/http) for such a target.
+		ReadBufferSize: 16 << 10,
+		// Send the path as given, as net/http does.
+		DisablePathNormalizing: true,
+		// fasthttp's own retries would hide attempts; only a request on a
+		// reused keep-alive connection the server had already closed is
+		// sent again (net/http does the same).
+		RetryIfErr: h.retry,
+	}
+	c.hosts[i][addr] = h
+	return h
+}
+
+// retry allows one resend of an idempotent request whose reused connection
+// turned out to be closed by the server.
+func (h *fastHost) retry(req *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
+	idempotent := req.Header.IsGet() || req.Header.IsHead() || req.Header.IsPut() || req.Header.IsDelete() || req.Header.IsOptions()
+	closed := errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return false, attempts == 1 && !h.dialed && idempotent && closed
+}
+
+// dial connects (and for https, shakes hands) within the attempt's
+// deadline, timing both; the abort context closes the connection.
+func (h *fastHost) dial(addr string) (net.Conn, error) {
+	t0 := time.Now()
+	d := net.Dialer{Deadline: h.deadline, KeepAlive: 30 * time.Second}
+	raw, err := d.DialContext(h.s.abort, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	t1 := time.Now()
+	h.dialed, h.connect, h.tlsDur = true, t1.Sub(t0), 0
+	tc := &tracedConn{Conn: raw, h: h}
+	tc.stop = context.AfterFunc(h.s.abort, func() { raw.Close() })
+	if h.tls == nil {
+		return tc, nil
+	}
+	tl := tls.Client(tc, h.tls)
+	raw.SetDeadline(h.deadline)
+	if err := tl.HandshakeContext(h.s.abort); err != nil {
+		tc.Close()
+		return nil, err
+	}
+	raw.SetDeadline(time.Time{})
+	h.tlsDur = time.Since(t1)
+	h.wrote, h.first = time.Time{}, time.Time{} // the handshake is not the request
+	return tl, nil
+}
+
+// tracedConn counts a connection's bytes and notes, for the attempt in
+// progress, when the last byte was written and the first one read.
+type tracedConn struct {
+	net.Conn
+	h    *fastHost
+	stop func() bool // unregisters the abort hook
+}
+
+func (c *tracedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.h.sent += int64(n)
+	c.h.wrote = time.Now()
+	return n, err
+}
+
+func (c *tracedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.h.recv += int64(n)
+		if c.h.first.IsZero() {
+			c.h.first = time.Now()
+		}
+	}
+	return n, err
+}
+
+func (c *tracedConn) Close() error {
+	c.stop()
+	return c.Conn.Close()
+}
+
+// build makes the wire request from r.
+func (c *fastConn) build(r *Request) (*fastHost, error) {
+	req := c.req
+	req.Reset()
+	req.Header.DisableNormalizing()
+	req.SetRequestURI(r.URL)
+	uri := req.URI()
+	var isTLS bool
+	switch {
+	case bytes.Equal(uri.Scheme(), []byte("http")):
+	case bytes.Equal(uri.Scheme(), []byte("https")):
+		isTLS = true
+	default:
+		return nil, errInvalidURL
+	}
+	if len(uri.Host()) == 0 {
+		return nil, errInvalidURL
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	req.Header.SetMethod(method)
+	host := r.Host
+	for k, vs := range r.Header {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			if host == "" && len(vs) > 0 {
+				host = vs[0]
+			}
+			continue
+		}
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if host != "" {
+		req.UseHostHeader = true
+		req.Header.SetHost(host)
+	}
+	if r.Body != nil {
+		req.SetBodyRaw(r.Body)
+	}
+	return c.host(isTLS, fasthttp.AddMissingPort(string(uri.Host()), isTLS)), nil
+}
+
+func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Response) time.Time {
+	h := c.lastHost
+	if r != c.last || h == nil {
+		var err error
+		c.last, c.lastHost = nil, nil
+		if h, err = c.build(r); err != nil {
+			res.Err = err
+			return t0
+		}
+		c.last, c.lastHost = r, h
+	}
+	h.deadline = t0.Add(timeout)
+	h.dialed, h.wrote, h.first, h.sent, h.recv = false, time.Time{}, time.Time{}, 0, 0
+	resp := c.resp
+	resp.Reset()
+	c.req.SetTimeout(timeout)
+	err := h.hc.Do(c.req, resp)
+	end := time.Now()
+
+	res.BytesSent += h.sent
+	res.BytesReceived += h.recv
+	res.Timings = h.timings(t0, end)
+	res.location = ""
+	if err != nil {
+		res.Err = err
+		return end
+	}
+	res.Status = resp.StatusCode()
+	res.Proto = "HTTP/1.1"
+	if bytes.Equal(resp.Header.Protocol(), []byte("HTTP/1.0")) {
+		res.Proto = "HTTP/1.0"
+	}
+	if isRedirect(res.Status) {
+		res.location = string(resp.Header.Peek("Location"))
+	}
+	if !r.DiscardBody {
+		res.Header = make(http.Header)
+		for k, v := range resp.Header.All() {
+			res.Header.Add(string(k), string(v))
+		}
+		res.Body = append([]byte{}, resp.Body()...)
+	}
+	return end
+}
+
+// timings splits the attempt [t0, end] at the trace's marks.
+func (h *fastHost) timings(t0, end time.Time) Timings {
+	var t Timings
+	sendStart := t0
+	if h.dialed {
+		t.Connecting, t.TLSHandshaking = h.connect, h.tlsDur
+		sendStart = sendStart.Add(h.connect + h.tlsDur)
+	}
+	t.split(sendStart, h.wrote, h.first, end)
+	return t
+}
+
+func (c *fastConn) close() {
+	for _, m := range c.hosts {
+		for _, h := range m {
+			h.hc.CloseIdleConnections()
+		}
+	}
+	fasthttp.ReleaseRequest(c.req)
+	fasthttp.ReleaseResponse(c.resp)
+	c.req, c.resp = nil, nil
+}

@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+)
+
+// Meter is a phase's cumulative attempt plane: what runners started, how
+// each resolved attempt ended (by class) and how long it took, iterations
+// by outcome, dropped and aborted work, and the generator's own verdict on
+// whether it is the bottleneck. Runners record into it; the governor reads
+// it as a governor.LoadCounters; Counts and Snapshot read it for the live
+// view and the report.
+//
+// Every counter only grows. It is safe for concurrent use and lock-free;
+// each counter sits on its own cache line so workers on different cores do
+// not contend on one. Make it with NewMeter (the zero value is not ready:
+// use the constructor so future fields get their start values).
+type Meter struct {
+	// An attempt is failed exactly when its class is not ClassOK, so the
+	// classes are also the governor's ok and failed counts.
+	classes    [NumClasses]padded
+	started    padded
+	iterOK     padded
+	iterFailed padded
+	dropped    padded
+	aborted    padded
+	latency    padded // summed Elapsed of resolved attempts, nanoseconds
+	lagSum     padded // summed schedule lag of first attempts, nanoseconds
+	lagged     padded // how many lags lagSum holds
+	inflight   paddedInt
+
+	saturated atomic.Bool   // the generator's verdict of the last watch tick
+	satRate   atomic.Uint64 // float64 bits: attempts/s over the saturated ticks, 0 for none
+}
+
+type padded struct {
+	atomic.Uint64
+	_ [56]byte
+}
+
+type paddedInt struct {
+	atomic.Int64
+	_ [56]byte
+}
+
+// NewMeter returns an empty Meter.
+func NewMeter() *Meter { return &Meter{} }
+
+var _ governor.LoadCounters = (*Meter)(nil)
+
+// Attempts implements governor.Counters: the resolved attempts so far.
+func (m *Meter) Attempts() (ok, failed uint64) {
+	var c [NumClasses]uint64
+	m.loadClasses(&c)
+	return okFailed(&c)
+}
+
+// Load implements governor.LoadCounters. A runner counts an attempt
+// started before it resolves it, and the governor calls Attempts before
+// Load, so the Started it reads is never below the ok + failed it just read
+// (in flight = Started − resolved − aborted is never negative).
+func (m *Meter) Load() governor.Load {
+	return governor.Load{
+		Started:            m.started.Load(),
+		Dropped:            m.dropped.Load(),
+		Latency:            time.Duration(m.latency.Load()),
+		GeneratorSaturated: m.saturated.Load(),
+	}
+}
+
+// Drop counts an arrival the schedule produced that no worker could start.
+func (m *Meter) Drop() { m.dropped.Add(1) }
+
+// EndIteration counts an iteration by its outcome (an aborted one is not
+// counted: its attempt already was).
+func (m *Meter) EndIteration(o Outcome) {
+	switch o {
+	case IterationOK:
+		m.iterOK.Add(1)
+	case IterationFailed:
+		m.iterFailed.Add(1)
+	}
+}
+
+// InFlight is how many iterations are running now.
+func (m *Meter) InFlight() int64 { return m.inflight.Load() }
+
+// Saturated reports the generator's verdict of its last watch tick, and
+// the attempt rate it reached over every saturated tick so far (0 when no
+// tick was saturated).
+func (m *Meter) Saturated() (now bool, rate float64) {
+	return m.saturated.Load(), math.Float64frombits(m.satRate.Load())
+}
+
+// setSaturated records a watch tick's verdict.
+func (m *Meter) setSaturated(now bool, rate float64) {
+	m.saturated.Store(now)
+	m.satRate.Store(math.Float64bits(rate))
+}
+
+// resolve counts one resolved attempt of class c that took elapsed.
+func (m *Meter) resolve(c Class, elapsed time.Duration) {
+	m.latency.Add(uint64(max(elapsed, 0)))
+	m.classes[c].Add(1)
+}
+
+// lag counts one arrival's schedule lag: how late its first attempt was
+// sent after its intended start.
+func (m *Meter) lag(d time.Duration) {
+	m.lagSum.Add(uint64(max(d, 0)))
+	m.lagged.Add(1)
+}
+
+// loadClasses reads the class counters, the failure classes first: a
+// concurrent attempt then can only make ok look newer than failed, never
+// count one attempt twice.
+func (m *Meter) loadClasses(c *[NumClasses]uint64) {
+	for i := range c {
+		if Class(i) != ClassOK {
+			c[i] = m.classes[i].Load()
+		}
+	}
+	c[ClassOK] = m.classes[ClassOK].Load()
+}
+
+// okFailed splits class counts into ok and failed attempts.
+func okFailed(c *[NumClasses]uint64) (ok, failed uint64) {
+	for i, n := range c {
+		if Class(i) == ClassOK {
+			ok = n
+		} else {
+			failed += n
+		}
+	}
+	return ok, failed
+}
+
+// Counts reads the cumulative counters.
+func (m *Meter) Counts() Counts {
+	c := Counts{
+		IterOK:     m.iterOK.Load(),
+		IterFailed: m.iterFailed.Load(),
+		Dropped:    m.dropped.Load(),
+		Aborted:    m.aborted.Load(),
+	}
+	m.loadClasses(&c.Classes)
+	c.OK, c.Failed = okFailed(&c.Classes)
+	c.Started = m.started.Load()
+	return c
+}
