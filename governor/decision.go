@@ -28,29 +28,31 @@ type Signal uint8
 // The signals, one per rule of the seed. The zero value is SignalNone, the
 // signal of a window that has not been decided.
 const (
-	SignalNone          Signal = iota
-	SignalSlowStart            // clean, no memory: double
-	SignalSafeClimb            // clean, below 75 % of last-bad: ×1.5
-	SignalProbe                // clean, at or above 75 % of last-bad: additive step
-	SignalBackoff              // breach: severity-proportional back-off
-	SignalDeadBand             // low < frac <= high: hold
-	SignalNoEvidence           // too few attempts even at 4 × window: hold
-	SignalAtCeiling            // a raise was stopped by the ceiling: hold
-	SignalAtFloor              // a back-off was stopped by the floor: hold
-	SignalMemoryCleared        // the streak cleared last-bad (the window's probe step still applies)
+	SignalNone               Signal = iota
+	SignalSlowStart                 // clean, no memory: double
+	SignalSafeClimb                 // clean, below 75 % of last-bad: ×1.5
+	SignalProbe                     // clean, at or above 75 % of last-bad: additive step
+	SignalBackoff                   // breach: severity-proportional back-off
+	SignalDeadBand                  // low < frac <= high: hold
+	SignalNoEvidence                // too few attempts even at 4 × window: hold
+	SignalAtCeiling                 // a raise was stopped by the ceiling: hold
+	SignalAtFloor                   // a back-off was stopped by the floor: hold
+	SignalMemoryCleared             // the streak cleared last-bad (the window's probe step still applies)
+	SignalGeneratorSaturated        // the host, not the target, limited the load: hold
 )
 
 var signalNames = [...]string{
-	SignalNone:          "none",
-	SignalSlowStart:     "slow-start",
-	SignalSafeClimb:     "safe-climb",
-	SignalProbe:         "probe",
-	SignalBackoff:       "back-off",
-	SignalDeadBand:      "dead-band",
-	SignalNoEvidence:    "no-evidence",
-	SignalAtCeiling:     "at-ceiling",
-	SignalAtFloor:       "at-floor",
-	SignalMemoryCleared: "memory-cleared",
+	SignalNone:               "none",
+	SignalSlowStart:          "slow-start",
+	SignalSafeClimb:          "safe-climb",
+	SignalProbe:              "probe",
+	SignalBackoff:            "back-off",
+	SignalDeadBand:           "dead-band",
+	SignalNoEvidence:         "no-evidence",
+	SignalAtCeiling:          "at-ceiling",
+	SignalAtFloor:            "at-floor",
+	SignalMemoryCleared:      "memory-cleared",
+	SignalGeneratorSaturated: "generator-saturated",
 }
 
 func (s Signal) String() string {

@@ -42,6 +42,73 @@
 // once a settle span (WithSettle, one tick by default) has passed: answers
 // arriving right after a change belong to the old offer. A write of another origin (OriginUser) is adopted the same way.
 //
+// # Cadence
+//
+// A window covers its declared length from its own start: Run schedules its
+// ticks from each confirmation, and a tick within half a tick of the
+// window's end closes it (Window.End − Window.Start is what it covered). A
+// change costs one settle span, no more. The tick defaults to
+// DefaultTickFor(window) = min(1 s, window/5).
+//
+// Early breach (WithEarlyBreach, on by default): at a tick inside a window,
+// when the evidence so far (at least MinAttempts) puts the lower bound of
+// the 99 % Wilson score interval of the failure fraction above High, the
+// window closes at once and the seed's back-off applies to that fraction;
+// Window.Early and the movement line (early=true) say so. Clean, dead-band
+// and memory-clear decisions, and a breach at the floor, wait for the full
+// window. Off gives the seed's exact cadence.
+//
+// # Evidence beyond failed attempts
+//
+// Targets that queue answer overload with latency, not errors. When the
+// host's Counters also implement LoadCounters, a window reads more evidence
+// (WithEvidence; each kind can be switched off, EvidenceNone is the seed's
+// rule exactly):
+//
+//   - Unserved load (rate mode). Arrivals dropped for want of a worker and
+//     the growth of in-flight attempts over the window are load the target
+//     was offered and did not serve: the window's fraction is
+//     (failed + unserved) / (resolved + unserved). Growth within
+//     1 + offer × the baseline latency is in flight's own jitter and does
+//     not count. A target that sheds
+//     above capacity c shows the shed model's (x − c)/x through failures; a
+//     target that queues shows the same fraction through unserved load,
+//     before a single request fails.
+//   - Latency knee (concurrency mode). In a closed loop more in flight than
+//     the target serves at once only waits: by Little's law throughput is
+//     N/R, so when latency R grows in proportion to N, goodput is flat. The
+//     rule compares a window's mean latency with the run's low-load
+//     baseline (the lowest mean of any window with evidence whose failures
+//     stayed at or below High): an inflation I up to 1.25 is noise; up to
+//     1.5 the target has begun to queue and the window holds (dead band);
+//     above 1.5 the share of in-flight attempts that only wait, 1 − 1/I, is
+//     the window's damage fraction, so the seed's back-off takes the offer
+//     to N/I, the knee's estimate (never below a quarter, as the seed
+//     clamps it). The offer then probes from the knee, holds once latency
+//     inflates by a quarter and backs off at a half, so it settles within
+//     1.5 × the knee in flight, at the plateau's goodput. In rate mode the
+//     same rule catches what in-flight growth cannot: the standing queue an
+//     overshoot built and a back-off to just under capacity never drains
+//     (BBR drains the queue it built for the same reason). There it counts
+//     only from 4× the baseline and when the mean latency exceeds the
+//     baseline by more than a tenth of a tick, so a stalled generator or a
+//     target answering in a millisecond on a busy host is not taken for a
+//     queue.
+//   - Drain. After a back-off, the next window starts only once the
+//     attempts started before the change have resolved (at most one window
+//     after the settle span): a backlog the target is still working off is
+//     not the new offer's fault. Window.Drained says how long it waited.
+//   - Generator saturation. When the host says it is saturated
+//     (Load.GeneratorSaturated) at any tick of a window, the window's
+//     unserved load is the host's shortfall, not the target's damage: the
+//     window holds with signal generator-saturated unless its failed
+//     attempts alone breach.
+//
+// Window.By names the evidence that decided a window when it was not failed
+// attempts alone ("unserved", "latency", "generator"); the movement line
+// shows it (by=...) with the figures (unserved, dropped, queued, latency,
+// inflation, drained).
+//
 // Time is a parameter: Run drives the governor from a clock.Clock ticker, and
 // Tick and Confirm take the time explicitly, so tests and simulations run
 // exactly and fast.

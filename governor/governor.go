@@ -42,6 +42,42 @@ type Window struct {
 	Decision Decision
 	// Streak is the congestion-memory streak after the window.
 	Streak int
+	// Early is true for a window closed before its full duration by an
+	// early breach (WithEarlyBreach): its evidence showed a failure fraction
+	// above High with 99 % confidence, so the back-off did not wait.
+	Early bool
+
+	// The evidence beyond failed attempts (WithEvidence), all zero when the
+	// host's Counters do not implement LoadCounters.
+	//
+	// FailFrac is Failed / (OK + Failed), the attempt-failure fraction
+	// alone; Frac is the fraction the window was judged on, which also
+	// holds what the kinds of evidence below added.
+	FailFrac float64
+	// Dropped counts arrivals the host could not start during the window,
+	// Queued the growth of in-flight attempts over it (negative when they
+	// fell), Unserved what of both entered Frac (rate mode: Dropped plus
+	// Queued when it grew; 0 when generator-saturated or switched off).
+	Dropped  uint64
+	Queued   int64
+	Unserved uint64
+	// Latency is the mean latency of the window's resolved attempts,
+	// Baseline the run's low-load baseline it was compared with and
+	// Inflation their ratio (concurrency mode, EvidenceLatency).
+	Latency, Baseline time.Duration
+	Inflation         float64
+	// GeneratorSaturated is true when the host said it was saturated at
+	// any tick of the window.
+	GeneratorSaturated bool
+	// Drained is how long the window's start waited, after the settle
+	// span, for attempts started before a back-off to resolve.
+	Drained time.Duration
+	// By names the evidence that decided the window when it was not failed
+	// attempts alone: "unserved", "latency" or "generator"; "" otherwise.
+	By string
+	// Read is the evidence the window read: WithEvidence's set when the
+	// host's Counters report Load, EvidenceNone when they do not.
+	Read Evidence
 }
 
 // State is a snapshot of the governor for live views.
@@ -60,8 +96,20 @@ type Option func(*Governor)
 // WithClock replaces the wall clock (tests pass a clock.Fake).
 func WithClock(c clock.Clock) Option { return func(g *Governor) { g.clock = c } }
 
-// WithTick sets how often Run reads the counters (default 1 s).
-func WithTick(d time.Duration) Option { return func(g *Governor) { g.tick = d } }
+// WithTick sets how often Run reads the counters (default
+// DefaultTickFor(Limits.Window): min(1 s, window/5)). A tick longer than half
+// the window leaves the window's end and any early breach at the mercy of
+// tick boundaries; the CLI refuses one, the library allows it.
+func WithTick(d time.Duration) Option { return func(g *Governor) { g.tick, g.tickSet = d, true } }
+
+// WithEarlyBreach switches the early breach on or off (default on). With it
+// on, a tick inside a window whose evidence so far shows a failure fraction
+// above High with 99 % confidence (the lower bound of the Wilson interval
+// above High, with at least MinAttempts resolved) closes the window at once
+// and the seed's back-off applies to that fraction. Clean, dead-band and
+// memory-clear decisions always wait for the full window. Off gives the
+// seed's exact cadence: every decision waits for the full window.
+func WithEarlyBreach(on bool) Option { return func(g *Governor) { g.early = on } }
 
 // WithLogger sets the logger for movement lines (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(g *Governor) { g.log = l } }
@@ -81,8 +129,18 @@ func WithObserver(f func(Window)) Option { return func(g *Governor) { g.observe 
 // 0 starts the window at the confirmation itself.
 func WithSettle(d time.Duration) Option { return func(g *Governor) { g.settle, g.settleSet = d, true } }
 
-// DefaultTick is how often Run reads the counters unless told otherwise.
+// DefaultTick is the longest default tick: DefaultTickFor never exceeds it.
 const DefaultTick = time.Second
+
+// DefaultTickFor is the tick a window of length window gets unless told
+// otherwise: min(1 s, window/5), so that a window spans at least five ticks
+// and an early breach can be decided a fifth of the way in.
+func DefaultTickFor(window time.Duration) time.Duration {
+	if t := min(DefaultTick, window/5); t > 0 {
+		return t
+	}
+	return window // a window of a few nanoseconds: one tick a window
+}
 
 // Governor is the per-phase governor: window bookkeeping over a host's
 // cumulative attempt counters, plus the control path to the gate.
@@ -106,6 +164,10 @@ type Governor struct {
 	counters Counters
 	clock    clock.Clock
 	tick     time.Duration
+	tickSet  bool // an explicit WithTick, so the default can follow the window
+	early    bool
+	evidence Evidence
+	loadc    LoadCounters // counters as LoadCounters, nil when they are not
 	log      *slog.Logger
 	phase    string
 	observe  func(Window)
@@ -128,6 +190,13 @@ type Governor struct {
 	holdAt      time.Time // when a window short of attempts next reports a no-evidence hold
 	baseOK      uint64
 	baseFail    uint64
+	baseLoad    load          // the Load read at the window's start
+	satSeen     bool          // the host said it was saturated at a tick of this window
+	baseline    time.Duration // the lowest mean latency of a window with evidence
+	drainTarget uint64        // after a back-off: resolved attempts the drain waits for
+	drainUntil  time.Time     // the drain's bound
+	drainFrom   time.Time     // when the settle span ended and the drain began
+	drained     time.Duration // how long the current window's start waited for the drain
 }
 
 // New returns a governor for one phase. It fails if the limits do not
@@ -139,9 +208,13 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 	if c == nil {
 		return nil, fmt.Errorf("governor: counters are required")
 	}
-	g := &Governor{limits: l, counters: c, clock: clock.Real(), tick: DefaultTick, log: slog.Default(), phase: "main"}
+	g := &Governor{limits: l, counters: c, clock: clock.Real(), early: true, evidence: EvidenceAll, log: slog.Default(), phase: "main"}
+	g.loadc, _ = c.(LoadCounters)
 	for _, o := range opts {
 		o(g)
+	}
+	if !g.tickSet {
+		g.tick = DefaultTickFor(l.Window)
 	}
 	if g.tick <= 0 {
 		return nil, fmt.Errorf("governor: tick must be > 0, got %v", g.tick)
@@ -174,7 +247,7 @@ func (g *Governor) State() State {
 // arrive. Run returns nil when ctx ends; it does not close ctl.
 func (g *Governor) Run(ctx context.Context, ctl *Control) error {
 	t := g.clock.NewTicker(g.tick)
-	defer t.Stop()
+	defer func() { t.Stop() }()
 	if ask, ok := g.Tick(g.clock.Now()); ok {
 		ctl.Set(OriginGovernor, ask)
 	}
@@ -187,7 +260,16 @@ func (g *Governor) Run(ctx context.Context, ctl *Control) error {
 				ctl.Set(OriginGovernor, ask)
 			}
 		case c := <-ctl.Confirmations():
-			g.Confirm(g.clock.Now(), c)
+			// Ticks are scheduled from the confirmation: the settle span ends
+			// on a tick, the next window starts there and closes on the tick
+			// its duration later, instead of waiting for the next tick of an
+			// unrelated schedule (up to a whole tick late at each end). The
+			// ticker is renewed before Confirm so that a confirmed state
+			// always has its new schedule.
+			now := g.clock.Now()
+			t.Stop()
+			t = g.clock.NewTicker(g.tick)
+			g.Confirm(now, c)
 		}
 	}
 }
@@ -230,37 +312,79 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		return 0, false
 	}
 	okN, failN := g.counters.Attempts()
+	ld := g.readLoad(okN, failN)
 	if !g.settleUntil.IsZero() {
+		// Run schedules its ticks from the confirmation, so with the default
+		// settle span (one tick) the span ends exactly on a tick.
 		if now.Before(g.settleUntil) {
+			g.mu.Unlock()
+			return 0, false
+		}
+		if g.drainFrom.IsZero() {
+			g.drainFrom = now
+		}
+		// Drain: after a back-off, wait (at most drainBound windows) until
+		// the attempts started at the old offer have resolved.
+		if g.drainTarget > 0 && ld.resolved < g.drainTarget && now.Before(g.drainUntil) {
 			g.mu.Unlock()
 			return 0, false
 		}
 		// Settled: the window starts here, on evidence of the new offer only.
 		g.settleUntil = time.Time{}
-		g.restart(now, okN, failN)
+		g.restart(now, okN, failN, ld)
 		g.mu.Unlock()
 		return 0, false
 	}
-	if okN < g.baseOK || failN < g.baseFail {
+	if okN < g.baseOK || failN < g.baseFail || ld.Started < g.baseLoad.Started || ld.Dropped < g.baseLoad.Dropped || ld.Latency < g.baseLoad.Latency {
 		// Counters went backwards (a host reset them): the window's evidence
 		// is unknowable, so start it again.
-		g.restart(now, okN, failN)
+		g.restart(now, okN, failN, ld)
 		g.mu.Unlock()
 		return 0, false
 	}
+	g.satSeen = g.satSeen || ld.GeneratorSaturated
 	dOK, dFail := okN-g.baseOK, failN-g.baseFail
-	elapsed := now.Sub(g.winStart)
-	if elapsed < g.limits.Window {
-		g.mu.Unlock()
-		return 0, false
-	}
 	n := dOK + dFail
-	w := Window{Start: g.winStart, End: now, Offer: g.offer, OK: dOK, Failed: dFail}
-	if n > 0 {
-		w.Frac = float64(dFail) / float64(n)
+	w := Window{Start: g.winStart, End: now, Offer: g.offer, OK: dOK, Failed: dFail, Drained: g.drained}
+	if g.loadc != nil {
+		w.Read = g.evidence
 	}
+	if n > 0 {
+		w.FailFrac = float64(dFail) / float64(n)
+	}
+	damaged := g.evidenceOf(&w, ld)
+	// n counts what the fraction rests on: resolved attempts plus the
+	// unserved load that entered it.
+	n += w.Unserved
+	if n > 0 {
+		w.Frac = float64(damaged) / float64(n)
+	}
+	if w.Unserved > 0 && g.class(w.Frac) != g.class(w.FailFrac) {
+		w.By = "unserved"
+	}
+	// A tick within half a tick of the window's end closes it: ticks
+	// jitter, and waiting for the next one would stretch the window by a
+	// whole tick. End − Start is what the window really covered.
+	full := !now.Before(g.winStart.Add(g.limits.Window - g.tick/2))
 	var d Decision
-	if n < g.limits.MinAttempts {
+	switch {
+	case !full:
+		// Inside the window only a gross breach is decided: one that the
+		// evidence so far shows with confidence, and that moves the offer (a
+		// breach at the floor waits for the full window like any hold).
+		if !g.early || n < g.limits.MinAttempts || wilsonLower(damaged, n) <= g.limits.High {
+			g.mu.Unlock()
+			return 0, false
+		}
+		d = Decide(w.Frac, g.offer, g.lastBad, g.limits)
+		if d.Offer == g.offer {
+			g.mu.Unlock()
+			return 0, false
+		}
+		w.Early = true
+		g.streak, _ = MemoryClearStep(g.streak, false)
+		g.lastBad = d.LastBad
+	case n < g.limits.MinAttempts:
 		if now.Before(g.holdAt) {
 			g.mu.Unlock()
 			return 0, false // keep collecting
@@ -272,7 +396,14 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		g.streak = 0
 		g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
 		d = Decision{Kind: KindHold, Signal: SignalNoEvidence, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
-	} else {
+	case w.GeneratorSaturated && g.evidence&EvidenceGenerator != 0 && w.Frac <= g.limits.High:
+		// The host could not deliver the offer: nothing this window saw
+		// says where the target's limit is, so hold, and break the streak.
+		g.streak = 0
+		w.By = "generator"
+		d = Decision{Kind: KindHold, Signal: SignalGeneratorSaturated, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
+	default:
+		g.latencyKnee(&w, ld, n)
 		d = Decide(w.Frac, g.offer, g.lastBad, g.limits)
 		qualifies := w.Frac <= g.limits.Low && g.lastBad > 0 && g.offer >= g.lastBad
 		var clears bool
@@ -292,7 +423,7 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	case d.Offer != g.offer:
 		g.pending, g.asked = true, d.Offer
 	default:
-		g.restart(now, okN, failN)
+		g.restart(now, okN, failN, ld)
 	}
 	g.mu.Unlock()
 
@@ -306,6 +437,21 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	return 0, false
 }
 
+// earlyZ is the normal quantile of a two-sided 99 % interval: an early
+// breach needs the Wilson interval's lower bound above High, so a window
+// that is only unluckily above High early on is never cut short.
+const earlyZ = 2.5758293035489
+
+// wilsonLower is the lower bound of the 99 % Wilson score interval for the
+// failure fraction failed/n (n > 0).
+func wilsonLower(failed, n uint64) float64 {
+	p, nf := float64(failed)/float64(n), float64(n)
+	z2 := earlyZ * earlyZ
+	centre := p + z2/(2*nf)
+	spread := earlyZ * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return max(0, (centre-spread)/(1+z2/nf))
+}
+
 // Confirm adopts a confirmation from the control path at time now: the
 // committed offer becomes the applied value and the window restarts from a
 // fresh counter snapshot. A write of another origin (a user's) is adopted the
@@ -313,12 +459,20 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 func (g *Governor) Confirm(now time.Time, c Confirmation) {
 	okN, failN := g.counters.Attempts()
 	g.mu.Lock()
+	ld := g.readLoad(okN, failN)
 	from, asked, wasPending := g.offer, g.asked, g.pending
 	g.started = true
 	g.offer = c.Applied
 	g.pending = false
-	g.restart(now, okN, failN)
-	if g.settle > 0 {
+	g.restart(now, okN, failN, ld)
+	g.drainTarget, g.drainFrom, g.drained = 0, time.Time{}, 0
+	if g.loadc != nil && g.evidence&EvidenceDrain != 0 && wasPending && c.Applied < from && ld.Started > ld.resolved {
+		// A back-off: the attempts in flight now were started at the old
+		// offer; the next window waits for them.
+		g.drainTarget = ld.Started
+		g.drainUntil = now.Add(g.settle + drainBound*g.limits.Window)
+	}
+	if g.settle > 0 || g.drainTarget > 0 {
 		g.settleUntil = now.Add(g.settle)
 	}
 	g.mu.Unlock()
@@ -331,9 +485,100 @@ func (g *Governor) Confirm(now time.Time, c Confirmation) {
 	}
 }
 
-func (g *Governor) restart(now time.Time, okN, failN uint64) {
-	g.winStart, g.baseOK, g.baseFail = now, okN, failN
+func (g *Governor) restart(now time.Time, okN, failN uint64, ld load) {
+	if !g.drainFrom.IsZero() {
+		g.drained = now.Sub(g.drainFrom)
+	}
+	g.drainFrom, g.drainTarget = time.Time{}, 0
+	g.winStart, g.baseOK, g.baseFail, g.baseLoad, g.satSeen = now, okN, failN, ld, ld.GeneratorSaturated
 	g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
+}
+
+// class is a fraction's class: 0 clean, 1 dead band, 2 breach.
+func (g *Governor) class(frac float64) int {
+	switch {
+	case frac > g.limits.High:
+		return 2
+	case frac > g.limits.Low:
+		return 1
+	}
+	return 0
+}
+
+// readLoad reads the host's Load when its counters report one; the zero
+// load otherwise. Started is read after the attempt counts (LoadCounters'
+// contract), so in flight is never negative.
+func (g *Governor) readLoad(okN, failN uint64) load {
+	if g.loadc == nil {
+		return load{}
+	}
+	return load{Load: g.loadc.Load(), resolved: okN + failN}
+}
+
+// evidenceOf fills w's unserved-load fields from the tick's load ld and
+// returns the damaged count the window's fraction rests on: failed
+// attempts, plus the unserved load in rate mode (EvidenceUnserved) unless
+// the host said it was saturated (EvidenceGenerator).
+func (g *Governor) evidenceOf(w *Window, ld load) (damaged uint64) {
+	damaged = w.Failed
+	if g.loadc == nil {
+		return damaged
+	}
+	w.GeneratorSaturated = g.satSeen
+	w.Dropped = ld.Dropped - g.baseLoad.Dropped
+	w.Queued = int64(ld.inFlight()) - int64(g.baseLoad.inFlight())
+	if g.limits.Mode != Rate || g.evidence&EvidenceUnserved == 0 {
+		return damaged
+	}
+	if w.GeneratorSaturated && g.evidence&EvidenceGenerator != 0 {
+		return damaged // the host's shortfall, not the target's
+	}
+	// In flight jitters by about offer × latency from one tick to the next
+	// (Little's law, at the low-load baseline), plus one: growth within
+	// that is noise, not a queue.
+	noise := 1 + int64(g.offer*g.baseline.Seconds())
+	w.Unserved = w.Dropped + uint64(max(0, w.Queued-noise))
+	return damaged + w.Unserved
+}
+
+// latencyKnee folds the latency knee into a full window's fraction
+// (concurrency mode, EvidenceLatency) and keeps the run's low-load
+// baseline: the lowest mean latency of any window with evidence whose
+// failures stayed at or below High.
+func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
+	resolved := w.OK + w.Failed
+	if g.loadc == nil || resolved == 0 {
+		return
+	}
+	w.Latency = (ld.Latency - g.baseLoad.Latency) / time.Duration(resolved)
+	if g.evidence&EvidenceLatency == 0 || n < g.limits.MinAttempts || w.Latency <= 0 {
+		return
+	}
+	if w.FailFrac <= g.limits.High && (g.baseline == 0 || w.Latency < g.baseline) {
+		g.baseline = w.Latency
+	}
+	if g.baseline == 0 {
+		return
+	}
+	w.Baseline = g.baseline
+	w.Inflation = float64(w.Latency) / float64(g.baseline)
+	excess := w.Latency - g.baseline
+	if g.limits.Mode == Rate && (excess < g.tick/standingQueueTicks || w.Inflation < standingQueueFactor ||
+		float64(ld.inFlight()) < g.offer*excess.Seconds()/2) {
+		// Rate mode: a queue that grows shows as unserved load; what latency
+		// adds is the standing queue a back-off left behind, several-fold
+		// deep. Less than standingQueueFactor × the baseline, or a delay
+		// under a tenth of a tick, is the host's jitter at the governor's
+		// time scale (a stalled generator delays attempts too; sub-millisecond
+		// latencies inflate several-fold on a busy host), not a queue. So is
+		// a delay the target's in flight does not show: a standing queue of
+		// excess e at offer x holds about x·e attempts (Little's law), while
+		// attempts a stalled host sent late were never in flight that long.
+		return
+	}
+	if frac, by := g.latencyFrac(w.Frac, w.Inflation); by {
+		w.Frac, w.By = frac, "latency"
+	}
 }
 
 func (g *Governor) logWindow(w Window, n uint64) {
@@ -345,7 +590,7 @@ func (g *Governor) logWindow(w Window, n uint64) {
 	if !g.log.Enabled(context.Background(), level) {
 		return
 	}
-	g.log.Log(context.Background(), level, "throttle",
+	attrs := []any{
 		"phase", g.phase,
 		"offer", arrow(d.From, d.Offer),
 		"signal", d.Signal.String(),
@@ -355,7 +600,29 @@ func (g *Governor) logWindow(w Window, n uint64) {
 		"attempts", n,
 		"last_bad", num(d.LastBad),
 		"streak", w.Streak,
-	)
+		"early", w.Early,
+	}
+	// The evidence beyond failed attempts, named when there is any, so a
+	// reader can tell what moved the offer.
+	if w.By != "" {
+		attrs = append(attrs, "by", w.By)
+	}
+	if g.loadc != nil && g.evidence != EvidenceNone {
+		attrs = append(attrs, "failed", pct(w.FailFrac))
+		if w.Unserved > 0 {
+			attrs = append(attrs, "unserved", w.Unserved, "dropped", w.Dropped, "queued", w.Queued)
+		}
+		if w.Inflation > 0 {
+			attrs = append(attrs, "latency", sinceDur(w.Latency), "inflation", strconv.FormatFloat(w.Inflation, 'f', 2, 64))
+		}
+		if w.Drained > 0 {
+			attrs = append(attrs, "drained", sinceDur(w.Drained))
+		}
+		if w.GeneratorSaturated {
+			attrs = append(attrs, "generator_saturated", true)
+		}
+	}
+	g.log.Log(context.Background(), level, "throttle", attrs...)
 }
 
 func arrow(from, to float64) string {

@@ -25,18 +25,27 @@ func (c *counters) add(ok, failed uint64)      { c.ok.Add(ok); c.failed.Add(fail
 type harness struct {
 	t       *testing.T
 	g       *Governor
-	c       *counters
+	c       *counters // the counters of newHarness
+	lc      *fakeLoad // the counters of newLoadHarness
 	now     time.Time
 	windows []Window
+	log     bytes.Buffer // movement lines, when a test logs into it
 }
 
 func newHarness(t *testing.T, l Limits, opts ...Option) *harness {
 	t.Helper()
-	h := &harness{t: t, c: &counters{}, now: t0}
+	h := &harness{c: &counters{}}
+	return h.start(t, l, h.c, opts...)
+}
+
+// start builds the governor over c and commits the start offer at t0.
+func (h *harness) start(t *testing.T, l Limits, c Counters, opts ...Option) *harness {
+	t.Helper()
+	h.t, h.now = t, t0
 	// No settle span unless a test asks for one: these tests count attempts
 	// from the confirmation on.
 	opts = append([]Option{WithSettle(0), WithLogger(slog.New(slog.DiscardHandler)), WithObserver(func(w Window) { h.windows = append(h.windows, w) })}, opts...)
-	g, err := New(l, h.c, opts...)
+	g, err := New(l, c, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +57,8 @@ func newHarness(t *testing.T, l Limits, opts ...Option) *harness {
 	g.Confirm(h.now, Confirmation{Origin: OriginGovernor, Asked: ask, Applied: ask})
 	return h
 }
+
+func (h *harness) last() Window { return h.windows[len(h.windows)-1] }
 
 // tick advances time by d and ticks once.
 func (h *harness) tick(d time.Duration) (float64, bool) {

@@ -146,7 +146,7 @@ func run(args []string, out io.Writer) error {
 
 // controllers returns fresh controllers for one run each, in report order.
 func controllers(l governor.Limits) []sim.Controller {
-	return []sim.Controller{sim.NewGovernor(l), sim.NewAIMD(l), sim.NewRamp(l, l.Ceiling/20), sim.NewFixed(l)}
+	return []sim.Controller{sim.NewGovernor(l), sim.NewSeedGovernor(l), sim.NewAIMD(l), sim.NewRamp(l, l.Ceiling/20), sim.NewFixed(l)}
 }
 
 func runModel(ctl sim.Controller, m sim.Model, stop sim.Option) (sim.Result, error) {
@@ -167,8 +167,8 @@ func modelTable(out io.Writer, l governor.Limits, c float64, runLen time.Duratio
 	fmt.Fprintf(out, "## Per model, c = %g, run %v (%d windows of %v)\n\n", c, runLen, cfg.windows, l.Window)
 	fmt.Fprintf(out, "c is the capacity after the model's last change (doubles: %g, halves: %g). The dead model fails every attempt from %v to %v.\n\n",
 		2*c, c/2, runLen/2, runLen/2+runLen/10)
-	fmt.Fprintln(out, "| model | controller | steady offer / c | steady goodput / c | reported capacity / c | steady fail % | oscillation / c | windows to 90 % c | s to 90 % c | windows to settle | failures before settling | fail % before settling | failures, whole run |")
-	fmt.Fprintln(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(out, "| model | controller | steady offer / c | steady goodput / c | reported capacity / c | steady fail % | oscillation / c | windows to 90 % c | s to 90 % c | windows to settle | s to settle | failures before settling | failed % before settling | failures, whole run |")
+	fmt.Fprintln(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	var chart []sim.Result
 	var chartModel sim.Model
 	for _, m := range sim.ReportModels(c, runLen) {
@@ -178,20 +178,21 @@ func modelTable(out io.Writer, l governor.Limits, c float64, runLen time.Duratio
 				return nil, m, err
 			}
 			q := sim.Assess(r, m.C, l.High, m.Event, cfg.stretch)
-			to90, s90, settle := "never", "never", "never"
+			to90, s90, settle, sSettle := "never", "never", "never", "never"
 			if q.Reached90 {
 				to90 = strconv.Itoa(q.To90)
 				s90 = secs(q.To90At - m.Event)
 			}
 			if q.Settled {
 				settle = strconv.Itoa(q.SettleWindows)
+				sSettle = secs(q.SettleAt - m.Event)
 			}
 			reported := "—" // only the governor reports a capacity
 			if _, ok := ctl.(*sim.Governor); ok {
 				reported = strconv.FormatFloat(governor.Capacity(r.Windows, l.High).Goodput/m.C, 'f', 3, 64)
 			}
-			fmt.Fprintf(out, "| %s | %s | %.3f | %.3f | %s | %.2f | %.3f | %s | %s | %s | %d | %.2f | %d |\n",
-				m.Name, r.Controller, q.Offer/m.C, q.Goodput/m.C, reported, 100*q.Frac, q.Oscillation, to90, s90, settle,
+			fmt.Fprintf(out, "| %s | %s | %.3f | %.3f | %s | %.2f | %.3f | %s | %s | %s | %s | %d | %.2f | %d |\n",
+				m.Name, r.Controller, q.Offer/m.C, q.Goodput/m.C, reported, 100*q.Frac, q.Oscillation, to90, s90, settle, sSettle,
 				q.FailedBefore, pct(q.FailedBefore, q.AttemptsBefore), q.Failed)
 			if named(m, cfg.chartModel) {
 				chart, chartModel = append(chart, r), m
@@ -226,7 +227,7 @@ func sweepTables(out io.Writer, l governor.Limits, cfg config) error {
 	fmt.Fprintf(out, "Every integer c from %d to %d (%d capacities), run %v each, deterministic counts. "+
 		"Failures before settling are divided by c (seconds of capacity lost); for a run that never settles they count the whole run. "+
 		"Nothing is asserted here: a ramp whose step suits c beats throttle on both counts.\n\n", cfg.sweepLo, cfg.sweepHi, n, cfg.sweepRun)
-	fmt.Fprintln(out, "| model | controller | settled | goodput / c median | goodput / c worst | failures before settling ÷ c median | worst | fail % before settling median | worst | steady fail % median | worst |")
+	fmt.Fprintln(out, "| model | controller | settled | goodput / c median | goodput / c worst | failures before settling ÷ c median | worst | failed % before settling median | worst | steady fail % median | worst |")
 	fmt.Fprintln(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	type model struct {
 		name string
@@ -240,6 +241,7 @@ func sweepTables(out io.Writer, l governor.Limits, cfg config) error {
 		}
 		for _, mk := range []func() sim.Controller{
 			func() sim.Controller { return sim.NewGovernor(l) },
+			func() sim.Controller { return sim.NewSeedGovernor(l) },
 			func() sim.Controller { return sim.NewRamp(l, l.Ceiling/20) },
 		} {
 			var rows []sweepRow
@@ -276,8 +278,8 @@ func sweepTables(out io.Writer, l governor.Limits, cfg config) error {
 			fmt.Fprintf(out, "| %s | %s | %d / %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				m.name, name, settled, len(rows), median(g, 3), worst(g, slices.Min, 3), median(f, 2), worst(f, slices.Max, 2),
 				median(fr, 2), worst(fr, slices.Max, 2), median(st, 2), worst(st, slices.Max, 2))
-			if name == "throttle" {
-				overshoot[m.name] = rows
+			if name == "throttle" || name == sim.SeedCadence {
+				overshoot[m.name+"|"+name] = rows
 			}
 		}
 	}
@@ -285,12 +287,14 @@ func sweepTables(out io.Writer, l governor.Limits, cfg config) error {
 	fmt.Fprintf(out, "## Slow start's overshoot\n\n")
 	fmt.Fprintf(out, "Failures inflicted in throttle's first breach window (slow start's doubling past c; none when a doubling lands within c/(1 − high)) "+
 		"as a fraction of all attempts before settling (the breach window included, when the offer it was judged at already lay in the band), "+
-		"and as a share of the failures in that span. This is what deciding a gross breach before the window closes could save.\n\n")
+		"and as a share of the failures in that span: with the seed's cadence the breach costs a whole window at the overshoot; with early breach (the default) "+
+		"the window closes at the first tick whose evidence shows the breach with 99 %% confidence.\n\n")
 	fmt.Fprint(out, "Over the capacities of the sweep whose slow start breached (the others never overshot).\n\n")
-	fmt.Fprintln(out, "| model | breach-window failures / attempts before settling, median | worst | share of failures before settling, median | lowest |")
-	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: |")
-	for _, name := range []string{"shed", "collapse"} {
-		rows := overshoot[name]
+	fmt.Fprintln(out, "| model | controller | breach-window failures / attempts before settling, median | worst | share of failures before settling, median | lowest |")
+	fmt.Fprintln(out, "| --- | --- | ---: | ---: | ---: | ---: |")
+	for _, key := range []string{"shed|throttle", "shed|" + sim.SeedCadence, "collapse|throttle", "collapse|" + sim.SeedCadence} {
+		rows := overshoot[key]
+		name, ctl, _ := strings.Cut(key, "|")
 		var breached []sweepRow
 		for _, r := range rows {
 			if r.overshoot > 0 {
@@ -299,7 +303,7 @@ func sweepTables(out io.Writer, l governor.Limits, cfg config) error {
 		}
 		o := column(breached, func(r sweepRow) float64 { return 100 * r.overshoot })
 		s := column(breached, func(r sweepRow) float64 { return 100 * r.share })
-		fmt.Fprintf(out, "| %s | %s %% | %s %% | %s %% | %s %% |\n", name, median(o, 2), worst(o, slices.Max, 2), median(s, 1), worst(s, slices.Min, 1))
+		fmt.Fprintf(out, "| %s | %s | %s %% | %s %% | %s %% | %s %% |\n", name, ctl, median(o, 2), worst(o, slices.Max, 2), median(s, 1), worst(s, slices.Min, 1))
 	}
 	fmt.Fprintln(out)
 	return nil

@@ -21,11 +21,12 @@ func TestReportPrintsTablesAndWritesChart(t *testing.T) {
 	report := out.String()
 	for _, want := range []string{
 		"## Per model, c = 300",
-		"| shed | throttle |", "| shed | aimd |", "| shed | ramp |", "| shed | fixed |",
+		"| shed | throttle |", "| shed | throttle, seed |", "| shed | aimd |", "| shed | ramp |", "| shed | fixed |",
 		"| dead, recovers | throttle |", "| halves | fixed |",
 		"| backlog | throttle |", "| backlog, timeout | fixed |",
 		"## Sweep over c", "| collapse | ramp | ",
-		"## Slow start's overshoot", "| shed | ",
+		"## Slow start's overshoot", "| shed | throttle | ", "| collapse | throttle, seed | ",
+		"failed % before settling",
 		"written to " + path,
 	} {
 		if !strings.Contains(report, want) {

@@ -19,14 +19,13 @@ import (
 // window's failure fraction has a sampling error of about 0.8 % at the 5 %
 // bound: small against the 1 %–5 % dead band, so each decision rests on real
 // evidence, and the 30 s phase has room for the climb (about 7 windows from
-// 25/s) and 15–20 settled windows. A 250 ms tick closes a window at most a
-// quarter of its length late. The floor of 10/s keeps every window above
+// 25/s) and 15–20 settled windows. The tick is the default, window/5 =
+// 200 ms, so a gross breach is decided a fifth of a window in. The floor of 10/s keeps every window above
 // --min-attempts (20) within 2 s even at the floor.
 const (
 	demoCapacity = 800
 	demoDuration = 30 * time.Second
 	demoWindow   = time.Second
-	demoTick     = 250 * time.Millisecond
 	demoFloor    = 10
 	demoStart    = 25
 	demoCeiling  = 10000
@@ -36,6 +35,8 @@ type demoFlags struct {
 	phaseFlags
 	builtinFlags
 	ceiling float64
+	script  string
+	env     []string
 }
 
 // builtinFlags describe the built-in target, for demo and target.
@@ -130,14 +131,20 @@ shedding the excess with 503s), governs a %v open-loop phase against it,
 prints the report and compares the capacity found with the true one.
 
 It needs nothing but this binary. The demo's governor settings are chosen
-to settle well inside the phase: %v windows judged every %v tick, a
+to settle well inside the phase: %v windows read every %v tick, a
 floor of %d/s and a start of %d/s, the ceiling far above the capacity
 (%d/s). Change the target with --capacity, --model and --latency, the phase
-with any flag run also takes.`, demoCapacity, demoDuration, demoWindow, demoTick, demoFloor, demoStart, demoCeiling),
+with any flag run also takes.
+
+With --script FILE it runs a k6 script against the built-in target instead
+(__ENV.BASE is the target's URL) and compares the capacity the script's
+first governed scenario found with the true one; the script's own
+throttle.configure settings apply unless a flag overrides them.`, demoCapacity, demoDuration, demoWindow, governor.DefaultTickFor(demoWindow), demoFloor, demoStart, demoCeiling),
 		Example: `  throttle demo
   throttle demo --capacity 2000 --model queue
   throttle demo --model backlog --servers 2 --latency 10ms   # a thread pool: 200 req/s, every answer 200
-  throttle demo --duration 60s --window 2s --chart demo.html --out demo.json`,
+  throttle demo --duration 60s --window 2s --chart demo.html --out demo.json
+  throttle demo --script examples/scripts/capacity.js`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, e) },
 	}
@@ -145,7 +152,9 @@ with any flag run also takes.`, demoCapacity, demoDuration, demoWindow, demoTick
 	fs.SortFlags = false
 	f.builtinFlags.register(fs, "the built-in target's true capacity, req/s")
 	fs.Float64Var(&f.ceiling, "rate", demoCeiling, "the phase's ceiling, iterations/s")
-	f.phaseFlags.register(fs, phaseDefaults{duration: demoDuration, window: demoWindow, tick: demoTick, floor: demoFloor, start: demoStart})
+	f.phaseFlags.register(fs, phaseDefaults{duration: demoDuration, window: demoWindow, floor: demoFloor, start: demoStart})
+	fs.StringVar(&f.script, "script", "", "run this k6 script against the built-in target (__ENV.BASE is its URL)")
+	fs.StringArrayVarP(&f.env, "env", "e", nil, "with --script: KEY=VALUE for __ENV (repeatable)")
 	return cmd
 }
 
@@ -155,6 +164,12 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	if err != nil {
 		return err
 	}
+	if f.script != "" {
+		return f.runScript(fs, tc, e)
+	}
+	if fs.Changed("env") {
+		return usagef("-e/--env fills a k6 script's __ENV; give --script FILE")
+	}
 	l, err := f.limits(fs, governor.Rate, f.ceiling, "--rate")
 	if err != nil {
 		return err
@@ -162,27 +177,12 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	if err := f.outputs(); err != nil {
 		return err
 	}
-	tg, err := target.New(tc)
-	if err != nil {
-		return usageError{err}
-	}
-	if err := f.metrics.start(e); err != nil {
-		return err
-	}
 	defer f.metrics.stop()
-	if err := f.metrics.addTarget(mainPhase, tg); err != nil {
+	srv, stop, err := f.serveBuiltin(e, tc, mainPhase)
+	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := target.Serve(ctx, "", tg, target.WithShutdownGrace(time.Second))
-	if err != nil {
-		cancel()
-		return fmt.Errorf("starting the built-in target: %w", err)
-	}
-	defer func() {
-		cancel()
-		_ = srv.Wait()
-	}()
+	defer stop()
 	list, err := targets.FromURLs([]string{srv.URL() + "/"}, "GET", nil, nil)
 	if err != nil {
 		return err
@@ -195,7 +195,12 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 		fmt.Fprintf(e.stderr, "demo: %s on %s; governing %v from %s/s (ceiling %s/s)\n",
 			tc, srv.URL(), f.duration, short(l.Start), short(l.Ceiling))
 	}
-	return runPhase(e, &f.phaseFlags, cfg, tc.String(), func(r *report.Report) {
+	return runPhase(e, &f.phaseFlags, cfg, tc.String(), foundVsTrue(e, tc))
+}
+
+// foundVsTrue prints the capacity a report found beside the true one.
+func foundVsTrue(e env, tc target.Config) func(*report.Report) {
+	return func(r *report.Report) {
 		c := r.Capacity
 		truth := tc.PerSecond()
 		if !c.Found {
@@ -204,5 +209,51 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 		}
 		dev := 100 * (c.GoodputPerS - truth) / truth
 		fmt.Fprintf(e.stdout, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", short(c.GoodputPerS), short(truth), dev)
-	})
+	}
+}
+
+// serveBuiltin starts the built-in target on a loopback port, its
+// counters exported under phase with --metrics (started here, before any
+// traffic); stop shuts the target down.
+func (f *demoFlags) serveBuiltin(e env, tc target.Config, phase string) (*target.Server, func(), error) {
+	tg, err := target.New(tc)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	if err := f.metrics.start(e); err != nil {
+		return nil, nil, err
+	}
+	if err := f.metrics.addTarget(phase, tg); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := target.Serve(ctx, "", tg, target.WithShutdownGrace(time.Second))
+	if err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("starting the built-in target: %w", err)
+	}
+	return srv, func() {
+		cancel()
+		_ = srv.Wait()
+	}, nil
+}
+
+// runScript is demo --script: the script against the built-in target.
+func (f *demoFlags) runScript(fs *pflag.FlagSet, tc target.Config, e env) error {
+	for _, name := range []string{"rate", "duration", "max-vus", "tries", "fail-on", "grace"} {
+		if fs.Changed(name) {
+			return usagef("--%s does not apply to a k6 script: %s", name, notForScripts[name])
+		}
+	}
+	defer f.metrics.stop()
+	srv, stop, err := f.serveBuiltin(e, tc, "target")
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if !f.quiet {
+		fmt.Fprintf(e.stderr, "demo: %s on %s; running %s against it\n", tc, srv.URL(), f.script)
+	}
+	s := scriptRun{path: f.script, env: f.env, base: srv.URL()}
+	return s.run(e, &f.phaseFlags, fs, foundVsTrue(e, tc))
 }

@@ -150,7 +150,20 @@ type liveView struct {
 	quit, done chan struct{}
 }
 
-func startLive(con *console, eng *engine.Engine, rec *report.Recorder) *liveView {
+// liveSource is what the live view follows: the phase's snapshot, mode and
+// latency recorder, and its name ("" for a URL run's one phase). A script
+// run's source moves from scenario to scenario as they run.
+type liveSource func() (s engine.Snapshot, mode governor.Mode, rec *report.Recorder, name string)
+
+// engineSource follows a URL run's engine.
+func engineSource(eng *engine.Engine, rec *report.Recorder) liveSource {
+	mode := eng.Config().Limits.Mode
+	return func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+		return eng.Snapshot(), mode, rec, ""
+	}
+}
+
+func startLive(con *console, src liveSource) *liveView {
 	v := &liveView{quit: make(chan struct{}), done: make(chan struct{})}
 	every, span := 5*time.Second, 5*time.Second
 	if con.tty {
@@ -158,12 +171,12 @@ func startLive(con *console, eng *engine.Engine, rec *report.Recorder) *liveView
 		// read, fresh enough to follow a move of the offer.
 		every, span = 250*time.Millisecond, time.Second
 	}
-	mode := eng.Config().Limits.Mode
 	go func() {
 		defer close(v.done)
 		t := time.NewTicker(every)
 		defer t.Stop()
-		ring := []engine.Snapshot{eng.Snapshot()}
+		first, _, _, name := src()
+		ring := []engine.Snapshot{first}
 		keep := int(span / every)
 		var lat report.Latency // the latest non-empty: a window that just closed has none yet
 		for {
@@ -172,7 +185,11 @@ func startLive(con *console, eng *engine.Engine, rec *report.Recorder) *liveView
 				return
 			case <-t.C:
 			}
-			s := eng.Snapshot()
+			s, mode, rec, now := src()
+			if now != name {
+				// Another phase: its counters start afresh.
+				ring, name, lat = []engine.Snapshot{s}, now, report.Latency{}
+			}
 			ring = append(ring, s)
 			if len(ring) > keep+1 {
 				ring = ring[1:]
@@ -180,7 +197,11 @@ func startLive(con *console, eng *engine.Engine, rec *report.Recorder) *liveView
 			if l := rec.Recent(); l.Count > 0 {
 				lat = l
 			}
-			con.setStatus(statusLine(ring[0], s, lat, mode))
+			line := statusLine(ring[0], s, lat, mode)
+			if name != "" {
+				line = name + "  " + line
+			}
+			con.setStatus(line)
 		}
 	}()
 	return v

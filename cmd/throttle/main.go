@@ -7,7 +7,8 @@
 //	throttle version
 //
 // Exit codes: 0 success, 1 a runtime failure, 2 bad input (an invalid flag
-// value, conflicting flags, an unreadable targets file, ...). Bad input is
+// value, conflicting flags, an unreadable targets file, ...), 99 a k6
+// script's thresholds crossed. Bad input is
 // one line on stderr, "throttle: <problem>", never a stack trace.
 package main
 
@@ -77,6 +78,10 @@ func run(args []string, e env) int {
 	if errors.As(err, &u) || isCobraUsage(err) {
 		return 2
 	}
+	var th thresholdsCrossed
+	if errors.As(err, &th) {
+		return 99
+	}
 	return 1
 }
 
@@ -114,7 +119,8 @@ target's capacity at the failure bound you declare (--high, default 5 %).
 Retries cannot hide failures: every attempt counts, and the report shows the
 ok % after tries beside the attempt-failure %.
 
-Exit codes: 0 success, 1 runtime failure, 2 bad input.`,
+Exit codes: 0 success, 1 runtime failure, 2 bad input, 99 a k6 script's
+thresholds crossed (after the report is written).`,
 		Example: `  throttle demo                                   # see it find a built-in target's capacity
   throttle run --rate 5000 http://127.0.0.1:8080/  # govern an open-loop phase up to 5000 req/s
   throttle run --concurrency 64 --targets targets.txt --out report.json

@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"go.uber.org/goleak"
 
+	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/testwait"
 )
@@ -42,9 +44,9 @@ func cli(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) resul
 }
 
 func TestHelp(t *testing.T) {
-	runFlags := []string{"--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
+	runFlags := []string{"--env", "script.js", "--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
 		"--max-vus", "--timeout", "--tries", "--fail-on", "--start", "--floor", "--high", "--low", "--window",
-		"--min-attempts", "--tick", "--settle", "--grace", "--no-governor", "--insecure", "--http2", "--slow", "--out", "--timeline", "--chart", "--quiet", "--verbose", "--metrics"}
+		"--min-attempts", "--tick", "--settle", "--early-breach", "--evidence", "--grace", "--no-governor", "--insecure", "--http2", "--slow", "--out", "--timeline", "--chart", "--quiet", "--verbose", "--metrics"}
 	cases := []struct {
 		args []string
 		want []string
@@ -53,7 +55,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"--help"}, []string{"Usage:", "Examples:"}},
 		{[]string{"run", "--help"}, append([]string{"Examples:", "throttle run --rate"}, runFlags...)},
 		{[]string{"help", "run"}, []string{"Examples:", "--rate"}},
-		{[]string{"demo", "--help"}, []string{"Examples:", "throttle demo", "--capacity", "--model", "--latency", "--out", "--chart", "--metrics"}},
+		{[]string{"demo", "--help"}, []string{"Examples:", "throttle demo", "--capacity", "--model", "--latency", "--out", "--chart", "--metrics", "--script"}},
 		{[]string{"target", "--help"}, []string{"Examples:", "throttle target", "--capacity", "--model", "--latency", "--listen", "collapse", "--metrics"}},
 		{[]string{"version", "--help"}, []string{"Examples:", "throttle version"}},
 	}
@@ -112,8 +114,11 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "50", "--min-attempts", "0", u}, "", "--min-attempts must be > 0"},
 		{[]string{"run", "--rate", "50", "--tick", "0s", u}, "", "--tick must be > 0"},
 		{[]string{"run", "--rate", "50", "--tick", "1ns", u}, "", "--tick must be at least 1ms"},
-		{[]string{"run", "--rate", "50", "--tick", "10s", u}, "", "--tick (10s) must not be longer than --window (5s)"},
+		{[]string{"run", "--rate", "50", "--tick", "10s", u}, "", "--tick (10s) must be at most half of --window (5s)"},
+		{[]string{"run", "--rate", "50", "--tick", "2600ms", u}, "", "--tick (2.6s) must be at most half of --window (5s)"},
+		{[]string{"run", "--rate", "50", "--window", "1s", "--tick", "600ms", u}, "", "--tick (600ms) must be at most half of --window (1s)"},
 		{[]string{"run", "--rate", "50", "--settle", "-1s", u}, "", "--settle must be >= 0"},
+		{[]string{"run", "--rate", "50", "--evidence", "unserved,vibes", u}, "", `--evidence "unserved,vibes": want a comma-separated list`},
 		{[]string{"run", "--rate", "50", "--duration", "-1s", u}, "", "--duration must be >= 0"},
 		{[]string{"run", "--rate", "50", "--duration", "soon", u}, "", `invalid argument "soon" for "--duration"`},
 		{[]string{"run", "--rate", "50", "--max-vus", "0", u}, "", "--max-vus must be >= 1"},
@@ -459,6 +464,34 @@ func TestDemo(t *testing.T) {
 	// the deviation to 0.1 %: they agree within the two roundings.
 	if truth != 400 || found < 120 || found > 432 || math.Abs(100*(found-truth)/truth-dev) > 0.125+0.05+1e-9 {
 		t.Errorf("found %v vs true %v (%v %%)", found, truth, dev)
+	}
+}
+
+// The tick follows the window unless given: min(1s, --window/5), and the
+// settle span follows the tick; --early-breach=false reaches the engine.
+func TestDefaultTickFollowsTheWindow(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		tick time.Duration
+	}{
+		{nil, time.Second},
+		{[]string{"--window", "1s"}, 200 * time.Millisecond},
+		{[]string{"--window", "20s"}, time.Second},
+		{[]string{"--window", "2ms"}, time.Millisecond},
+		{[]string{"--window", "1s", "--tick", "500ms"}, 500 * time.Millisecond},
+	} {
+		var p phaseFlags
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		p.register(fs, phaseDefaults{duration: time.Minute, window: governor.DefaultWindow, floor: 1, start: 1})
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.limits(fs, governor.Rate, 100, "--rate"); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if p.tick != c.tick || p.settle != c.tick || !p.earlyBreach {
+			t.Errorf("%v: tick %v settle %v early %v, want tick = settle = %v, early breach on", c.args, p.tick, p.settle, p.earlyBreach, c.tick)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/metrics"
+	"github.com/throttlekit/throttle/internal/script"
 )
 
 // mainPhase is the phase label of run's and demo's one phase (the
@@ -92,4 +93,29 @@ func listenFailure(flag, addr string, err error) error {
 		return errors.New(msg)
 	}
 	return usagef("%s", msg)
+}
+
+// scriptPhase starts exporting a k6 script's scenario phase; a no-op
+// without --metrics.
+func (m *metricsServer) scriptPhase(name string, lat metrics.LatencySource, src metrics.Source) error {
+	if m.reg == nil {
+		return nil
+	}
+	return m.reg.Register(metrics.NewPhase(name, lat), src)
+}
+
+// custom is the script runner's hook for its custom metrics (k6/metrics):
+// each is exported beside the phases; nil without --metrics.
+func (m *metricsServer) custom() func(string, script.MetricType) (func(string, float64) error, error) {
+	if m.reg == nil {
+		return nil
+	}
+	kinds := map[script.MetricType]metrics.Kind{script.Counter: metrics.Counter, script.Gauge: metrics.Gauge, script.Rate: metrics.Rate, script.Trend: metrics.Trend}
+	return func(name string, t script.MetricType) (func(string, float64) error, error) {
+		c, err := m.reg.Custom(name, kinds[t])
+		if err != nil {
+			return nil, err
+		}
+		return c.Add, nil
+	}
 }

@@ -54,11 +54,11 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
-	go watchSignals(e.signals, done, cancel, eng, con, max(cfg.Grace, 0))
+	go watchSignals(e.signals, done, cancel, eng.Abort, func() int64 { return eng.Snapshot().InFlight }, con, max(cfg.Grace, 0))
 
 	var live *liveView
 	if !p.quiet {
-		live = startLive(con, eng, rec)
+		live = startLive(con, engineSource(eng, rec))
 	}
 	res, err := eng.Run(ctx)
 	if live != nil {
@@ -71,34 +71,24 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 	c := res.Counts
 	in := report.Input{
 		Settings: report.Settings{
-			Limits:   eng.Config().Limits,
-			Tick:     cfg.Tick,
-			Governed: !cfg.Fixed,
-			Target:   target,
+			Limits:      eng.Config().Limits,
+			Tick:        cfg.Tick,
+			Governed:    !cfg.Fixed,
+			EarlyBreach: p.earlyBreach,
+			Evidence:    p.evidenceSet.String(),
+			Target:      target,
 		},
 		Windows:     res.Windows,
 		Start:       res.Start,
 		End:         res.End,
 		Interrupted: res.Interrupted,
-		Attempts: report.Attempts{
-			OK:        c.Classes[engine.ClassOK],
-			Refused:   c.Classes[engine.ClassRefused],
-			Reset:     c.Classes[engine.ClassReset],
-			Timeout:   c.Classes[engine.ClassTimeout],
-			Status5xx: c.Classes[engine.Class5xx],
-			Status429: c.Classes[engine.Class429],
-			Other:     c.Classes[engine.ClassOther],
-			Slow:      c.Classes[engine.ClassSlow],
-		},
-		Iterations: report.Iterations{OK: c.IterOK, Failed: c.IterFailed},
-		Dropped:    c.Dropped,
-		Aborted:    c.Aborted,
-		Latency:    rec.Summary(),
+		Latency:     rec.Summary(),
 		Generator: report.Generator{
 			Ticks: res.Generator.Ticks, SaturatedTicks: res.Generator.SaturatedTicks,
 			Rate: res.Generator.Rate, Signals: res.Generator.Signals,
 		},
 	}
+	countsInto(&in, c)
 	r, err := report.Build(in)
 	if err != nil {
 		return err
@@ -109,17 +99,35 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 	if after != nil {
 		after(r)
 	}
-	return writeFiles(e, p, r)
+	return writeFiles(e, p, r, r.SaveJSON)
 }
 
-// writeFiles writes the report files the output flags name; it tries each
-// and reports the first failure.
-func writeFiles(e env, p *phaseFlags, r *report.Report) error {
+// countsInto fills a report input's counts from an engine's or a script
+// phase's counters.
+func countsInto(in *report.Input, c engine.Counts) {
+	in.Attempts = report.Attempts{
+		OK:        c.Classes[engine.ClassOK],
+		Refused:   c.Classes[engine.ClassRefused],
+		Reset:     c.Classes[engine.ClassReset],
+		Timeout:   c.Classes[engine.ClassTimeout],
+		Status5xx: c.Classes[engine.Class5xx],
+		Status429: c.Classes[engine.Class429],
+		Other:     c.Classes[engine.ClassOther],
+		Slow:      c.Classes[engine.ClassSlow],
+	}
+	in.Iterations = report.Iterations{OK: c.IterOK, Failed: c.IterFailed}
+	in.Dropped, in.Aborted = c.Dropped, c.Aborted
+}
+
+// writeFiles writes the report files the output flags name (the JSON with
+// saveJSON, the timeline and chart of r); it tries each and reports the
+// first failure.
+func writeFiles(e env, p *phaseFlags, r *report.Report, saveJSON func(string) error) error {
 	var first error
 	for _, o := range []struct {
 		path string
 		save func(string) error
-	}{{p.out, r.SaveJSON}, {p.timeline, r.SaveCSV}, {p.chart, r.SaveChart}} {
+	}{{p.out, saveJSON}, {p.timeline, r.SaveCSV}, {p.chart, r.SaveChart}} {
 		if o.path == "" {
 			continue
 		}
@@ -136,7 +144,7 @@ func writeFiles(e env, p *phaseFlags, r *report.Report) error {
 
 // watchSignals turns the first signal into a graceful stop and the second
 // into an abort of what is still in flight.
-func watchSignals(sig <-chan os.Signal, done <-chan struct{}, stop context.CancelFunc, eng *engine.Engine, con *console, grace time.Duration) {
+func watchSignals(sig <-chan os.Signal, done <-chan struct{}, stop context.CancelFunc, abort func(), inFlight func() int64, con *console, grace time.Duration) {
 	if sig == nil {
 		return
 	}
@@ -147,12 +155,12 @@ func watchSignals(sig <-chan os.Signal, done <-chan struct{}, stop context.Cance
 	}
 	stop()
 	con.line(fmt.Sprintf("interrupted: no new arrivals; waiting up to %v for %d in flight (Ctrl-C again to abort them)",
-		grace, eng.Snapshot().InFlight))
+		grace, inFlight()))
 	select {
 	case <-sig:
 	case <-done:
 		return
 	}
-	eng.Abort()
+	abort()
 	con.line("aborting in-flight attempts")
 }

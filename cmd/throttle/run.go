@@ -37,6 +37,9 @@ type phaseFlags struct {
 	minAttempts uint64
 	tick        time.Duration
 	settle      time.Duration
+	earlyBreach bool
+	evidence    string
+	evidenceSet governor.Evidence // parsed from evidence by engineConfig
 	grace       time.Duration
 	noGovernor  bool
 	out         string
@@ -49,8 +52,8 @@ type phaseFlags struct {
 
 // phaseDefaults are the defaults a command gives the shared flags.
 type phaseDefaults struct {
-	duration, window, tick time.Duration
-	start, floor           float64
+	duration, window time.Duration
+	start, floor     float64
 }
 
 func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
@@ -67,7 +70,9 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.Var((*fraction)(&p.low), "low", "clean threshold: a window at or below it climbs (default --high / 5)")
 	fs.DurationVar(&p.window, "window", d.window, "evidence gathered at one offer before a decision")
 	fs.Uint64Var(&p.minAttempts, "min-attempts", governor.DefaultMinAttempts, "resolved attempts a window needs to count as evidence")
-	fs.DurationVar(&p.tick, "tick", d.tick, "how often the governor reads the counters")
+	fs.DurationVar(&p.tick, "tick", 0, "how often the governor reads the counters, at most --window/2 (default min(1s, --window/5))")
+	fs.StringVar(&p.evidence, "evidence", "all", "evidence beyond failed attempts, comma-separated: unserved (rate mode: dropped arrivals and in-flight growth count as damage), latency (concurrency mode: latency inflated against the low-load baseline), drain (after a back-off, wait for the old offer's attempts), generator (a saturated generator holds); all, or none for the seed's rule")
+	fs.BoolVar(&p.earlyBreach, "early-breach", true, "decide a gross breach at a tick inside the window (failure fraction above --high with 99 % confidence, at least --min-attempts); false gives the seed's exact cadence")
 	fs.DurationVar(&p.settle, "settle", 0, "after each change of the offer, how long to discard evidence (attempts sent at the old offer, a target still recovering) before the next window starts (default one --tick)")
 	fs.DurationVar(&p.grace, "grace", engine.DefaultGrace, "when the phase ends, how long in-flight iterations may finish before they are aborted")
 	fs.BoolVar(&p.noGovernor, "no-governor", false, "fixed load at the ceiling for the whole phase: a baseline to compare against")
@@ -115,6 +120,9 @@ func (p *phaseFlags) limits(fs *pflag.FlagSet, mode governor.Mode, ceiling float
 	if err := l.Validate(); err != nil {
 		return l, usageError{flagNames(err, ceilingFlag)}
 	}
+	if !fs.Changed("tick") {
+		p.tick = max(governor.DefaultTickFor(p.window), minTick)
+	}
 	if !fs.Changed("settle") {
 		p.settle = p.tick
 	}
@@ -123,8 +131,8 @@ func (p *phaseFlags) limits(fs *pflag.FlagSet, mode governor.Mode, ceiling float
 		return l, usagef("--tick must be > 0, got %v", p.tick)
 	case p.tick < minTick:
 		return l, usagef("--tick must be at least %v (a finer tick only burns CPU), got %v", minTick, p.tick)
-	case p.tick > p.window:
-		return l, usagef("--tick (%v) must not be longer than --window (%v)", p.tick, p.window)
+	case p.tick > p.window/2:
+		return l, usagef("--tick (%v) must be at most half of --window (%v): a window spans at least two ticks", p.tick, p.window)
 	case p.settle < 0:
 		return l, usagef("--settle must be >= 0, got %v", p.settle)
 	case p.duration < 0:
@@ -214,6 +222,11 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 	if err != nil {
 		return engine.Config{}, usageError{err}
 	}
+	evidence, ok := governor.ParseEvidence(p.evidence)
+	if !ok {
+		return engine.Config{}, usagef("--evidence %q: want a comma-separated list of unserved, latency, drain, generator, or all or none", p.evidence)
+	}
+	p.evidenceSet = evidence
 	grace := p.grace
 	if grace == 0 {
 		grace = -1 // the engine's zero means its default; --grace 0 means no wait
@@ -231,6 +244,7 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 		Grace:    grace,
 		Tick:     p.tick,
 		Settle:   p.settle,
+		Governor: []governor.Option{governor.WithEarlyBreach(p.earlyBreach), governor.WithEvidence(evidence)},
 	}, nil
 }
 
@@ -245,13 +259,14 @@ type runFlags struct {
 	rate        float64
 	concurrency float64
 	insecure    bool
+	env         []string
 	http2       bool
 }
 
 func newRunCmd(e env) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] [URL...]",
+		Use:   "run [flags] [URL... | script.js]",
 		Short: "Govern a load phase against HTTP targets and report their capacity",
 		Long: `run governs one load phase against HTTP targets and reports the capacity it
 found at the failure bound.
@@ -278,7 +293,20 @@ ok %, p50/p99 and the governor's state, with a line for every move of the
 offer above it (plain lines every 5 s when stderr is not a terminal). At the
 end the report goes to stdout. Ctrl-C stops new arrivals, lets in-flight
 iterations finish (up to --grace) and writes the full report; a second
-Ctrl-C aborts them at once.`,
+Ctrl-C aborts them at once.
+
+A k6 script (script.js, .mjs or .ts) runs under the governor instead of
+URLs: each scenario of its options is one governed phase (arrival-rate
+executors in rate mode, VU executors in concurrency mode, the authored
+value the ceiling; per-vu-iterations and shared-iterations run as
+authored). Every request of the script is an attempt. -e KEY=VALUE fills
+__ENV beside the process environment; the governor flags (--floor,
+--start, --high, --low, --window, --min-attempts, --tick, --settle)
+override the script's throttle.configure settings for every scenario;
+--no-governor runs every scenario as authored. --out writes one report
+with a "phases" entry per scenario. Modules other than k6, k6/http,
+k6/execution, k6/encoding and k6/x/throttle, and remote imports, are
+refused before any traffic.`,
 		Example: `  # Open loop up to 5000 req/s, default bound (5 % attempt failures):
   throttle run --rate 5000 http://127.0.0.1:8080/
 
@@ -290,7 +318,10 @@ Ctrl-C aborts them at once.`,
   throttle run --rate 20000 --start 500 --window 2s --high 0.01 https://api.internal/health
 
   # Baseline for comparison: fixed load at the ceiling, no governor:
-  throttle run --rate 800 --no-governor --duration 30s http://127.0.0.1:8080/`,
+  throttle run --rate 800 --no-governor --duration 30s http://127.0.0.1:8080/
+
+  # A k6 script under the governor, its base URL from -e:
+  throttle run -e BASE=http://127.0.0.1:8080 --out report.json script.js`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.run(cmd, args, e)
 		},
@@ -304,14 +335,33 @@ Ctrl-C aborts them at once.`,
 	fs.StringVar(&f.body, "body", "", "request body for URL targets; @path reads it from a file")
 	fs.Float64Var(&f.rate, "rate", 0, "open loop: the ceiling in iterations per second")
 	fs.Float64Var(&f.concurrency, "concurrency", 0, "closed loop: the ceiling in iterations in flight (a whole number)")
-	f.register(fs, phaseDefaults{duration: 2 * time.Minute, window: governor.DefaultWindow, tick: governor.DefaultTick, floor: governor.DefaultFloor, start: governor.DefaultFloor})
+	f.register(fs, phaseDefaults{duration: 2 * time.Minute, window: governor.DefaultWindow, floor: governor.DefaultFloor, start: governor.DefaultFloor})
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (it is on by default)")
+	fs.StringArrayVarP(&f.env, "env", "e", nil, "k6 script: KEY=VALUE for __ENV (repeatable)")
 	fs.BoolVar(&f.http2, "http2", false, "send with net/http, which speaks HTTP/2 to servers that offer it over TLS (default: HTTP/1.1 on fasthttp, the faster client)")
 	return cmd
 }
 
 func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	fs := cmd.Flags()
+	for _, a := range args {
+		if !isScript(a) {
+			continue
+		}
+		if len(args) > 1 {
+			return usagef("a k6 script runs alone: give %s without URLs", a)
+		}
+		for name, why := range notForScripts {
+			if fs.Changed(name) {
+				return usagef("--%s does not apply to a k6 script: %s", name, why)
+			}
+		}
+		s := scriptRun{path: a, env: f.env, insecure: f.insecure, http2: f.http2}
+		return s.run(e, &f.phaseFlags, fs, nil)
+	}
+	if fs.Changed("env") {
+		return usagef("-e/--env fills a k6 script's __ENV; give a script")
+	}
 	mode, ceiling, ceilingFlag := governor.Rate, f.rate, "--rate"
 	switch rate, conc := fs.Changed("rate"), fs.Changed("concurrency"); {
 	case rate && conc:

@@ -81,6 +81,9 @@ type Config struct {
 	Observer func(governor.Window)
 	// Latency, if set, receives every resolved attempt's latency.
 	Latency LatencyRecorder
+	// Governor are extra options for the phase's governor (early breach,
+	// the kinds of evidence it reads), applied after the engine's own.
+	Governor []governor.Option
 }
 
 // withDefaults fills the zero fields and checks the rest.

@@ -125,8 +125,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, gate: g, meter: NewMeter(), stop: make(chan struct{}), work: make(chan time.Time)}
 	e.hard, e.abort = context.WithCancel(context.Background())
-	gov, err := governor.New(l, e.meter,
-		governor.WithTick(cfg.Tick), governor.WithSettle(cfg.Settle), governor.WithLogger(cfg.Logger), governor.WithObserver(e.observe))
+	gov, err := governor.New(l, e.meter, append([]governor.Option{
+		governor.WithTick(cfg.Tick), governor.WithSettle(cfg.Settle), governor.WithLogger(cfg.Logger), governor.WithObserver(e.observe)},
+		cfg.Governor...)...)
 	if err != nil {
 		return nil, err
 	}

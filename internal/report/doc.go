@@ -46,7 +46,7 @@
 //	  "verdict": "capacity ≈ 797 req/s at ≤ 5 % attempt failures (12 settled windows)",
 //	  "notes": ["…"],                   // caveats; [] when none
 //	  "settings": {"mode", "unit", "ceiling", "floor", "start", "high", "low",
-//	               "window_s", "tick_s", "min_attempts", "governed", "target"},
+//	               "window_s", "tick_s", "min_attempts", "governed", "early_breach", "evidence", "target"},
 //	  "run": {"start", "end", "duration_s", "interrupted"},
 //	  "capacity": {"found", "settled_windows", "offer", "goodput_per_s",
 //	               "throughput_per_s", "attempt_fail_frac", "at_ceiling",
@@ -60,12 +60,19 @@
 //	  "dropped_arrivals": 0,
 //	  "aborted_attempts": 0,
 //	  "windows": [{"index", "start_s", "end_s", "offer", "ok", "failed", "frac",
-//	               "attempts_per_s", "goodput_per_s", "signal", "kind",
+//	               "attempts_per_s", "goodput_per_s", "signal", "kind", "early",
 //	               "next_offer", "last_bad", "streak", "settled", "saturated",
-//	               "p50_ms", "p99_ms"}],
+//	               "p50_ms", "p99_ms", "fail_frac", "dropped", "queued",
+//	               "unserved", "mean_ms", "inflation", "generator_saturated",
+//	               "drained_s", "by"}],
 //	  "generator": {"saturated", "saturated_at_per_s", "saturated_ticks", "ticks",
 //	                "signals": {"cpu", "lag", "schedule"}}
 //	}
+//
+// A k6 script run writes Phased instead: the same document for its first
+// governed scenario (its first scenario when none is governed), plus
+// "phases": [{"phase", "executor", ...every field above...}], one per
+// scenario in start order.
 //
 // Fractions are in [0, 1], rates per second, run times in seconds since the
 // run's start, latencies in milliseconds. Fields are never omitted; a figure

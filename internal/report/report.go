@@ -21,6 +21,12 @@ type Settings struct {
 	Tick time.Duration
 	// Governed is false for a baseline run at fixed load (the ceiling).
 	Governed bool
+	// EarlyBreach says the governor could close a window early on a gross
+	// breach (governor.WithEarlyBreach); false is the seed's exact cadence.
+	EarlyBreach bool
+	// Evidence is the kinds of evidence beyond failed attempts the governor
+	// read (governor.Evidence.String()); "" reads as "none".
+	Evidence string
 	// Target describes what was loaded: URLs, or the built-in target.
 	Target string
 }
@@ -137,6 +143,8 @@ func Build(in Input) (*Report, error) {
 			TickS:       in.Settings.Tick.Seconds(),
 			MinAttempts: l.MinAttempts,
 			Governed:    in.Settings.Governed,
+			EarlyBreach: in.Settings.EarlyBreach && in.Settings.Governed,
+			Evidence:    evidenceName(in),
 			Target:      in.Settings.Target,
 		},
 		Run: Run{
@@ -215,6 +223,22 @@ func Build(in Input) (*Report, error) {
 	return r, nil
 }
 
+// evidenceName is the evidence the run's governor read: what its windows
+// say they read (a host whose counters report no Load gives the governor
+// nothing beyond failed attempts, whatever was asked), else the setting.
+func evidenceName(in Input) string {
+	if !in.Settings.Governed {
+		return "none"
+	}
+	if len(in.Windows) > 0 {
+		return in.Windows[0].Read.String()
+	}
+	if in.Settings.Evidence == "" {
+		return "none"
+	}
+	return in.Settings.Evidence
+}
+
 // windowRows is the timeline; the windows whose indices are in steady are
 // flagged settled.
 func windowRows(in Input, steady []int) []WindowJSON {
@@ -240,11 +264,22 @@ func windowRows(in Input, steady []int) []WindowJSON {
 			Frac:      round(w.Frac, 6),
 			Signal:    w.Decision.Signal.String(),
 			Kind:      w.Decision.Kind.String(),
-			NextOffer: round(w.Decision.Offer, 3),
-			LastBad:   round(w.Decision.LastBad, 3),
-			Streak:    w.Streak,
-			Settled:   settled[i],
-			Saturated: governor.Saturated(w, in.Settings.Limits.High),
+			Early:     w.Early,
+			FailFrac:  round(w.FailFrac, 6),
+			Dropped:   w.Dropped,
+			Queued:    w.Queued,
+			Unserved:  w.Unserved,
+			MeanMs:    ms(w.Latency),
+			Inflation: round(w.Inflation, 3),
+			DrainedS:  round(w.Drained.Seconds(), 3),
+			By:        w.By,
+
+			GeneratorSaturated: w.GeneratorSaturated,
+			NextOffer:          round(w.Decision.Offer, 3),
+			LastBad:            round(w.Decision.LastBad, 3),
+			Streak:             w.Streak,
+			Settled:            settled[i],
+			Saturated:          governor.Saturated(w, in.Settings.Limits.High),
 		}
 		if secs > 0 {
 			row.AttemptsPerS = round(float64(n)/secs, 3)
@@ -257,6 +292,48 @@ func windowRows(in Input, steady []int) []WindowJSON {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// queuesFactor is the growth of p50 latency, from the run's first window
+// to the windows the capacity rests on, past which a run whose goodput fell
+// short of its offer is said to queue.
+const queuesFactor = 4
+
+// queues returns the p50 latency growth from the first window with latency
+// to the steady windows when the target queued — latency grew at least
+// queuesFactor-fold while goodput plateaued (rate mode: under 90 % of the
+// offer; concurrency mode: latency alone says it) — and 0 otherwise.
+func queues(in Input, est governor.Estimate) float64 {
+	first, last := firstP50(in), in.Latency.AtCapacity.P50
+	if first <= 0 || in.Latency.AtCapacity.Count == 0 {
+		return 0
+	}
+	growth := float64(last) / float64(first)
+	if growth < queuesFactor {
+		return 0
+	}
+	if in.Settings.Limits.Mode == governor.Rate && est.Goodput >= 0.9*est.Offer {
+		return 0
+	}
+	return growth
+}
+
+// firstP50 is the p50 latency of the first window that recorded any.
+func firstP50(in Input) time.Duration {
+	for _, w := range in.Latency.Windows {
+		if w.Count > 0 {
+			return w.P50
+		}
+	}
+	return 0
+}
+
+// dur prints a latency for a verdict: 11ms, 5.4s.
+func dur(d time.Duration) string {
+	if d >= time.Second {
+		return fmt.Sprintf("%.3gs", d.Seconds())
+	}
+	return d.Round(100 * time.Microsecond).String()
 }
 
 // verdict decides the outcome and says it in one line.
@@ -283,6 +360,13 @@ func verdict(in Input, est governor.Estimate) (Outcome, string) {
 			return o, "interrupted before any window closed: no capacity measured"
 		}
 		v = fmt.Sprintf("ended before any window closed: no capacity measured (run longer than the %v window)", l.Window)
+	case est.Windows > 0 && queues(in, est) > 0:
+		// Latency grew several-fold while goodput stayed below what was
+		// asked: the target queues, and the offer it "held" is not a
+		// capacity it showed. The plateau is.
+		o = OutcomeCapacity
+		v = fmt.Sprintf("the target queues: latency grew %s× (p50 %s at first, %s at the end) while goodput plateaued; capacity is the plateau, ≈ %s req/s (%s)",
+			num(queues(in, est)), dur(firstP50(in)), dur(in.Latency.AtCapacity.P50), num(est.Goodput), plural(est.Windows, "settled window"))
 	case est.Windows > 0 && est.AtCeiling:
 		o = OutcomeAtCeiling
 		v = fmt.Sprintf("held at the ceiling: capacity ≥ ceiling (%s; goodput %s req/s at %s, %s)",

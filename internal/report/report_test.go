@@ -63,7 +63,7 @@ func TestBuildFindsTheCapacity(t *testing.T) {
 				t.Errorf("window %d is both saturated and settled", i)
 			}
 		}
-		if w.Signal != src.Decision.Signal.String() || w.OK != src.OK || w.Failed != src.Failed {
+		if w.Signal != src.Decision.Signal.String() || w.OK != src.OK || w.Failed != src.Failed || w.Early != src.Early {
 			t.Errorf("window %d does not match its source: %+v", i, w)
 		}
 	}
@@ -95,7 +95,10 @@ func TestBuildFindsTheCapacity(t *testing.T) {
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "saturated    3 windows excluded (attempt failures > 5 %): 10.0–12.0 s at 1600/s (50 %)") {
+	// The slow start's overshoot to 1600/s was decided at the first tick of
+	// its 2 s window (early breach): the window covered 0.5 s.
+	if !strings.Contains(text.String(), "saturated    3 windows excluded (attempt failures > 5 %): 10.0–10.5 s at 1600/s (50 %)") ||
+		!strings.Contains(text.String(), "3 closed early by a gross breach") {
 		t.Errorf("text report does not flag the saturated windows:\n%s", text.String())
 	}
 }
@@ -475,6 +478,38 @@ func FuzzBuild(f *testing.F) {
 			t.Fatalf("chart of %d windows: %v", len(ws), err)
 		}
 	})
+}
+
+// A target that queues: the governor (its evidence switched off, say) held
+// the ceiling of 5000/s while goodput stayed at 185/s and p50 latency grew
+// from 11 ms to 5.4 s. The verdict must say the target queues and that the
+// capacity is the plateau, never "held at the ceiling".
+func TestBuildSaysTheTargetQueues(t *testing.T) {
+	l := governor.NewLimits(governor.Rate, 5000)
+	ws := []governor.Window{window(0, 5000, 185, 0, governor.SignalAtCeiling), window(1, 5000, 185, 0, governor.SignalAtCeiling)}
+	lat := func(p50 time.Duration) Latencies {
+		return Latencies{
+			AtCapacity: Latency{Count: 370, P50: p50},
+			Windows:    []WindowLatency{{Start: ws[0].Start, End: ws[0].End, Latency: Latency{Count: 185, P50: 11 * time.Millisecond}}},
+		}
+	}
+	in := Input{Settings: Settings{Limits: l, Tick: time.Second, Governed: true}, Windows: ws, Start: t0, End: t0.Add(2 * time.Second), Latency: lat(5400 * time.Millisecond)}
+	r := build(t, in)
+	if r.Outcome != OutcomeCapacity || strings.Contains(r.Verdict, "ceiling") ||
+		r.Verdict != "the target queues: latency grew 491× (p50 11ms at first, 5.4s at the end) while goodput plateaued; capacity is the plateau, ≈ 185 req/s (2 settled windows)" {
+		t.Fatalf("%q %q", r.Outcome, r.Verdict)
+	}
+	// Latency that grew only 3×, or goodput that kept up with the offer, is
+	// no queue.
+	in.Latency = lat(33 * time.Millisecond)
+	if r := build(t, in); r.Outcome != OutcomeAtCeiling {
+		t.Fatalf("3× latency: %q %q", r.Outcome, r.Verdict)
+	}
+	in.Latency = lat(5400 * time.Millisecond)
+	in.Windows = []governor.Window{window(0, 5000, 5000, 0, governor.SignalAtCeiling), window(1, 5000, 5000, 0, governor.SignalAtCeiling)}
+	if r := build(t, in); r.Outcome != OutcomeAtCeiling {
+		t.Fatalf("goodput at the offer: %q %q", r.Outcome, r.Verdict)
+	}
 }
 
 // A saturated generator and slow attempts are reported: the note and the

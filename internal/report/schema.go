@@ -93,6 +93,14 @@ type SettingsJSON struct {
 	MinAttempts uint64 `json:"min_attempts"`
 	// Governed is false for a baseline run at fixed load.
 	Governed bool `json:"governed"`
+	// EarlyBreach is true when a gross breach could close a window before
+	// its full length (windows[].early marks those that did); false is the
+	// seed's exact cadence.
+	EarlyBreach bool `json:"early_breach"`
+	// Evidence lists the kinds of evidence beyond failed attempts the
+	// governor read (governor.Evidence: unserved, latency, drain,
+	// generator), "none" for the seed's rule.
+	Evidence string `json:"evidence"`
 	// Target describes what was loaded.
 	Target string `json:"target"`
 }
@@ -230,6 +238,9 @@ type WindowJSON struct {
 	// memory-cleared) and Kind its direction (raise, lower, hold).
 	Signal string `json:"signal"`
 	Kind   string `json:"kind"`
+	// Early is true for a window an early breach closed before its full
+	// length: its evidence so far was above high with 99 % confidence.
+	Early bool `json:"early"`
 	// NextOffer is the offer the window asked for next.
 	NextOffer float64 `json:"next_offer"`
 	// LastBad is the congestion memory after the window, 0 when unexplored.
@@ -246,6 +257,29 @@ type WindowJSON struct {
 	// window; 0 when none was recorded.
 	P50Ms float64 `json:"p50_ms"`
 	P99Ms float64 `json:"p99_ms"`
+	// FailFrac is the attempt-failure fraction alone; Frac is what the
+	// window was judged on and also holds the evidence below.
+	FailFrac float64 `json:"fail_frac"`
+	// Dropped arrivals and the growth of in-flight attempts (Queued,
+	// negative when they fell) over the window; Unserved is what of both
+	// entered Frac (rate mode).
+	Dropped  uint64 `json:"dropped"`
+	Queued   int64  `json:"queued"`
+	Unserved uint64 `json:"unserved"`
+	// MeanMs is the mean latency of the window's resolved attempts, and
+	// Inflation its ratio to the run's low-load baseline (concurrency mode
+	// latency knee; 0 when not read).
+	MeanMs    float64 `json:"mean_ms"`
+	Inflation float64 `json:"inflation"`
+	// GeneratorSaturated: the host said it was saturated at a tick of the
+	// window; its unserved load was not counted.
+	GeneratorSaturated bool `json:"generator_saturated"`
+	// DrainedS is how long the window's start waited for the attempts of
+	// the offer before a back-off to resolve.
+	DrainedS float64 `json:"drained_s"`
+	// By names the evidence that decided the window when failed attempts
+	// alone did not: unserved, latency or generator; "" otherwise.
+	By string `json:"by"`
 }
 
 func latencyJSON(l Latency) Percentiles {

@@ -86,7 +86,7 @@ func (s shedRun) run(tb testing.TB) Input {
 	}
 	attempts.OK, attempts.Status5xx = uint64(ok), uint64(failed)
 	return Input{
-		Settings:   Settings{Limits: s.limits, Tick: s.tick, Governed: true, Target: "http://127.0.0.1:41234 (built-in shed target: capacity 800 req/s, latency 5ms)"},
+		Settings:   Settings{Limits: s.limits, Tick: s.tick, Governed: true, EarlyBreach: true, Target: "http://127.0.0.1:41234 (built-in shed target: capacity 800 req/s, latency 5ms)"},
 		Windows:    windows,
 		Start:      t0,
 		End:        t0.Add(time.Duration(s.seconds) * time.Second),

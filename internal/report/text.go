@@ -67,8 +67,43 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.AbortedAttempts > 0 {
 		fmt.Fprintf(&b, "aborted      %d attempts cut off by the stop (neither ok nor failed)\n", r.AbortedAttempts)
 	}
-	fmt.Fprintf(&b, "run          %s, %s (window %v, tick %v)\n",
-		secs(r.Run.DurationS), plural(len(r.Windows), "window"), seconds(s.WindowS), seconds(s.TickS))
+	early := 0
+	for _, w := range r.Windows {
+		if w.Early {
+			early++
+		}
+	}
+	cadence := ""
+	switch {
+	case early > 0:
+		cadence = fmt.Sprintf(", %d closed early by a gross breach", early)
+	case s.Governed && !s.EarlyBreach:
+		cadence = ", early breach off"
+	}
+	fmt.Fprintf(&b, "run          %s, %s (window %v, tick %v%s)\n",
+		secs(r.Run.DurationS), plural(len(r.Windows), "window"), seconds(s.WindowS), seconds(s.TickS), cadence)
+	if s.Governed {
+		by := map[string]int{}
+		drained := 0
+		for _, w := range r.Windows {
+			if w.By != "" {
+				by[w.By]++
+			}
+			if w.DrainedS > 0 {
+				drained++
+			}
+		}
+		line := "evidence     " + s.Evidence
+		for _, k := range []string{"unserved", "latency", "generator"} {
+			if by[k] > 0 {
+				line += fmt.Sprintf("; %s decided by %s", plural(by[k], "window"), k)
+			}
+		}
+		if drained > 0 {
+			line += fmt.Sprintf("; %s waited for a drain", plural(drained, "window"))
+		}
+		b.WriteString(line + "\n")
+	}
 	fmt.Fprintf(&b, "limits       ceiling %s%s, floor %s%s, start %s%s, high %s, low %s, min attempts %d\n",
 		num(s.Ceiling), unit, num(s.Floor), unit, num(s.Start), unit, pct(s.High), pct(s.Low), s.MinAttempts)
 	_, err := io.WriteString(w, b.String())

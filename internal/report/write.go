@@ -13,17 +13,21 @@ import (
 
 // WriteJSON writes the report as one indented JSON document (the schema of
 // Report).
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
+
+// writeJSON writes v as one indented JSON document.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 // CSVHeader is the CSV timeline's header row.
 var CSVHeader = []string{
 	"start_s", "end_s", "offer", "ok", "failed", "frac", "attempts_per_s", "goodput_per_s",
-	"signal", "kind", "last_bad", "streak", "settled", "saturated", "p50_ms", "p99_ms",
+	"signal", "kind", "early", "last_bad", "streak", "settled", "saturated", "p50_ms", "p99_ms",
+	"fail_frac", "dropped", "queued", "unserved", "mean_ms", "inflation", "generator_saturated", "drained_s", "by",
 }
 
 // WriteCSV writes the timeline: CSVHeader, then one row per window, the
@@ -38,8 +42,10 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	for _, x := range r.Windows {
 		row := []string{
 			f(x.StartS), f(x.EndS), f(x.Offer), u(x.OK), u(x.Failed), f(x.Frac), f(x.AttemptsPerS), f(x.GoodputPerS),
-			x.Signal, x.Kind, f(x.LastBad), strconv.Itoa(x.Streak), strconv.FormatBool(x.Settled), strconv.FormatBool(x.Saturated),
+			x.Signal, x.Kind, strconv.FormatBool(x.Early), f(x.LastBad), strconv.Itoa(x.Streak), strconv.FormatBool(x.Settled), strconv.FormatBool(x.Saturated),
 			f(x.P50Ms), f(x.P99Ms),
+			f(x.FailFrac), u(x.Dropped), strconv.FormatInt(x.Queued, 10), u(x.Unserved), f(x.MeanMs), f(x.Inflation),
+			strconv.FormatBool(x.GeneratorSaturated), f(x.DrainedS), x.By,
 		}
 		if err := cw.Write(row); err != nil {
 			return err

@@ -30,7 +30,9 @@ type Controller interface {
 // offer, the Applier applies it at once and the governor is told the value
 // that was applied, the way a Control would confirm it.
 type Governor struct {
+	name    string
 	limits  governor.Limits
+	opts    []governor.Option
 	applier governor.Applier
 	g       *governor.Governor
 	offer   float64
@@ -45,17 +47,39 @@ type GovernorOption func(*Governor)
 // exactly what was asked.
 func WithApplier(a governor.Applier) GovernorOption { return func(g *Governor) { g.applier = a } }
 
-// NewGovernor returns a controller running throttle's governor with limits l.
+// WithGovernorOptions passes opts to governor.New, after the simulation's
+// own (no settle span, a quiet logger, the window observer), so they can
+// override them.
+func WithGovernorOptions(opts ...governor.Option) GovernorOption {
+	return func(g *Governor) { g.opts = append(g.opts, opts...) }
+}
+
+// Named sets the controller's name in reports (default "throttle").
+func Named(name string) GovernorOption { return func(g *Governor) { g.name = name } }
+
+// NewGovernor returns a controller running throttle's governor with limits l,
+// with the governor's defaults (early breach on).
 func NewGovernor(l governor.Limits, opts ...GovernorOption) *Governor {
-	g := &Governor{limits: l, applier: governor.ApplierFunc(func(x float64) float64 { return x })}
+	g := &Governor{name: "throttle", limits: l, applier: governor.ApplierFunc(func(x float64) float64 { return x })}
 	for _, o := range opts {
 		o(g)
 	}
 	return g
 }
 
-// Name returns "throttle".
-func (g *Governor) Name() string { return "throttle" }
+// SeedCadence is the name of the governor variant NewSeedGovernor runs.
+const SeedCadence = "throttle, seed"
+
+// NewSeedGovernor returns the governor exactly as the seed states it: early
+// breach off, so every decision waits for the full window, and no evidence
+// beyond failed attempts (governor.EvidenceNone).
+func NewSeedGovernor(l governor.Limits, opts ...GovernorOption) *Governor {
+	return NewGovernor(l, append([]GovernorOption{Named(SeedCadence),
+		WithGovernorOptions(governor.WithEarlyBreach(false), governor.WithEvidence(governor.EvidenceNone))}, opts...)...)
+}
+
+// Name returns the controller's name: "throttle" unless Named said otherwise.
+func (g *Governor) Name() string { return g.name }
 
 // Begin builds the governor over c and applies its opening offer.
 func (g *Governor) Begin(now time.Time, c governor.Counters) (float64, error) {
@@ -63,10 +87,12 @@ func (g *Governor) Begin(now time.Time, c governor.Counters) (float64, error) {
 	// no damage over from one offer to the next, so there is nothing to
 	// settle: with WithSettle(0) the simulation runs the seed's rules
 	// exactly as DESIGN.md states them, which is what the bars are about.
-	gov, err := governor.New(g.limits, c,
+	opts := append([]governor.Option{
 		governor.WithSettle(0),
 		governor.WithLogger(slog.New(slog.DiscardHandler)), // sweeps of thousands of runs stay quiet
-		governor.WithObserver(func(w governor.Window) { g.windows = append(g.windows, w) }))
+		governor.WithObserver(func(w governor.Window) { g.windows = append(g.windows, w) }),
+	}, g.opts...)
+	gov, err := governor.New(g.limits, c, opts...)
 	if err != nil {
 		return 0, err
 	}

@@ -162,22 +162,30 @@ func TestBaselinesFollowTheirRules(t *testing.T) {
 
 func TestAssessMeasuresARun(t *testing.T) {
 	l := Setting()
-	r, err := Run(NewGovernor(l), Shed(100), For(10*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := Assess(r, 100, l.High, 0, 0.5)
 	// 1, 2, …, 64 clean; 128 (the offer after 7 decisions, already above
 	// 90 % of c) breaches, 22 % fail, and backs off to 100; probes clean at
-	// 100, then holds in the dead band at 102.56.
-	if !q.Settled || q.SettleWindows != 8 || q.To90 != 7 {
-		t.Fatalf("settled=%v after %d windows, 90 %% after %d; want 8 and 7; offers %v", q.Settled, q.SettleWindows, q.To90, r.Offers())
-	}
-	if !q.Breached || q.Breach.Offer != 128 || q.FailedBefore != q.Breach.Failed || q.Breach.Failed != 5*28 {
-		t.Fatalf("breach %+v, failed before settling %d; want the slow-start window at 128 with 140 failures and nothing else", q.Breach, q.FailedBefore)
-	}
-	if math.Abs(q.Goodput-100) > 1e-9 || q.Oscillation != 0 || math.Abs(q.Offer-102.56) > 1e-9 {
-		t.Fatalf("steady goodput %v, oscillation %v, offer %v; want 100, 0 and 102.56", q.Goodput, q.Oscillation, q.Offer)
+	// 100, then holds in the dead band at 102.56. The seed's cadence judges
+	// the breach after its full 5 s window (5 × 28 failures); the early
+	// breach decides it after the first tick (28 failures), the same way.
+	for _, tc := range []struct {
+		ctl    Controller
+		failed uint64
+		early  bool
+	}{{NewSeedGovernor(l), 5 * 28, false}, {NewGovernor(l), 28, true}} {
+		r, err := Run(tc.ctl, Shed(100), For(10*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := Assess(r, 100, l.High, 0, 0.5)
+		if !q.Settled || q.SettleWindows != 8 || q.To90 != 7 {
+			t.Fatalf("%s: settled=%v after %d windows, 90 %% after %d; want 8 and 7; offers %v", r.Controller, q.Settled, q.SettleWindows, q.To90, r.Offers())
+		}
+		if !q.Breached || q.Breach.Offer != 128 || q.FailedBefore != q.Breach.Failed || q.Breach.Failed != tc.failed || q.Breach.Early != tc.early {
+			t.Fatalf("%s: breach %+v, failed before settling %d; want the slow-start window at 128 with %d failures and nothing else", r.Controller, q.Breach, q.FailedBefore, tc.failed)
+		}
+		if math.Abs(q.Goodput-100) > 1e-9 || q.Oscillation != 0 || math.Abs(q.Offer-102.56) > 1e-9 {
+			t.Fatalf("%s: steady goodput %v, oscillation %v, offer %v; want 100, 0 and 102.56", r.Controller, q.Goodput, q.Oscillation, q.Offer)
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/throttlekit/throttle/governor"
 )
 
 // Target is a model of a system under test.
@@ -79,13 +81,20 @@ func Queue(c float64, timeout time.Duration) Target {
 }
 
 type queue struct {
-	c     float64 // attempts completed per second
-	limit float64 // the longest queue whose tail is served before it times out
-	q     float64 // attempts waiting
+	c       float64 // attempts completed per second
+	limit   float64 // the longest queue whose tail is served before it times out
+	q       float64 // attempts waiting
+	started float64 // attempts sent so far (the waiting ones are in flight)
 }
+
+// Load makes the queue a LoadTarget: what it has been sent, so a governor
+// reading governor.Load sees the queue as in-flight growth. It records no
+// latency (the fluid model does not follow attempts) and drops nothing.
+func (m *queue) Load() governor.Load { return governor.Load{Started: whole(m.started)} }
 
 func (m *queue) Serve(_ time.Duration, x float64, step time.Duration, _ *rand.Rand) (float64, float64) {
 	s := step.Seconds()
+	m.started += x * s
 	total := m.q + x*s
 	served := math.Min(total, m.c*s)
 	m.q = total - served

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/internal/testwait"
+)
+
+// writeFile writes a script into a fresh folder and returns its path.
+func writeFile(t *testing.T, name, src string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// counting is a loopback server that counts the requests it gets.
+func counting(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n.Add(1)
+		w.Write([]byte("ok\n"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func TestRunScriptRefusesUnsupportedModuleBeforeTraffic(t *testing.T) {
+	srv, n := counting(t)
+	path := writeFile(t, "ws.js", "import http from 'k6/http';\nimport ws from 'k6/ws';\nexport function setup() { http.get(__ENV.BASE); }\nexport default function () { ws.connect(__ENV.BASE); }\n")
+	r := cli(t, "", nil, "run", "-e", "BASE="+srv.URL, path)
+	if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, `throttle: ws.js:2: module "k6/ws" is not supported`) {
+		t.Fatalf("exit %d, stderr %q: want exit 2 and one line naming k6/ws at line 2", r.code, r.stderr)
+	}
+	if n.Load() != 0 {
+		t.Fatalf("%d requests reached the target", n.Load())
+	}
+}
+
+func TestRunScriptBadInput(t *testing.T) {
+	path := writeFile(t, "s.js", "export default function () {}\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--rate", "10", path}, "--rate does not apply to a k6 script"},
+		{[]string{"run", path, "http://127.0.0.1:1/"}, "a k6 script runs alone"},
+		{[]string{"run", "-e", "NOEQUALS", path}, `-e "NOEQUALS": want KEY=VALUE`},
+		{[]string{"run", "-e", "A=1", "--rate", "1", "http://127.0.0.1:1/"}, "-e/--env fills a k6 script's __ENV"},
+		{[]string{"run", filepath.Join(t.TempDir(), "missing.js")}, "missing.js"},
+		{[]string{"run", writeFile(t, "bad.js", "export const options = { scenarios: { a: { executor: 'externally-controlled' } } };\nexport default function () {}\n")}, `executor "externally-controlled" is not supported`},
+		{[]string{"run", writeFile(t, "syntax.js", "export default function () {\n")}, "syntax.js:"},
+	} {
+		r := cli(t, "", nil, c.args...)
+		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q: want exit 2, one line containing %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// TestRunScriptWritesPhases: --out holds one report per scenario under
+// "phases", with the first governed scenario's report at the top level.
+func TestRunScriptWritesPhases(t *testing.T) {
+	srv, n := counting(t)
+	path := writeFile(t, "two.js", `
+import http from 'k6/http';
+export const options = { scenarios: {
+  warm: { executor: 'per-vu-iterations', vus: 2, iterations: 5 },
+  load: { executor: 'constant-vus', vus: 4, duration: '2s', startTime: '200ms' },
+} };
+export default function () { http.get(__ENV.BASE + '/'); }
+`)
+	out := filepath.Join(t.TempDir(), "report.json")
+	r := cli(t, "", nil, "run", "--quiet", "--window", "200ms", "--tick", "20ms", "-e", "BASE="+srv.URL, "--out", out, path)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var doc struct {
+		Outcome  string `json:"outcome"`
+		Settings struct {
+			Mode     string  `json:"mode"`
+			Ceiling  float64 `json:"ceiling"`
+			Governed bool    `json:"governed"`
+		} `json:"settings"`
+		Phases []struct {
+			Phase      string `json:"phase"`
+			Executor   string `json:"executor"`
+			Iterations struct {
+				Total uint64 `json:"total"`
+			} `json:"iterations"`
+			Windows []json.RawMessage `json:"windows"`
+		} `json:"phases"`
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Phases) != 2 || doc.Phases[0].Phase != "warm" || doc.Phases[1].Phase != "load" || doc.Phases[1].Executor != "constant-vus" {
+		t.Fatalf("phases %+v", doc.Phases)
+	}
+	if doc.Phases[0].Iterations.Total != 10 || doc.Phases[1].Iterations.Total == 0 || len(doc.Phases[1].Windows) == 0 {
+		t.Fatalf("phases %+v: want 10 warm iterations and a governed load phase with windows", doc.Phases)
+	}
+	if !doc.Settings.Governed || doc.Settings.Mode != "concurrency" || doc.Settings.Ceiling != 4 || doc.Outcome == "" {
+		t.Fatalf("top level %+v: want the governed load scenario", doc)
+	}
+	if !strings.Contains(r.stdout, "scenario     load (constant-vus)") || !strings.Contains(r.stdout, "\nscenarios\n") {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+	if n.Load() < 10 {
+		t.Fatalf("%d requests", n.Load())
+	}
+}
+
+// TestDemoScriptExamples runs every example script through demo --script,
+// shortened through __ENV.
+func TestDemoScriptExamples(t *testing.T) {
+	files, err := filepath.Glob("../../examples/scripts/*.js")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example scripts: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			r := cli(t, "", nil, "demo", "--quiet", "--script", f, "-e", "DURATION=3s", "-e", "SPAN=1s")
+			if r.code != 0 {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "the true capacity is 800 req/s") && !strings.Contains(r.stdout, "vs true 800 req/s") {
+				t.Fatalf("stdout %q: want the found vs true line", r.stdout)
+			}
+		})
+	}
+}
+
+// TestScriptServesMetrics: with --metrics, a script run exports each
+// scenario as a phase and its custom metrics beside them, while it runs.
+func TestScriptServesMetrics(t *testing.T) {
+	path := writeFile(t, "m.js", `
+import http from 'k6/http';
+import { Counter } from 'k6/metrics';
+const orders = new Counter('orders_total');
+export const options = { scenarios: { shop: { executor: 'constant-vus', vus: 2, duration: '30s' } } };
+export default function () { http.get(__ENV.BASE + '/'); orders.add(1); }
+`)
+	sig := make(chan os.Signal, 2)
+	_, errb, code := started([]string{"demo", "--quiet", "--script", path, "--metrics", "127.0.0.1:0"}, sig, nil)
+	url := metricsURL(t, errb, code)
+	var body string
+	testwait.Until(t, testwait.Deadline, "the scenario's phase and the custom counter in a scrape", func() bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		return strings.Contains(body, `orders_total{phase="shop"}`) && strings.Contains(body, `phase="shop"`) && strings.Contains(body, "throttle_offer")
+	})
+	sig <- os.Interrupt
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Fatalf("exit %d: %s", c, errb.String())
+		}
+	case <-time.After(testwait.Deadline):
+		t.Fatal("the run did not end after Ctrl-C")
+	}
+}
+
+// TestScriptThresholds: a crossed threshold exits 99 after the report is
+// written, every threshold marked; an abortOnFail threshold ends the run
+// early; thresholds that hold exit 0; a bad one is bad input.
+func TestScriptThresholds(t *testing.T) {
+	srv, _ := counting(t)
+	script := func(thresholds, options string) string {
+		return writeFile(t, "th.js", `
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { `+options+`, thresholds: { `+thresholds+` } };
+export default function () { check(http.get(__ENV.BASE + '/'), { ok: (r) => r.status === 200 }); }
+`)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := cli(t, "", nil, "run", "--quiet", "-e", "BASE="+srv.URL, "--out", out,
+		script(`http_req_failed: ['rate<0.01'], checks: ['rate>0.99'], http_reqs: ['count==20'], http_req_duration: ['p(95)<0.000001']`, "iterations: 20"))
+	if r.code != 99 {
+		t.Fatalf("exit %d, stderr %q: want 99", r.code, r.stderr)
+	}
+	for _, want := range []string{"✓ http_req_failed", "✓ checks", "✓ http_reqs", "✗ http_req_duration", "\nmetrics\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("the report was not written before exit 99: %v", err)
+	}
+	start := time.Now()
+	r = cli(t, "", nil, "run", "--quiet", "-e", "BASE="+srv.URL,
+		script(`http_req_duration: [{ threshold: 'max<0.000001', abortOnFail: true }]`, "vus: 2, duration: '1m'"))
+	if r.code != 99 || time.Since(start) > 30*time.Second || !strings.Contains(r.stdout, "the script aborted the test") {
+		t.Fatalf("abortOnFail: exit %d after %v, stdout %q", r.code, time.Since(start), r.stdout)
+	}
+	r = cli(t, "", nil, "run", "--quiet", "-e", "BASE="+srv.URL, script(`http_req_failed: ['rate<0.01'], iterations: ['count>=3']`, "iterations: 3"))
+	if r.code != 0 {
+		t.Fatalf("thresholds that hold: exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, bad := range []string{`nope: ['rate<0.01']`, `http_reqs: ['p(95)<1']`, `http_req_duration: ['fast']`, `'http_req_duration{op': ['p(95)<1']`} {
+		r = cli(t, "", nil, "run", "--quiet", "-e", "BASE="+srv.URL, script(bad, "iterations: 1"))
+		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q: want exit 2 and one line", bad, r.code, r.stderr)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package governor
+
+import (
+	"strings"
+	"time"
+)
+
+// Evidence is a set of the kinds of evidence, beyond failed attempts, that
+// enter a window's fraction. Each is read only when the host's Counters also
+// implement LoadCounters; with none of them (EvidenceNone, or Counters
+// without Load) a window is judged on failed attempts alone, the seed's
+// exact rule. The default is EvidenceAll.
+type Evidence uint8
+
+// The kinds of evidence. Their names are what the movement line, the report
+// and the CLI's --evidence flag call them.
+const (
+	// EvidenceUnserved (rate mode): arrivals dropped for want of a free
+	// worker and the growth of in-flight attempts over the window count as
+	// damage beside failed attempts (growth beyond 1 + offer × the
+	// baseline latency: within that, in flight only jitters). The window's fraction becomes
+	// (failed + unserved) / (resolved + unserved): for a target that sheds
+	// the excess this is the shed model's (x − c)/x, and for one that queues
+	// it is the same fraction, visible before any request fails.
+	EvidenceUnserved Evidence = 1 << iota
+	// EvidenceLatency: latency inflated against the run's low-load
+	// baseline is damage (Little's-law knee; see the package doc). In rate
+	// mode it counts only from 4× the baseline and more than a tenth of a
+	// tick of excess: there it catches the standing queue a back-off left
+	// behind.
+	EvidenceLatency
+	// EvidenceDrain: after a back-off, the next window starts only once the
+	// attempts started before the change have resolved (bounded by one
+	// window), so a backlog queued at the old offer does not judge the new.
+	EvidenceDrain
+	// EvidenceGenerator: a window in which the host said it was saturated
+	// (Load.GeneratorSaturated at any tick) does not count its unserved load
+	// as the target's damage, and holds (signal generator-saturated) unless
+	// its failed attempts alone breach.
+	EvidenceGenerator
+
+	EvidenceNone Evidence = 0
+	EvidenceAll           = EvidenceUnserved | EvidenceLatency | EvidenceDrain | EvidenceGenerator
+)
+
+var evidenceNames = []struct {
+	e    Evidence
+	name string
+}{{EvidenceUnserved, "unserved"}, {EvidenceLatency, "latency"}, {EvidenceDrain, "drain"}, {EvidenceGenerator, "generator"}}
+
+// String lists the kinds in e, comma-separated, or "none".
+func (e Evidence) String() string {
+	var names []string
+	for _, n := range evidenceNames {
+		if e&n.e != 0 {
+			names = append(names, n.name)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
+}
+
+// ParseEvidence reads a comma-separated list of kinds ("unserved,latency"),
+// "all" or "none".
+func ParseEvidence(s string) (Evidence, bool) {
+	var e Evidence
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		switch f {
+		case "all":
+			e |= EvidenceAll
+			continue
+		case "none":
+			continue
+		}
+		found := false
+		for _, n := range evidenceNames {
+			if n.name == f {
+				e, found = e|n.e, true
+			}
+		}
+		if !found {
+			return 0, false
+		}
+	}
+	return e, true
+}
+
+// WithEvidence sets the kinds of evidence beyond failed attempts a window
+// reads (default EvidenceAll). EvidenceNone gives the seed's exact rule.
+func WithEvidence(e Evidence) Option { return func(g *Governor) { g.evidence = e } }
+
+// The latency knee (concurrency mode, EvidenceLatency). Inflation is a
+// window's mean attempt latency over the run's baseline, the lowest mean of
+// any window with evidence. Up to kneeNoise it is noise; up to kneeHold
+// the target is starting to queue: a hold (counted as a dead-band window);
+// above it, the share of the in-flight attempts that only wait, 1 − 1/I by
+// Little's law, is the window's damage fraction, so the seed's back-off
+// takes the offer to about the knee.
+const (
+	kneeNoise = 1.25
+	kneeHold  = 1.5
+	// standingQueueTicks: in rate mode latency counts only when the mean
+	// exceeds the baseline by more than tick/standingQueueTicks.
+	standingQueueTicks = 10
+	// standingQueueFactor: in rate mode latency counts only from this
+	// inflation on (the report calls a target that queued at 4× too).
+	standingQueueFactor = 4
+)
+
+// load is a read of LoadCounters with the attempt counts of the same tick.
+type load struct {
+	Load
+	resolved uint64
+}
+
+func (l load) inFlight() uint64 {
+	if l.Started < l.resolved {
+		return 0
+	}
+	return l.Started - l.resolved
+}
+
+// drainBound is how long, at most, a window waits after a back-off for the
+// attempts started before it to resolve, in windows.
+const drainBound = 1
+
+// mergeLatencyFrac returns the window's fraction with the latency knee's
+// verdict folded in, and whether latency decided it.
+func (g *Governor) latencyFrac(frac, inflation float64) (float64, bool) {
+	switch {
+	case inflation > kneeHold:
+		if q := 1 - 1/inflation; q > frac {
+			return q, true
+		}
+	case inflation > kneeNoise:
+		// A hold: the fraction is put in the middle of the dead band, so
+		// Decide holds, unless the failures alone already breach.
+		if mid := (g.limits.Low + g.limits.High) / 2; mid > frac {
+			return mid, true
+		}
+	}
+	return frac, false
+}
+
+// sinceDur is a helper for the movement line: a duration rounded to ms.
+func sinceDur(d time.Duration) string { return d.Round(time.Millisecond).String() }

@@ -1,0 +1,201 @@
+package script
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/targets"
+)
+
+// benchTargetEnv makes the test binary serve the built-in target instead of
+// running tests: the cost benchmark runs its target in a child process so
+// that the process CPU it measures is the load generator's alone.
+const benchTargetEnv = "THROTTLE_SCRIPT_BENCH_TARGET"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(benchTargetEnv) != "" {
+		serveBenchTarget()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serveBenchTarget serves a robust built-in target on a loopback port,
+// prints its URL and serves until stdin closes.
+func serveBenchTarget() {
+	c := target.NewConfig(1e7)
+	c.Latency = 0
+	tg, err := target.New(c)
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := target.Serve(ctx, "127.0.0.1:0", tg)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(srv.URL())
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	cancel()
+	_ = srv.Wait()
+}
+
+// childTarget starts the target process and returns its URL.
+func childTarget(b *testing.B) string {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchTargetEnv+"=1")
+	stdin, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// cpu is the process's user + system CPU time so far.
+func cpu() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// costVUs and costSpan shape the cost comparison: a few workers back to
+// back, no governor, long enough for thousands of requests.
+const (
+	costVUs  = 4
+	costSpan = 2 * time.Second
+)
+
+// BenchmarkCost compares, side by side against the same target (its own
+// process), the CPU this process spends per request: a targets-file
+// request through the engine, and a one-request k6 script iteration.
+// Both run 4 workers back to back at fixed load for 2 s. Run it with
+// -benchtime=1x; it reports cpu-µs/req and req/s.
+func BenchmarkCost(b *testing.B) {
+	base := childTarget(b)
+	b.Run("targets-file", func(b *testing.B) {
+		tg, err := targets.Parse(strings.NewReader("GET "+base+"/\n"), "targets.txt")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range b.N {
+			e, err := engine.New(engine.Config{Targets: tg, Limits: governor.NewLimits(governor.Concurrency, costVUs), Fixed: true, Duration: costSpan})
+			if err != nil {
+				b.Fatal(err)
+			}
+			c0 := cpu()
+			res, err := e.Run(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			reportCost(b, cpu()-c0, res.Counts.OK+res.Counts.Failed, res.Counts.Failed, res.End.Sub(res.Start))
+		}
+	})
+	b.Run("script", func(b *testing.B) {
+		path := writeScriptB(b, "one.js", fmt.Sprintf(`
+import http from 'k6/http';
+export const options = { vus: %d, duration: '%s' };
+export default function () { http.get(__ENV.BASE + '/'); }
+`, costVUs, costSpan))
+		for range b.N {
+			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			c0 := cpu()
+			res, err := r.Run(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := r.Phases()[0].Counts()
+			reportCost(b, cpu()-c0, c.OK+c.Failed, c.Failed, res.End.Sub(res.Start))
+		}
+	})
+}
+
+func reportCost(b *testing.B, cpu time.Duration, reqs, failed uint64, span time.Duration) {
+	if reqs == 0 || failed != 0 {
+		b.Fatalf("%d requests, %d failed", reqs, failed)
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(reqs), "cpu-µs/req")
+	b.ReportMetric(float64(reqs)/span.Seconds(), "req/s")
+}
+
+func writeScriptB(b *testing.B, name, src string) string {
+	path := b.TempDir() + "/" + name
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkMemoryPerVU makes 500 VUs of a typical script (k6/http, k6,
+// k6/execution, an options object, a default function with a check) and
+// reports the live heap they hold per VU, after a GC.
+func BenchmarkMemoryPerVU(b *testing.B) {
+	const vus = 500
+	path := writeScriptB(b, "mem.js", `
+import http from 'k6/http';
+import { check, sleep } from 'k6';
+import exec from 'k6/execution';
+export const options = { scenarios: { main: { executor: 'constant-vus', vus: 500, duration: '1s' } } };
+export default function () {
+  const res = http.get(__ENV.BASE + '/');
+  check(res, { ok: (r) => r.status === 200 });
+  if (exec.scenario.iterationInTest < 0) sleep(1);
+}
+`)
+	for range b.N {
+		b.ReportMetric(vuHeap(b, path, vus)/vus/1024, "KiB/VU")
+	}
+}
+
+// vuHeap loads the script at path, makes n VUs of its first scenario and
+// returns the live heap bytes they hold, after a GC.
+func vuHeap(b *testing.B, path string, n int) float64 {
+	r, err := Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:1"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := r.Phases()[0]
+	held := make([]*VU, 0, n)
+	before := heap()
+	for range n {
+		vu, err := r.newVU(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		held = append(held, vu)
+	}
+	after := heap()
+	runtime.KeepAlive(held)
+	runtime.KeepAlive(r)
+	return float64(after) - float64(before)
+}
+
+func heap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}

@@ -1,0 +1,59 @@
+// Package script runs k6 scripts under the governor: `throttle run
+// script.js`.
+//
+// Load bundles the script (package bundle: ES modules and TypeScript into
+// one program, the k6 modules left for the runtime, anything unsupported
+// refused with its file and line), compiles it once, and runs its init
+// context in a first VU, which reads the exported options (package
+// options) and records throttle.configure's settings. Every scenario
+// becomes a Phase. Every problem with the script is an error from Load,
+// before any traffic.
+//
+// Run calls setup() on that first VU, runs the phases (each from its
+// startTime, concurrently where they overlap) and calls teardown(data).
+// setup's return value crosses runtimes as JSON: every VU and teardown get
+// their own copy.
+//
+// # VUs
+//
+// A VU is one goja runtime, used by one goroutine at a time, in which the
+// init context ran once. Its module objects, its HTTP request and result
+// and its sleep timer are made once and reused; a Response is a small Go
+// value shown to JavaScript as a dynamic object whose fields are built only
+// when read, so an iteration that makes one request and looks at its
+// status allocates little beyond the request itself.
+//
+// # Phases
+//
+// A Phase is one scenario with its own gate, governor, window evidence and
+// attempt counters. Arrival-rate executors are rate mode: a scheduler takes
+// each admission of the rate gate and hands it to an idle VU, growing the
+// pool from preAllocatedVUs to maxVUs, and counts an arrival that finds
+// none as dropped. VU executors are concurrency mode: each VU holds a
+// permit of the concurrency gate per iteration. The authored value is the
+// ceiling; for the ramping executors the gate's ceiling follows the stages
+// four times a second. The iteration executors run as authored. A phase
+// stops scheduling at the end of its schedule, gives in-flight iterations
+// its gracefulStop, then aborts their requests and interrupts their
+// JavaScript.
+//
+// # Attempts
+//
+// Every request of a scenario is one attempt, run by the engine's iteration
+// seam, the same one the URL engine uses: each VU has an engine.Runner per
+// request lane (one, plus one per extra request of an http.batch), each on
+// its own engine.Driver whose FailedFunc applies the response callback of
+// the request it sends (k6's expected statuses, 200-399 by default; a
+// transport error or timeout always fails). Every driver of a phase
+// records into the phase's engine.Meter, which is the governor's evidence
+// (Phase implements governor.LoadCounters by it) and the report's counts. An
+// iteration is ok when none of its requests failed (with throttle.tries,
+// the last try's) and it did not throw. Attempts cut off by the phase's own
+// abort are counted apart and say nothing about the target.
+//
+// # Metrics hook
+//
+// Config.Samples receives every resolved request (phase, group, method,
+// URL, name, status, tags, timings, sizes) and Phase.Checks the check()
+// counts by group and name: what k6's metrics and summary are built from.
+package script

@@ -1,0 +1,287 @@
+package script
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/target"
+)
+
+// fast are governor settings that judge many windows in a test of a few
+// seconds.
+func fast() Config {
+	w, n := 250*time.Millisecond, uint64(5)
+	return Config{Tick: 25 * time.Millisecond, Governance: Governance{Window: &w, MinAttempts: &n}}
+}
+
+func TestIterationExecutors(t *testing.T) {
+	_, base := startTarget(t, robust())
+	var out consoleLines
+	path := writeScript(t, "it.js", `
+import http from 'k6/http';
+import exec from 'k6/execution';
+export const options = { scenarios: {
+  shared: { executor: 'shared-iterations', vus: 3, iterations: 10, exec: 'shared' },
+  pervu: { executor: 'per-vu-iterations', vus: 2, iterations: 3, exec: 'pervu', startTime: '100ms' },
+} };
+export function shared() { http.get(__ENV.BASE + '/'); console.log('shared', exec.scenario.iterationInTest); }
+export function pervu() { http.get(__ENV.BASE + '/'); console.log('pervu', exec.vu.idInTest, __ITER); }
+`)
+	r, _ := runScript(t, path, base, Config{Console: out.add}, 30*time.Second)
+	want := map[string]uint64{"shared": 10, "pervu": 6}
+	for _, p := range r.Phases() {
+		if c := p.Counts(); c.IterOK != want[p.Name()] || c.OK != want[p.Name()] || p.Governed() {
+			t.Errorf("%s: counts %+v governed %v, want %d iterations run as authored", p.Name(), c, p.Governed(), want[p.Name()])
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range out.all() {
+		if seen[l] {
+			t.Errorf("line %q twice: iteration numbers must be unique", l)
+		}
+		seen[l] = true
+	}
+	for i := range 10 {
+		if !seen["shared "+strconv.Itoa(i)] {
+			t.Errorf("no shared iteration %d in %v", i, out.all())
+		}
+	}
+}
+
+// TestConstantVUsClimbs: a constant-vus scenario is a concurrency-mode
+// phase whose ceiling is the authored VUs; against a robust target the
+// governor climbs from the floor to it.
+func TestConstantVUsClimbs(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "cv.js", `
+import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { vus: 8, duration: '3s' };
+export default function () { http.get(__ENV.BASE + '/'); sleep(0.005); }
+`)
+	r, _ := runScript(t, path, base, fast(), 30*time.Second)
+	p := r.Phases()[0]
+	l := p.Limits()
+	if l.Mode != governor.Concurrency || l.Ceiling != 8 || !p.Governed() {
+		t.Fatalf("limits %+v governed %v, want a governed concurrency phase up to 8", l, p.Governed())
+	}
+	ws := p.Windows()
+	var top float64
+	for _, w := range ws {
+		top = max(top, w.Decision.Offer)
+	}
+	if top <= l.Start {
+		t.Fatalf("the offer never rose above the start %v: windows %+v", l.Start, ws)
+	}
+	if c := p.Counts(); c.IterOK == 0 || c.Failed != 0 {
+		t.Fatalf("counts %+v", c)
+	}
+}
+
+// TestConstantArrivalRateBacksOff: an authored rate far above a shedding
+// target's capacity is the ceiling; the governor backs off from it.
+func TestConstantArrivalRateBacksOff(t *testing.T) {
+	tc := target.NewConfig(150)
+	tc.Latency = 0
+	_, base := startTarget(t, tc)
+	path := writeScript(t, "car.js", `
+import http from 'k6/http';
+import throttle from 'k6/x/throttle';
+throttle.configure('main', { start: 50, floor: 10 });
+export const options = { scenarios: { main: { executor: 'constant-arrival-rate', rate: 5000, timeUnit: '1s', duration: '4s', preAllocatedVUs: 5, maxVUs: 50 } } };
+export default function () { http.get(__ENV.BASE + '/'); }
+`)
+	r, _ := runScript(t, path, base, fast(), 30*time.Second)
+	p := r.Phases()[0]
+	l := p.Limits()
+	if l.Mode != governor.Rate || l.Ceiling != 5000 || l.Start != 50 || l.Floor != 10 {
+		t.Fatalf("limits %+v: want rate mode, ceiling 5000, start and floor from throttle.configure", l)
+	}
+	var backoff bool
+	for _, w := range p.Windows() {
+		backoff = backoff || w.Decision.Signal == governor.SignalBackoff
+	}
+	if !backoff {
+		t.Fatalf("no back-off against a target of 150/s: %+v", p.Windows())
+	}
+	if c := p.Counts(); c.OK == 0 || c.Failed == 0 {
+		t.Fatalf("counts %+v: want both served and shed attempts", c)
+	}
+}
+
+// TestRampingExecutorsAsAuthored: with --no-governor the ramping executors
+// follow their stages: the offer tracks the stage's value.
+func TestRampingExecutorsAsAuthored(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "ramp.js", `
+import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { scenarios: {
+  rvus: { executor: 'ramping-vus', startVUs: 1, stages: [{ duration: '1s', target: 4 }, { duration: '1s', target: 4 }], exec: 'vus' },
+  rrate: { executor: 'ramping-arrival-rate', startRate: 10, timeUnit: '1s', preAllocatedVUs: 2, maxVUs: 10,
+           stages: [{ duration: '1s', target: 100 }, { duration: '1s', target: 100 }], exec: 'rate' },
+} };
+export function vus() { http.get(__ENV.BASE + '/'); sleep(0.01); }
+export function rate() { http.get(__ENV.BASE + '/'); }
+`)
+	cfg := fast()
+	cfg.Fixed = true
+	r, err := Load(path, withBase(cfg, base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := map[string]float64{}
+	res, err := runWatched(t, r, func() {
+		for _, p := range r.Phases() {
+			peak[p.Name()] = max(peak[p.Name()], p.Snapshot().Offer)
+		}
+	})
+	if err != nil || res.Interrupted {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if peak["rvus"] != 4 || peak["rrate"] < 50 || peak["rrate"] > 100 {
+		t.Fatalf("peak offers %v: want ramping-vus to reach 4 and ramping-arrival-rate to near 100/s, never above", peak)
+	}
+	for _, p := range r.Phases() {
+		if c := p.Counts(); c.IterOK == 0 {
+			t.Fatalf("%s ran no iterations", p.Name())
+		}
+		if p.Snapshot().Workers > max(p.Scenario().MaxVUs, 4) {
+			t.Fatalf("%s made %d VUs", p.Name(), p.Snapshot().Workers)
+		}
+	}
+}
+
+func withBase(cfg Config, base string) Config {
+	cfg.Env = map[string]string{"BASE": base}
+	return cfg
+}
+
+// TestRampingArrivalRateGoverned: governed, the stage's rate is the
+// ceiling: the offer never exceeds it, though the governor climbs toward
+// it against a robust target.
+func TestRampingArrivalRateGoverned(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "rar.js", `
+import http from 'k6/http';
+import throttle from 'k6/x/throttle';
+throttle.configure('r', { start: 20, floor: 5 });
+export const options = { scenarios: { r: { executor: 'ramping-arrival-rate', startRate: 40, timeUnit: '1s', preAllocatedVUs: 4, maxVUs: 20,
+  stages: [{ duration: '1500ms', target: 40 }, { duration: '1500ms', target: 10 }] } } };
+export default function () { http.get(__ENV.BASE + '/'); }
+`)
+	r, err := Load(path, withBase(fast(), base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Phases()[0]
+	sc := p.Scenario()
+	var over bool
+	var peak float64
+	if _, err := runWatched(t, r, func() {
+		s := p.Snapshot()
+		peak = max(peak, s.Offer)
+		// The ramp writes the stage's ceiling 4×/s: allow two steps' lag.
+		if s.Elapsed > 0 && s.Offer > sc.Ceiling(max(s.Elapsed-2*rampStep, 0))+0.5 {
+			over = true
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if over || peak <= 20 || peak > 40 {
+		t.Fatalf("over %v peak %v: want the offer to climb above its start of 20 but never above the stage's rate (40, then down to 10)", over, peak)
+	}
+	if l := p.Limits(); l.Ceiling != 40 {
+		t.Fatalf("ceiling %v, want the highest stage rate", l.Ceiling)
+	}
+}
+
+// TestDroppedArrivals: an arrival that finds no free VU is dropped and
+// counted, never silently skipped.
+func TestDroppedArrivals(t *testing.T) {
+	tc := target.NewConfig(1e6)
+	tc.Latency = 100 * time.Millisecond
+	_, base := startTarget(t, tc)
+	path := writeScript(t, "drop.js", `
+import http from 'k6/http';
+export const options = { scenarios: { d: { executor: 'constant-arrival-rate', rate: 100, duration: '1s', preAllocatedVUs: 1, maxVUs: 2 } } };
+export default function () { http.get(__ENV.BASE + '/'); }
+`)
+	cfg := fast()
+	cfg.Fixed = true
+	r, _ := runScript(t, path, base, cfg, 30*time.Second)
+	c := r.Phases()[0].Counts()
+	// Two VUs at 100 ms an iteration serve at most ~20 of ~100 arrivals.
+	if c.Dropped < 30 || c.IterOK == 0 || r.Phases()[0].Snapshot().Workers != 2 {
+		t.Fatalf("counts %+v, %d VUs: want many dropped arrivals and exactly maxVUs VUs", c, r.Phases()[0].Snapshot().Workers)
+	}
+}
+
+// TestInterruptEndsEveryPhase: cancelling the run stops its scenarios
+// early; the run still returns, and says it was interrupted.
+func TestInterruptEndsEveryPhase(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "long.js", `
+import http from 'k6/http';
+import { sleep } from 'k6';
+import throttle from 'k6/x/throttle';
+throttle.configure('b', { start: 50 });
+export const options = { scenarios: {
+  a: { executor: 'constant-vus', vus: 2, duration: '1h' },
+  b: { executor: 'constant-arrival-rate', rate: 50, duration: '1h', preAllocatedVUs: 2, gracefulStop: '1h' },
+} };
+export default function () { http.get(__ENV.BASE + '/'); sleep(0.01); }
+`)
+	r, err := Load(path, withBase(fast(), base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for r.Phases()[1].Counts().IterOK < 5 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	done := make(chan *RunResult)
+	go func() {
+		res, err := r.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		if res == nil || !res.Interrupted {
+			t.Fatalf("result %+v: want interrupted", res)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not end after its context was cancelled")
+	}
+}
+
+// runWatched runs r, calling watch every 20 ms on one goroutine until the
+// run returns (and not after).
+func runWatched(t *testing.T, r *Runner, watch func()) (*RunResult, error) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			watch()
+		}
+	}()
+	res, err := r.Run(t.Context())
+	close(stop)
+	<-done
+	return res, err
+}

@@ -1,0 +1,502 @@
+package script
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/throttlekit/throttle/internal/engine"
+)
+
+// DefaultRedirects is k6's default maxRedirects.
+const DefaultRedirects = 10
+
+// Sample is one resolved script request as the metrics see it: the hook
+// for k6's built-in metrics (http_reqs, http_req_duration, ...) and their
+// tags. Config.Samples receives it; a nil Config.Samples costs nothing.
+type Sample struct {
+	Phase, Group, Method, URL, Name string
+	Status                          int
+	Failed                          bool
+	ErrorCode                       int
+	Tags                            map[string]string
+	Timings                         engine.Timings
+	Sent, Received                  int64
+}
+
+// httpModule is "k6/http" in one VU. Its request and result are reused
+// from request to request; each Response is a small Go value shown to the
+// script as a dynamic object whose fields are made only when read.
+type httpModule struct {
+	vu       *VU
+	obj      *goja.Object
+	jsonFn   goja.Value
+	callback *statusSet // the default response callback; nil marks nothing failed
+	// reqs alternate from request to request: the engine's runner reuses
+	// its wire request when it is handed the same *Request twice in a row,
+	// and each of a script's requests is a new one.
+	reqs [2]engine.Request
+	next int
+	res  engine.Response
+}
+
+// statusSet is a response callback from http.expectedStatuses: the
+// statuses that are not failures.
+type statusSet struct {
+	codes  map[int]bool
+	ranges [][2]int
+}
+
+func (s *statusSet) expected(code int) bool {
+	if s.codes[code] {
+		return true
+	}
+	for _, r := range s.ranges {
+		if code >= r[0] && code <= r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultStatuses is k6's default: 200-399 are expected.
+var defaultStatuses = &statusSet{ranges: [][2]int{{200, 399}}}
+
+func newHTTPModule(vu *VU) *httpModule {
+	m := &httpModule{vu: vu, callback: defaultStatuses}
+	rt := vu.rt
+	m.jsonFn = rt.ToValue(m.json)
+	verb := func(method string, hasBody bool) func(goja.FunctionCall) goja.Value {
+		return func(call goja.FunctionCall) goja.Value {
+			if hasBody {
+				return m.request(method, call.Argument(0), call.Argument(1), call.Argument(2))
+			}
+			return m.request(method, call.Argument(0), nil, call.Argument(1))
+		}
+	}
+	m.obj = vu.object(map[string]any{
+		"get":     verb(http.MethodGet, false),
+		"head":    verb(http.MethodHead, false),
+		"post":    verb(http.MethodPost, true),
+		"put":     verb(http.MethodPut, true),
+		"patch":   verb(http.MethodPatch, true),
+		"del":     verb(http.MethodDelete, true),
+		"options": verb(http.MethodOptions, true),
+		"request": func(call goja.FunctionCall) goja.Value {
+			return m.request(strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
+		},
+		"batch":            m.batch,
+		"expectedStatuses": m.expectedStatuses,
+		"setResponseCallback": func(cb goja.Value) {
+			m.callback = m.callbackOf(cb)
+		},
+	})
+	return m
+}
+
+// expectedStatuses(200, {min: 300, max: 399}, ...) makes a response callback.
+func (m *httpModule) expectedStatuses(call goja.FunctionCall) goja.Value {
+	s := &statusSet{codes: map[int]bool{}}
+	for _, a := range call.Arguments {
+		if o, ok := a.(*goja.Object); ok {
+			lo, hi := o.Get("min"), o.Get("max")
+			if lo == nil || hi == nil {
+				m.vu.throw("http.expectedStatuses: want status codes or {min, max}, got %v", a)
+			}
+			s.ranges = append(s.ranges, [2]int{int(lo.ToInteger()), int(hi.ToInteger())})
+			continue
+		}
+		n := a.ToFloat()
+		if n != float64(int(n)) {
+			m.vu.throw("http.expectedStatuses: %v is not a status code", a)
+		}
+		s.codes[int(n)] = true
+	}
+	return m.vu.rt.ToValue(s)
+}
+
+// callbackOf reads a responseCallback value: expectedStatuses' result, or
+// null for none.
+func (m *httpModule) callbackOf(v goja.Value) *statusSet {
+	if goja.IsNull(v) {
+		return nil
+	}
+	if s, ok := v.Export().(*statusSet); ok {
+		return s
+	}
+	m.vu.throw("responseCallback: want the result of http.expectedStatuses(...) or null")
+	return nil
+}
+
+// prepare fills m.req from the script's arguments and returns the
+// request's response callback, response type and tags.
+func (m *httpModule) prepare(req *engine.Request, method string, u, body, params goja.Value) (cb *statusSet, respType string, tags map[string]string, name string) {
+	vu := m.vu
+	*req = engine.Request{Method: method, Timeout: vu.r.cfg.Timeout, Redirects: DefaultRedirects}
+	req.URL, name = urlOf(u)
+	cb, respType = m.callback, "text"
+	if p, ok := params.(*goja.Object); ok {
+		for _, k := range p.Keys() {
+			v := p.Get(k)
+			switch k {
+			case "headers":
+				if h, ok := v.(*goja.Object); ok {
+					req.Header = make(http.Header, len(h.Keys()))
+					for _, hk := range h.Keys() {
+						req.Header.Set(hk, h.Get(hk).String())
+					}
+				}
+			case "tags":
+				if t, ok := v.(*goja.Object); ok {
+					tags = map[string]string{}
+					for _, tk := range t.Keys() {
+						tags[tk] = t.Get(tk).String()
+					}
+					if n, ok := tags["name"]; ok {
+						name = n
+					}
+				}
+			case "timeout":
+				d, err := jsDuration(v)
+				if err != nil || d <= 0 {
+					vu.throw("params.timeout: want a duration such as \"10s\" or milliseconds > 0, got %v", v)
+				}
+				req.Timeout = d
+			case "redirects":
+				req.Redirects = int(v.ToInteger())
+			case "responseType":
+				switch respType = v.String(); respType {
+				case "text", "binary", "none":
+				default:
+					vu.throw("params.responseType: want text, binary or none, got %q", respType)
+				}
+			case "responseCallback":
+				cb = m.callbackOf(v)
+			}
+		}
+	}
+	if body != nil && !goja.IsUndefined(body) && !goja.IsNull(body) {
+		req.Body = m.body(req, body)
+	}
+	return cb, respType, tags, name
+}
+
+// urlOf reads a URL argument: a string, or http.url's {url, name} object.
+func urlOf(v goja.Value) (u, name string) {
+	if o, ok := v.(*goja.Object); ok {
+		if s := o.Get("url"); s != nil {
+			u = s.String()
+			if n := o.Get("name"); n != nil {
+				return u, n.String()
+			}
+			return u, u
+		}
+	}
+	u = v.String()
+	return u, u
+}
+
+// body reads a request body: a string, an ArrayBuffer, or an object sent
+// form-encoded (as k6 does).
+func (m *httpModule) body(req *engine.Request, v goja.Value) []byte {
+	if o, ok := v.(*goja.Object); ok {
+		switch v.Export().(type) {
+		case goja.ArrayBuffer, []byte:
+			return m.vu.bytes(v)
+		case map[string]any:
+			form := url.Values{}
+			keys := o.Keys()
+			sort.Strings(keys)
+			for _, k := range keys {
+				form.Set(k, o.Get(k).String())
+			}
+			if req.Header == nil {
+				req.Header = http.Header{}
+			}
+			if req.Header.Get("Content-Type") == "" {
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			}
+			return []byte(form.Encode())
+		}
+		return m.vu.bytes(v)
+	}
+	return []byte(v.String())
+}
+
+// request sends one request and returns its Response.
+func (m *httpModule) request(method string, u, body, params goja.Value) goja.Value {
+	if m.vu.inInit {
+		m.vu.throw("http requests cannot be made in the init context (use setup())")
+	}
+	req := &m.reqs[m.next]
+	m.next ^= 1
+	cb, respType, tags, name := m.prepare(req, method, u, body, params)
+	s := m.lane(0)
+	s.cb = cb
+	out := s.runner.Iterate(req, time.Time{}, &m.res)
+	return m.resolve(req, &m.res, out, respType, tags, name)
+}
+
+// lane is the VU's i-th request lane; a lane that cannot be made (a bad
+// TLS setting) is the script's error.
+func (m *httpModule) lane(i int) *slot {
+	s, err := m.vu.slot(i)
+	if err != nil {
+		panic(m.vu.rt.NewGoError(err))
+	}
+	return s
+}
+
+// resolve makes the script's Response of an attempt the engine's runner
+// sent, judged and counted into the phase's attempt plane; a failed one
+// fails the iteration.
+func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engine.Outcome, respType string, tags map[string]string, name string) goja.Value {
+	vu := m.vu
+	r := &response{m: m, res: *res, method: req.Method, respType: respType}
+	if out == engine.IterationAborted {
+		// Cut off by the phase's own stop: not the target's doing, and not
+		// counted as ok or failed.
+		return vu.rt.NewDynamicObject(r)
+	}
+	if p := vu.ph; p != nil {
+		vu.r.builtin.request(p.sc.Name, res.Timings.Duration, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
+			t := vu.tags(nil)
+			t["method"], t["url"], t["name"] = req.Method, req.URL, name
+			t["status"], t["expected_response"] = strconv.Itoa(res.Status), strconv.FormatBool(!res.Failed)
+			for k, v := range tags {
+				t[k] = v
+			}
+			return t
+		})
+		if s := vu.r.cfg.Samples; s != nil {
+			s(&Sample{Phase: p.sc.Name, Group: vu.group, Method: req.Method, URL: req.URL, Name: name, Status: res.Status,
+				Failed: res.Failed, ErrorCode: res.ErrorCode, Tags: tags, Timings: res.Timings,
+				Sent: res.BytesSent, Received: res.BytesReceived})
+		}
+	}
+	if res.Failed {
+		vu.failed = true
+	}
+	return vu.rt.NewDynamicObject(r)
+}
+
+// batch sends several requests at once and returns their Responses, as an
+// array or an object keyed like its argument.
+func (m *httpModule) batch(call goja.FunctionCall) goja.Value {
+	vu := m.vu
+	if vu.inInit {
+		vu.throw("http requests cannot be made in the init context (use setup())")
+	}
+	arg, ok := call.Argument(0).(*goja.Object)
+	if !ok {
+		vu.throw("http.batch: want an array or an object of requests")
+	}
+	type item struct {
+		key      string
+		req      engine.Request
+		res      engine.Response
+		out      engine.Outcome
+		cb       *statusSet
+		respType string
+		tags     map[string]string
+		name     string
+	}
+	keys := arg.Keys()
+	items := make([]item, len(keys))
+	for i, k := range keys {
+		it := &items[i]
+		it.key = k
+		method, u, body, params := m.batchRequest(arg.Get(k))
+		it.cb, it.respType, it.tags, it.name = m.prepare(&it.req, method, u, body, params)
+	}
+	// Each request has its own lane (runner and callback), so they go out
+	// at once; lanes are kept for the next batch.
+	lanes := make([]*slot, len(items))
+	for i := range items {
+		lanes[i] = m.lane(i)
+		lanes[i].cb = items[i].cb
+	}
+	var wg sync.WaitGroup
+	for i := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			items[i].out = lanes[i].runner.Iterate(&items[i].req, time.Time{}, &items[i].res)
+		}()
+	}
+	wg.Wait()
+	var out *goja.Object
+	if arg.ClassName() == "Array" {
+		out = vu.rt.NewArray()
+	} else {
+		out = vu.rt.NewObject()
+	}
+	for i := range items {
+		it := &items[i]
+		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.out, it.respType, it.tags, it.name))
+	}
+	return out
+}
+
+// batchRequest reads one batch entry: a URL, [method, url, body, params] or
+// {method, url, body, params}.
+func (m *httpModule) batchRequest(v goja.Value) (method string, u, body, params goja.Value) {
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return http.MethodGet, v, nil, nil
+	}
+	if o.ClassName() == "Array" {
+		get := func(i int) goja.Value { return o.Get(strconv.Itoa(i)) }
+		return strings.ToUpper(get(0).String()), get(1), get(2), get(3)
+	}
+	method = http.MethodGet
+	if mv := o.Get("method"); mv != nil && !goja.IsUndefined(mv) {
+		method = strings.ToUpper(mv.String())
+	}
+	if o.Get("url") == nil {
+		return method, v, nil, nil // an http.url object
+	}
+	return method, o.Get("url"), o.Get("body"), o.Get("params")
+}
+
+// json is Response.json([selector]).
+func (m *httpModule) json(call goja.FunctionCall) goja.Value {
+	r, ok := call.This.Export().(*response)
+	if !ok {
+		m.vu.throw("json() must be called on a Response")
+	}
+	if r.res.Body == nil {
+		m.vu.throw("json(): the response has no body")
+	}
+	v, err := m.vu.parseJSON(string(r.res.Body))
+	if err != nil {
+		panic(m.vu.rt.NewGoError(err))
+	}
+	if sel := call.Argument(0); !goja.IsUndefined(sel) {
+		for _, part := range strings.Split(sel.String(), ".") {
+			o, ok := v.(*goja.Object)
+			if !ok {
+				return goja.Undefined()
+			}
+			if v = o.Get(part); v == nil {
+				return goja.Undefined()
+			}
+		}
+	}
+	return v
+}
+
+// response is k6's Response: status, status_text, body, headers, json(),
+// timings, error, error_code, url, proto, request. Fields are built when
+// the script first reads them, so a script that looks only at status pays
+// for nothing else.
+type response struct {
+	m        *httpModule
+	res      engine.Response
+	method   string
+	respType string
+	failed   bool
+	cache    map[string]goja.Value
+}
+
+var responseKeys = []string{"status", "status_text", "body", "headers", "timings", "error", "error_code", "url", "proto", "request", "json"}
+
+func (r *response) Get(key string) goja.Value {
+	rt := r.m.vu.rt
+	switch key {
+	case "status":
+		return rt.ToValue(r.res.Status)
+	case "error_code":
+		return rt.ToValue(r.res.ErrorCode)
+	case "json":
+		return r.m.jsonFn
+	case "url":
+		return rt.ToValue(r.res.URL)
+	case "proto":
+		return rt.ToValue(r.res.Proto)
+	case "error":
+		if r.res.Err != nil {
+			return rt.ToValue(r.res.Err.Error())
+		}
+		return rt.ToValue("")
+	case "status_text":
+		if r.res.Status == 0 {
+			return rt.ToValue("")
+		}
+		return rt.ToValue(strconv.Itoa(r.res.Status) + " " + http.StatusText(r.res.Status))
+	}
+	if v, ok := r.cache[key]; ok {
+		return v
+	}
+	var v goja.Value
+	switch key {
+	case "body":
+		switch {
+		case r.respType == "none" || r.res.Err != nil && r.res.Body == nil:
+			v = goja.Null()
+		case r.respType == "binary":
+			v = rt.ToValue(rt.NewArrayBuffer(r.res.Body))
+		default:
+			v = rt.ToValue(string(r.res.Body))
+		}
+	case "headers":
+		h := rt.NewObject()
+		for k, vs := range r.res.Header {
+			_ = h.Set(k, strings.Join(vs, ", "))
+		}
+		v = h
+	case "timings":
+		t := rt.NewObject()
+		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+		tm := r.res.Timings
+		for k, d := range map[string]time.Duration{"blocked": tm.Blocked, "connecting": tm.Connecting, "tls_handshaking": tm.TLSHandshaking,
+			"sending": tm.Sending, "waiting": tm.Waiting, "receiving": tm.Receiving, "duration": tm.Duration} {
+			_ = t.Set(k, ms(d))
+		}
+		v = t
+	case "request":
+		q := rt.NewObject()
+		_ = q.Set("method", r.method)
+		_ = q.Set("url", r.res.URL)
+		v = q
+	default:
+		return nil
+	}
+	if r.cache == nil {
+		r.cache = map[string]goja.Value{}
+	}
+	r.cache[key] = v
+	return v
+}
+
+// Set stores a script's own property on the Response.
+func (r *response) Set(key string, v goja.Value) bool {
+	if r.cache == nil {
+		r.cache = map[string]goja.Value{}
+	}
+	r.cache[key] = v
+	return true
+}
+
+func (r *response) Has(key string) bool {
+	for _, k := range responseKeys {
+		if k == key {
+			return true
+		}
+	}
+	_, ok := r.cache[key]
+	return ok
+}
+
+func (r *response) Delete(key string) bool {
+	delete(r.cache, key)
+	return true
+}
+
+func (r *response) Keys() []string { return responseKeys }

@@ -1,0 +1,266 @@
+package script
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"sync"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/dop251/goja"
+)
+
+// MetricType is a k6 custom metric's type (k6/metrics).
+type MetricType uint8
+
+// The k6 metric types.
+const (
+	Counter MetricType = iota // sums its values
+	Gauge                     // keeps its last value (and min, max)
+	Rate                      // the fraction of non-zero values
+	Trend                     // statistics of its values: min, max, avg, percentiles
+)
+
+var metricTypeNames = [...]string{"counter", "gauge", "rate", "trend"}
+
+func (t MetricType) String() string { return metricTypeNames[t] }
+
+// Metric is one custom metric shared by every VU (a VU's `new Counter(name)`
+// finds the same Metric by name). Its statistics are over the whole run;
+// A threshold with a tag filter (name{tag:value}) makes a sub-metric that
+// takes only the values whose tags match. It is safe for concurrent use.
+type Metric struct {
+	Name   string
+	Type   MetricType
+	IsTime bool
+
+	// export, if set, passes every value on (Config.Custom's exporter),
+	// with the name of the scenario that added it ("setup" for setup and
+	// teardown).
+	export func(phase string, v float64) error
+
+	// subs are the sub-metrics thresholds asked for; fixed before the run.
+	subs []subMetric
+
+	mu                  sync.Mutex
+	count, nonZero      uint64
+	sum, min, max, last float64
+	hist                *hdr.Histogram // Trend: values × trendScale
+}
+
+// trendScale keeps three decimals of a Trend's values (microseconds for a
+// time trend in milliseconds) in the integer histogram.
+const trendScale = 1000
+
+// MetricStats are a metric's figures so far.
+type MetricStats struct {
+	Name   string
+	Type   MetricType
+	IsTime bool
+	// Count is how many values were added; NonZero how many were non-zero
+	// (a Rate's rate is NonZero / Count).
+	Count, NonZero uint64
+	// Sum, Min, Max and Last are over every value (Last a Gauge's value).
+	Sum, Min, Max, Last float64
+	// Avg, Med, P90, P95 are a Trend's (percentiles from its histogram, to
+	// three significant digits).
+	Avg, Med, P90, P95 float64
+}
+
+func (m *Metric) add(phase string, v float64) error {
+	if m.export != nil {
+		if err := m.export(phase, v); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.count == 0 || v < m.min {
+		m.min = v
+	}
+	if m.count == 0 || v > m.max {
+		m.max = v
+	}
+	m.count++
+	m.sum += v
+	m.last = v
+	if v != 0 {
+		m.nonZero++
+	}
+	if m.Type == Trend {
+		_ = m.hist.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
+	}
+	return nil
+}
+
+// subMetric is a metric over the values whose tags include filter.
+type subMetric struct {
+	filter map[string]string
+	m      *Metric
+}
+
+// addTagged adds v, and to every sub-metric whose filter the tags match;
+// tags is called only when there are sub-metrics, so untagged runs build
+// no tag sets.
+func (m *Metric) addTagged(phase string, v float64, tags func() map[string]string) error {
+	if err := m.add(phase, v); err != nil || len(m.subs) == 0 {
+		return err
+	}
+	t := tags()
+	for _, s := range m.subs {
+		match := true
+		for k, want := range s.filter {
+			if t[k] != want {
+				match = false
+				break
+			}
+		}
+		if match {
+			_ = s.m.add(phase, v)
+		}
+	}
+	return nil
+}
+
+// Stats returns the metric's figures.
+func (m *Metric) Stats() MetricStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := MetricStats{Name: m.Name, Type: m.Type, IsTime: m.IsTime, Count: m.count, NonZero: m.nonZero,
+		Sum: m.sum, Min: m.min, Max: m.max, Last: m.last}
+	if m.count > 0 {
+		s.Avg = m.sum / float64(m.count)
+	}
+	if m.Type == Trend && m.count > 0 {
+		// The histogram's bucket bounds are within 0.1 %; a percentile
+		// never lies outside the values seen.
+		q := func(p float64) float64 {
+			return math.Min(math.Max(float64(m.hist.ValueAtQuantile(p))/trendScale, m.min), m.max)
+		}
+		s.Med, s.P90, s.P95 = q(50), q(90), q(95)
+	}
+	return s
+}
+
+// metricName is k6's rule for a metric's name.
+var metricName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,127}$`)
+
+// metrics is a run's custom metrics by name.
+type metrics struct {
+	mu     sync.Mutex
+	m      map[string]*Metric
+	export func(name string, t MetricType) (func(phase string, v float64) error, error)
+}
+
+// get returns the metric name, making it on first use; a second
+// declaration must agree on its type.
+func (ms *metrics) get(name string, t MetricType, isTime bool) (*Metric, error) {
+	if !metricName.MatchString(name) {
+		return nil, fmt.Errorf("metric name %q: want letters, digits and _, starting with a letter or _, at most 128", name)
+	}
+	return ms.getKey(name, t, isTime)
+}
+
+// getKey is get for any key: a name, or a sub-metric's name{tags}, which
+// is not exported.
+func (ms *metrics) getKey(name string, t MetricType, isTime bool) (*Metric, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if m, ok := ms.m[name]; ok {
+		if m.Type != t {
+			return nil, fmt.Errorf("metric %q is already a %s, not a %s", name, m.Type, t)
+		}
+		return m, nil
+	}
+	m := &Metric{Name: name, Type: t, IsTime: isTime}
+	if ms.export != nil && metricName.MatchString(name) {
+		f, err := ms.export(name, t)
+		if err != nil {
+			return nil, err
+		}
+		m.export = f
+	}
+	if t == Trend {
+		m.hist = hdr.New(0, 3_600_000*trendScale, 3)
+	}
+	if ms.m == nil {
+		ms.m = map[string]*Metric{}
+	}
+	ms.m[name] = m
+	return m, nil
+}
+
+// Metrics are the script's custom metrics, sorted by name: what the end
+// summary and a metrics exporter read.
+func (r *Runner) Metrics() []*Metric {
+	r.custom.mu.Lock()
+	defer r.custom.mu.Unlock()
+	out := make([]*Metric, 0, len(r.custom.m))
+	for _, m := range r.custom.m {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// metricsModule is "k6/metrics": Counter, Gauge, Rate, Trend, each
+// constructed as `new Counter(name[, isTime])` (in the init context, as k6
+// requires) with add(value[, tags]).
+func (vu *VU) metricsModule() *goja.Object {
+	rt := vu.rt
+	o := rt.NewObject()
+	for name, t := range map[string]MetricType{"Counter": Counter, "Gauge": Gauge, "Rate": Rate, "Trend": Trend} {
+		_ = o.Set(name, func(call goja.ConstructorCall) *goja.Object {
+			if !vu.inInit {
+				vu.throw("new %s(...): metrics must be made in the init context", name)
+			}
+			m, err := vu.r.custom.get(call.Argument(0).String(), t, call.Argument(1).ToBoolean())
+			if err != nil {
+				vu.throw("%v", err)
+			}
+			obj := call.This
+			_ = obj.Set("name", m.Name)
+			_ = obj.Set("add", func(c goja.FunctionCall) goja.Value {
+				v := c.Argument(0)
+				f := v.ToFloat()
+				if b, ok := v.Export().(bool); ok && b {
+					f = 1
+				} else if ok {
+					f = 0
+				}
+				if math.IsNaN(f) || math.IsInf(f, 0) {
+					vu.throw("%s.add: %v is not a number", m.Name, v)
+				}
+				phase := "setup"
+				if vu.ph != nil {
+					phase = vu.ph.sc.Name
+				}
+				if err := m.addTagged(phase, f, func() map[string]string { return vu.tags(c.Argument(1)) }); err != nil {
+					vu.throw("%v", err)
+				}
+				return goja.Undefined()
+			})
+			return nil
+		})
+	}
+	return o
+}
+
+// tags are a sample's tags: the scenario's name and tags, the group, then
+// the tags object given (nil or undefined: none).
+func (vu *VU) tags(extra goja.Value) map[string]string {
+	t := map[string]string{"group": vu.group}
+	if vu.ph != nil {
+		t["scenario"] = vu.ph.sc.Name
+		for k, v := range vu.ph.sc.Tags {
+			t[k] = v
+		}
+	}
+	if o, ok := extra.(*goja.Object); ok {
+		for _, k := range o.Keys() {
+			t[k] = o.Get(k).String()
+		}
+	}
+	return t
+}

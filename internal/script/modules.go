@@ -1,0 +1,483 @@
+package script
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script/options"
+)
+
+// module builds a k6 module's object in the VU's runtime; nil for a module
+// throttle does not provide (the bundler refuses those first).
+func (vu *VU) module(name string) goja.Value {
+	switch name {
+	case "k6":
+		return vu.k6Module()
+	case "k6/http":
+		vu.http = newHTTPModule(vu)
+		return vu.http.obj
+	case "k6/execution":
+		return vu.executionModule()
+	case "k6/encoding":
+		return vu.encodingModule()
+	case "k6/x/throttle":
+		return vu.throttleModule()
+	case "k6/metrics":
+		return vu.metricsModule()
+	case "k6/data":
+		return vu.dataModule()
+	}
+	return nil
+}
+
+// object makes an object with the given methods.
+func (vu *VU) object(methods map[string]any) *goja.Object {
+	o := vu.rt.NewObject()
+	for k, f := range methods {
+		_ = o.Set(k, f)
+	}
+	return o
+}
+
+// throw raises a JavaScript Error with msg.
+func (vu *VU) throw(format string, args ...any) {
+	panic(vu.rt.NewGoError(fmt.Errorf(format, args...)))
+}
+
+// k6Module is "k6": check, sleep, group, fail.
+func (vu *VU) k6Module() *goja.Object {
+	rt := vu.rt
+	return vu.object(map[string]any{
+		"check": func(call goja.FunctionCall) goja.Value {
+			val := call.Argument(0)
+			sets, ok := call.Argument(1).(*goja.Object)
+			if !ok {
+				return rt.ToValue(true)
+			}
+			all := true
+			for _, name := range sets.Keys() {
+				c := sets.Get(name)
+				pass := c.ToBoolean()
+				if fn, ok := goja.AssertFunction(c); ok {
+					v, err := fn(goja.Undefined(), val)
+					if err != nil {
+						panic(err)
+					}
+					pass = v.ToBoolean()
+				}
+				vu.check(name, pass, call.Argument(2))
+				all = all && pass
+			}
+			return rt.ToValue(all)
+		},
+		"sleep": func(secs float64) {
+			vu.sleep(time.Duration(secs * float64(time.Second)))
+		},
+		"group": func(name string, fn goja.Callable) goja.Value {
+			outer := vu.group
+			vu.group = outer + "::" + name
+			defer func() { vu.group = outer }()
+			v, err := fn(goja.Undefined())
+			if err != nil {
+				panic(err)
+			}
+			return v
+		},
+		"fail": func(msg goja.Value) {
+			s := ""
+			if msg != nil && !goja.IsUndefined(msg) {
+				s = msg.String()
+			}
+			panic(rt.NewGoError(errors.New(s)))
+		},
+	})
+}
+
+// check counts one check's result in its phase, by group and name.
+func (vu *VU) check(name string, pass bool, tags goja.Value) {
+	if vu.ph != nil {
+		vu.ph.checks.add(vu.group, name, pass)
+	}
+	f := 0.0
+	if pass {
+		f = 1
+	}
+	_ = vu.r.builtin.checks.addTagged(vu.phaseName(), f, func() map[string]string {
+		t := vu.tags(tags)
+		t["check"] = name
+		return t
+	})
+}
+
+// checks count check() results by group path and name, what a k6 summary's
+// tree of groups and checks is built from (Phase.Checks).
+type checks struct {
+	mu sync.RWMutex
+	m  map[checkKey]*checkCount
+}
+
+type checkKey struct{ group, name string }
+
+type checkCount struct{ pass, fail atomic.Uint64 }
+
+// CheckResult is one check's counts.
+type CheckResult struct {
+	Group, Name  string
+	Pass, Failed uint64
+}
+
+func (c *checks) add(group, name string, pass bool) {
+	k := checkKey{group, name}
+	c.mu.RLock()
+	n := c.m[k]
+	c.mu.RUnlock()
+	if n == nil {
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = map[checkKey]*checkCount{}
+		}
+		if n = c.m[k]; n == nil {
+			n = &checkCount{}
+			c.m[k] = n
+		}
+		c.mu.Unlock()
+	}
+	if pass {
+		n.pass.Add(1)
+	} else {
+		n.fail.Add(1)
+	}
+}
+
+// Checks are the phase's check() results so far.
+func (p *Phase) Checks() []CheckResult {
+	p.checks.mu.RLock()
+	defer p.checks.mu.RUnlock()
+	out := make([]CheckResult, 0, len(p.checks.m))
+	for k, n := range p.checks.m {
+		out = append(out, CheckResult{Group: k.group, Name: k.name, Pass: n.pass.Load(), Failed: n.fail.Load()})
+	}
+	return out
+}
+
+// executionModule is "k6/execution": vu, scenario, instance and test, read
+// live on each access.
+func (vu *VU) executionModule() *goja.Object {
+	rt := vu.rt
+	getters := func(fields map[string]func() any) *goja.Object {
+		o := rt.NewObject()
+		for k, f := range fields {
+			_ = o.DefineAccessorProperty(k, rt.ToValue(func() any { return f() }), nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		}
+		return o
+	}
+	sc := func() options.Scenario {
+		if vu.ph == nil {
+			return options.Scenario{}
+		}
+		return vu.ph.sc
+	}
+	m := rt.NewObject()
+	_ = m.Set("vu", getters(map[string]func() any{
+		"idInTest":            func() any { return vu.id },
+		"idInInstance":        func() any { return vu.id },
+		"iterationInInstance": func() any { return max(vu.iter-1, 0) },
+		"iterationInScenario": func() any { return max(vu.iter-1, 0) },
+	}))
+	_ = m.Set("scenario", getters(map[string]func() any{
+		"name":                func() any { return sc().Name },
+		"executor":            func() any { return string(sc().Executor) },
+		"startTime":           func() any { return vu.phaseStartMs() },
+		"progress":            func() any { return vu.progress() },
+		"iterationInTest":     func() any { return vu.scenarioIter },
+		"iterationInInstance": func() any { return vu.scenarioIter },
+	}))
+	_ = m.Set("instance", getters(map[string]func() any{
+		"vusActive":              func() any { return vu.r.activeVUs() },
+		"vusInitialized":         func() any { return vu.r.vuIDs.Load() },
+		"iterationsCompleted":    func() any { return vu.r.iterationsDone() },
+		"iterationsInterrupted":  func() any { return 0 },
+		"currentTestRunDuration": func() any { return vu.r.elapsedMs() },
+	}))
+	test := vu.object(map[string]any{
+		"abort": func(reason goja.Value) {
+			s := "test.abort() called"
+			if reason != nil && !goja.IsUndefined(reason) {
+				s = reason.String()
+			}
+			vu.r.abortTest(s)
+			panic(rt.NewGoError(errors.New("test aborted: " + s)))
+		},
+		"fail": func(reason goja.Value) {
+			vu.r.abortTest("test.fail()")
+		},
+	})
+	_ = m.Set("test", test)
+	return m
+}
+
+func (vu *VU) phaseStartMs() int64 {
+	if vu.ph == nil {
+		return 0
+	}
+	return vu.ph.sc.StartTime.Milliseconds()
+}
+
+// progress is the scenario's progress in [0, 1] by time.
+func (vu *VU) progress() float64 {
+	if vu.ph == nil || vu.ph.sc.Length() <= 0 {
+		return 0
+	}
+	return min(1, float64(vu.ph.Snapshot().Elapsed)/float64(vu.ph.sc.Length()))
+}
+
+func (r *Runner) activeVUs() int64 {
+	var n int64
+	for _, p := range r.phases {
+		if p.Running() {
+			n += p.vus.Load()
+		}
+	}
+	return n
+}
+
+func (r *Runner) iterationsDone() uint64 {
+	var n uint64
+	for _, p := range r.phases {
+		c := p.Counts()
+		n += c.IterOK + c.IterFailed
+	}
+	return n
+}
+
+func (r *Runner) elapsedMs() int64 {
+	var first int64
+	for _, p := range r.phases {
+		if s := p.startNanos.Load(); s != 0 && (first == 0 || s < first) {
+			first = s
+		}
+	}
+	if first == 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, first)).Milliseconds()
+}
+
+// encodingModule is "k6/encoding": b64encode and b64decode with k6's
+// encodings std, rawstd, url, rawurl.
+func (vu *VU) encodingModule() *goja.Object {
+	rt := vu.rt
+	enc := func(name goja.Value) *base64.Encoding {
+		s := "std"
+		if name != nil && !goja.IsUndefined(name) {
+			s = name.String()
+		}
+		switch s {
+		case "std", "":
+			return base64.StdEncoding
+		case "rawstd":
+			return base64.RawStdEncoding
+		case "url":
+			return base64.URLEncoding
+		case "rawurl":
+			return base64.RawURLEncoding
+		}
+		vu.throw("unknown base64 encoding %q (want std, rawstd, url or rawurl)", s)
+		return nil
+	}
+	return vu.object(map[string]any{
+		"b64encode": func(input goja.Value, encoding goja.Value) string {
+			return enc(encoding).EncodeToString(vu.bytes(input))
+		},
+		"b64decode": func(input string, encoding goja.Value, format goja.Value) goja.Value {
+			b, err := enc(encoding).DecodeString(input)
+			if err != nil {
+				vu.throw("b64decode: %v", err)
+			}
+			if format != nil && !goja.IsUndefined(format) && format.String() == "s" {
+				return rt.ToValue(string(b))
+			}
+			return rt.ToValue(rt.NewArrayBuffer(b))
+		},
+	})
+}
+
+// bytes reads a string, ArrayBuffer or typed array argument as bytes.
+func (vu *VU) bytes(v goja.Value) []byte {
+	switch x := v.Export().(type) {
+	case goja.ArrayBuffer:
+		return x.Bytes()
+	case []byte:
+		return x
+	case nil:
+		return nil
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if buf, ok := o.Get("buffer").Export().(goja.ArrayBuffer); ok {
+			return buf.Bytes()
+		}
+	}
+	return []byte(v.String())
+}
+
+// throttleModule is "k6/x/throttle": tries, state, configure.
+func (vu *VU) throttleModule() *goja.Object {
+	rt := vu.rt
+	return vu.object(map[string]any{
+		// tries(n, fn[, {backoff}]) runs fn until none of its requests
+		// failed or n tries are spent; every request is an attempt; the
+		// iteration's outcome is the last try's. It returns fn's value.
+		"tries": func(n int, fn goja.Callable, opts goja.Value) goja.Value {
+			if n < 1 {
+				vu.throw("throttle.tries: n must be >= 1, got %d", n)
+			}
+			base := engine.BackoffBase
+			if o, ok := opts.(*goja.Object); ok {
+				if b := o.Get("backoff"); b != nil && !goja.IsUndefined(b) {
+					d, err := jsDuration(b)
+					if err != nil || d < 0 {
+						vu.throw("throttle.tries: backoff: want a duration such as \"50ms\" or milliseconds")
+					}
+					base = d
+				}
+			}
+			before := vu.failed
+			var v goja.Value
+			for try := 1; ; try++ {
+				vu.failed = false
+				var err error
+				v, err = fn(goja.Undefined())
+				if err != nil {
+					panic(err)
+				}
+				if !vu.failed || try >= n || vu.stopping() {
+					break
+				}
+				vu.sleep(backoff(base, try))
+			}
+			vu.failed = before || vu.failed
+			return v
+		},
+		// state() is the current phase's governor state.
+		"state": func() *goja.Object {
+			o := rt.NewObject()
+			if vu.ph == nil {
+				_ = o.Set("phase", "")
+				_ = o.Set("signal", "setup")
+				return o
+			}
+			offer, ceiling, lastBad, signal := vu.ph.State()
+			_ = o.Set("phase", vu.ph.sc.Name)
+			_ = o.Set("mode", vu.ph.limits.Mode.String())
+			_ = o.Set("offer", offer)
+			_ = o.Set("ceiling", ceiling)
+			_ = o.Set("lastBad", lastBad)
+			_ = o.Set("signal", signal)
+			return o
+		},
+		// configure(scenario, {floor, start, high, low, window,
+		// minAttempts}) declares a scenario's governor settings, in the
+		// init context.
+		"configure": func(name string, settings *goja.Object) {
+			if !vu.inInit {
+				vu.throw("throttle.configure works only in the init context")
+			}
+			if vu.ph != nil {
+				return // every VU runs the init context; the setup VU's counts
+			}
+			g, err := governance(settings)
+			if err != nil {
+				vu.throw("throttle.configure(%q): %v", name, err)
+			}
+			vu.r.configured[name] = g
+		},
+	})
+}
+
+// stopping reports whether the VU's phase has stopped scheduling.
+func (vu *VU) stopping() bool {
+	if vu.ph == nil {
+		return false
+	}
+	select {
+	case <-vu.ph.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// backoff is the pause before try+1: jittered in [d/2, d], d = base ×
+// 2^(try−1), at most 32 × base.
+func backoff(base time.Duration, try int) time.Duration {
+	d := base << min(try-1, 5)
+	if d <= 0 {
+		return 0
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// governance reads configure's settings object.
+func governance(o *goja.Object) (Governance, error) {
+	var g Governance
+	if o == nil {
+		return g, nil
+	}
+	for _, k := range o.Keys() {
+		v := o.Get(k)
+		num := v.ToFloat()
+		switch k {
+		case "floor":
+			g.Floor = &num
+		case "start":
+			g.Start = &num
+		case "high":
+			g.High = &num
+		case "low":
+			g.Low = &num
+		case "window":
+			d, err := jsDuration(v)
+			if err != nil {
+				return g, fmt.Errorf("window: %v", err)
+			}
+			g.Window = &d
+		case "minAttempts":
+			if num < 1 || num != float64(uint64(num)) {
+				return g, fmt.Errorf("minAttempts must be a whole number >= 1, got %v", v)
+			}
+			n := uint64(num)
+			g.MinAttempts = &n
+		default:
+			return g, fmt.Errorf("unknown setting %q (want floor, start, high, low, window, minAttempts)", k)
+		}
+	}
+	return g, nil
+}
+
+// jsDuration reads a duration: a k6 duration string or milliseconds.
+func jsDuration(v goja.Value) (time.Duration, error) {
+	if s, ok := v.Export().(string); ok {
+		return options.ParseDuration(s)
+	}
+	f := v.ToFloat()
+	if f != f {
+		return 0, fmt.Errorf("want a duration such as \"5s\" or milliseconds, got %v", v)
+	}
+	return time.Duration(f * float64(time.Millisecond)), nil
+}
+
+// phaseName is the VU's scenario's name, "setup" for the setup VU.
+func (vu *VU) phaseName() string {
+	if vu.ph == nil {
+		return "setup"
+	}
+	return vu.ph.sc.Name
+}

@@ -1,0 +1,446 @@
+package script
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script/bundle"
+	"github.com/throttlekit/throttle/internal/script/options"
+)
+
+// DefaultTimeout is k6's default request timeout.
+const DefaultTimeout = 60 * time.Second
+
+// Governance are governor settings for a scenario; a nil field is not set.
+// The CLI's flags and the script's throttle.configure each give one; flags
+// win over the script, the script over the defaults.
+type Governance struct {
+	Floor, Start, High, Low *float64
+	Window                  *time.Duration
+	MinAttempts             *uint64
+}
+
+// over returns g with the fields set in o replacing its own.
+func (g Governance) over(o Governance) Governance {
+	if o.Floor != nil {
+		g.Floor = o.Floor
+	}
+	if o.Start != nil {
+		g.Start = o.Start
+	}
+	if o.High != nil {
+		g.High = o.High
+	}
+	if o.Low != nil {
+		g.Low = o.Low
+	}
+	if o.Window != nil {
+		g.Window = o.Window
+	}
+	if o.MinAttempts != nil {
+		g.MinAttempts = o.MinAttempts
+	}
+	return g
+}
+
+// Config is how a script runs. Zero fields take the documented defaults.
+type Config struct {
+	// Env fills __ENV (the caller merges the process environment and -e).
+	Env map[string]string
+	// Governance overrides every scenario's governor settings (CLI flags).
+	Governance Governance
+	// Fixed runs every scenario exactly as authored (--no-governor).
+	Fixed bool
+	// Tick and Settle are the governors' (default governor.DefaultTick, 0).
+	Tick, Settle time.Duration
+	// Timeout is the default request timeout (default DefaultTimeout).
+	Timeout time.Duration
+	// Insecure skips TLS verification.
+	Insecure bool
+	// Logger receives the governors' movement lines and the runner's
+	// warnings (default: discard).
+	Logger *slog.Logger
+	// Console receives console.log and friends (default: Logger).
+	Console func(level slog.Level, msg string)
+	// Custom, if set, is called once per custom metric the script declares
+	// (k6/metrics) and returns the function every value added to it is
+	// also passed to, with its scenario's name: the hook of a metrics
+	// exporter. An error refuses the declaration (the script does not
+	// load); an error of the function throws in the script.
+	Custom func(name string, t MetricType) (func(phase string, v float64) error, error)
+	// Samples, if set, receives every resolved request of a scenario (the
+	// metrics hook); it is called from every VU at once.
+	Samples func(*Sample)
+	// Slow, when > 0, is a latency budget: an otherwise ok request slower
+	// than it fails, class slow (engine.DriverConfig.Slow).
+	Slow time.Duration
+	// HTTP2 sends through net/http (HTTP/2 where offered over TLS) instead
+	// of the engine's default fasthttp HTTP/1.1 client.
+	HTTP2 bool
+}
+
+// Runner runs one k6 script: Load prepares it (bundles, compiles, runs the
+// init context once to read its options), Run runs setup, the scenarios
+// and teardown.
+type Runner struct {
+	cfg     Config
+	bundle  *bundle.Bundle
+	prog    *goja.Program
+	opts    options.Options
+	phases  []*Phase
+	setupVU *VU
+	// setupMeter counts setup's and teardown's requests, which belong to
+	// no phase.
+	setupMeter *engine.Meter
+	// setupData is setup()'s return value as JSON, copied into each VU.
+	setupData string
+	// configured holds throttle.configure's settings by scenario name,
+	// written by the setup VU's init context only.
+	configured map[string]Governance
+	vuIDs      atomic.Int64
+	custom     metrics      // k6/metrics and the built-ins, shared by every VU
+	builtin    builtins     // k6's built-in metrics, in custom
+	thresholds []Threshold  // options.thresholds, checked against their metrics
+	started    time.Time    // when Run started
+	shared     sharedArrays // k6/data, shared by every VU
+
+	filesMu sync.Mutex
+	files   map[string][]byte
+
+	errMu    sync.Mutex
+	runErr   error
+	errCount atomic.Int64
+	cancel   context.CancelFunc // ends the run (test.abort, a VU that fails to start)
+	aborted  atomic.Bool
+}
+
+// Load prepares the script at path. Every problem with the script (syntax,
+// an unsupported module, bad options, a missing exec function) is an
+// error here, before any traffic.
+func Load(path string, cfg Config) (*Runner, error) {
+	if cfg.Tick == 0 {
+		cfg.Tick = governor.DefaultTick
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Console == nil {
+		l := cfg.Logger
+		cfg.Console = func(level slog.Level, msg string) { l.Log(context.Background(), level, msg) }
+	}
+	b, err := bundle.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := goja.Compile(b.Path, b.Code, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", filepath.Base(b.Path), err)
+	}
+	r := &Runner{cfg: cfg, bundle: b, prog: prog, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
+	r.builtin = newBuiltins(&r.custom)
+	r.custom.export = cfg.Custom
+	vu, err := r.newVU(nil)
+	if err != nil {
+		return nil, err
+	}
+	r.setupVU = vu
+	js, err := vu.stringify(vu.exports.Get("options"))
+	if err != nil {
+		return nil, err
+	}
+	if r.opts, err = options.Parse([]byte(js)); err != nil {
+		return nil, err
+	}
+	r.warnIgnored([]byte(js))
+	if r.thresholds, err = parseThresholds([]byte(js)); err != nil {
+		return nil, err
+	}
+	for _, th := range r.thresholds {
+		m, err := r.thresholdMetric(th)
+		if err != nil {
+			return nil, err
+		}
+		if err := th.check(m); err != nil {
+			return nil, err
+		}
+	}
+	for name := range r.configured {
+		if !r.hasScenario(name) {
+			return nil, fmt.Errorf("throttle.configure: no scenario %q in the script's options", name)
+		}
+	}
+	for _, sc := range r.opts.Scenarios {
+		if _, ok := goja.AssertFunction(vu.exports.Get(sc.Exec)); !ok {
+			return nil, fmt.Errorf("scenario %q: exec function %q is not exported by the script", sc.Name, sc.Exec)
+		}
+		p, err := r.newPhase(sc)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %q: %w", sc.Name, err)
+		}
+		r.phases = append(r.phases, p)
+	}
+	return r, nil
+}
+
+func (r *Runner) hasScenario(name string) bool {
+	for _, sc := range r.opts.Scenarios {
+		if sc.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Modules are the k6 modules the script imports.
+func (r *Runner) Modules() []string { return r.bundle.Modules }
+
+// Phases are the script's scenarios as phases, in start order.
+func (r *Runner) Phases() []*Phase { return r.phases }
+
+// limits are a scenario's governor limits: defaults, then the script's
+// configure, then the CLI's overrides. Not governed, the authored value is
+// floor, start and ceiling alike.
+func (r *Runner) limits(name string, mode governor.Mode, ceiling float64, governed bool) (governor.Limits, error) {
+	l := governor.NewLimits(mode, ceiling)
+	g := r.configured[name].over(r.cfg.Governance)
+	if g.Floor != nil {
+		l.Floor = *g.Floor
+	} else {
+		l.Floor = min(l.Floor, ceiling)
+	}
+	l.Start = l.Floor
+	if g.Start != nil {
+		l.Start = *g.Start
+	}
+	if g.High != nil {
+		l.High = *g.High
+	}
+	l.Low = l.High / 5
+	if g.Low != nil {
+		l.Low = *g.Low
+	}
+	if g.Window != nil {
+		l.Window = *g.Window
+	}
+	if g.MinAttempts != nil {
+		l.MinAttempts = *g.MinAttempts
+	}
+	if !governed {
+		l.Floor, l.Start = ceiling, ceiling
+	}
+	if err := l.Validate(); err != nil {
+		return l, err
+	}
+	return l, nil
+}
+
+// RunResult is what a run did.
+type RunResult struct {
+	Start, End time.Time
+	// Interrupted: ctx ended the run early; Aborted: the script called
+	// exec.test.abort().
+	Interrupted, Aborted bool
+}
+
+// Run runs setup(), the scenarios (each from its startTime, concurrently
+// when they overlap) and teardown(data). It returns when every scenario has
+// ended; an interrupted run still ends each phase properly.
+func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
+	defer r.setupVU.close()
+	res := &RunResult{Start: time.Now()}
+	r.started = res.Start
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.cancel = cancel
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go r.watchThresholds(watchDone)
+	if err := r.setup(); err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	for _, p := range r.phases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p.sc.StartTime > 0 {
+				t := time.NewTimer(p.sc.StartTime)
+				defer t.Stop()
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					return
+				}
+			}
+			p.run(ctx)
+		}()
+	}
+	wg.Wait()
+	res.Interrupted = ctx.Err() != nil && !r.aborted.Load()
+	res.Aborted = r.aborted.Load()
+	if err := r.runError(); err != nil {
+		return res, err
+	}
+	if err := r.teardown(); err != nil {
+		return res, err
+	}
+	res.End = time.Now()
+	return res, nil
+}
+
+// Abort cuts off every running phase's in-flight iterations at once (a
+// second Ctrl-C).
+func (r *Runner) Abort() {
+	for _, p := range r.phases {
+		p.abortVUs()
+	}
+}
+
+// setup runs setup() on the setup VU and keeps its return value as JSON.
+func (r *Runner) setup() error {
+	fn, ok := goja.AssertFunction(r.setupVU.exports.Get("setup"))
+	if !ok {
+		return nil
+	}
+	v, err := fn(goja.Undefined())
+	if err != nil {
+		return fmt.Errorf("setup: %w", r.scriptError(err))
+	}
+	r.setupData, err = r.setupVU.stringify(v)
+	return err
+}
+
+// teardown runs teardown(data) with a fresh copy of the setup data.
+func (r *Runner) teardown() error {
+	vu := r.setupVU
+	fn, ok := goja.AssertFunction(vu.exports.Get("teardown"))
+	if !ok {
+		return nil
+	}
+	data := goja.Undefined()
+	if r.setupData != "" {
+		v, err := vu.parseJSON(r.setupData)
+		if err != nil {
+			return err
+		}
+		data = v
+	}
+	if _, err := fn(goja.Undefined(), data); err != nil {
+		return fmt.Errorf("teardown: %w", r.scriptError(err))
+	}
+	return nil
+}
+
+// fail ends the run with err (a VU that could not start).
+func (r *Runner) fail(err error) {
+	r.errMu.Lock()
+	if r.runErr == nil {
+		r.runErr = err
+	}
+	r.errMu.Unlock()
+	if r.cancel != nil {
+		r.cancel()
+	}
+}
+
+func (r *Runner) runError() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.runErr
+}
+
+// abortTest is exec.test.abort(): the run ends, reported as aborted.
+func (r *Runner) abortTest(reason string) {
+	if r.aborted.CompareAndSwap(false, true) {
+		r.cfg.Logger.Warn("test aborted by the script", "reason", reason)
+	}
+	if r.cancel != nil {
+		r.cancel()
+	}
+}
+
+// console passes a console line on.
+func (r *Runner) console(level slog.Level, msg string) { r.cfg.Console(level, msg) }
+
+// iterationError logs an iteration's exception: the first ten, then one in
+// a thousand, so a script that throws on every iteration cannot flood the
+// terminal.
+func (r *Runner) iterationError(p *Phase, err error) {
+	n := r.errCount.Add(1)
+	if n <= 10 || n%1000 == 0 {
+		r.cfg.Logger.Warn("iteration failed", "phase", p.sc.Name, "error", r.scriptError(err).Error(), "errors", n)
+	}
+}
+
+// scriptError turns a goja exception into an error naming the script.
+func (r *Runner) scriptError(err error) error {
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		return errors.New(ex.Error())
+	}
+	var ie *goja.InterruptedError
+	if errors.As(err, &ie) {
+		return fmt.Errorf("interrupted: %v", ie.Value())
+	}
+	return err
+}
+
+// readFile is open()'s file, read once per run and shared by every VU.
+func (r *Runner) readFile(path string) ([]byte, error) {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(r.bundle.Dir, path)
+	}
+	r.filesMu.Lock()
+	defer r.filesMu.Unlock()
+	if b, ok := r.files[path]; ok {
+		return b, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("open(%q): %v", path, pe.Err)
+		}
+		return nil, err
+	}
+	r.files[path] = b
+	return b, nil
+}
+
+// honoured are the options keys throttle acts on.
+var honoured = map[string]bool{"vus": true, "duration": true, "iterations": true, "stages": true, "scenarios": true, "thresholds": true}
+
+// warnIgnored says, once per key, which of the script's options throttle
+// does not act on, so that none is dropped silently.
+func (r *Runner) warnIgnored(js []byte) {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(js, &keys) != nil {
+		return
+	}
+	var ignored []string
+	for k := range keys {
+		if !honoured[k] {
+			ignored = append(ignored, k)
+		}
+	}
+	sort.Strings(ignored)
+	for _, k := range ignored {
+		r.cfg.Logger.Warn("option not supported by throttle, ignored", "option", k)
+	}
+}

@@ -1,0 +1,322 @@
+package script
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/throttlekit/throttle/internal/script/options"
+)
+
+// builtins are the k6 built-in metrics a run keeps, beside the script's
+// own: what thresholds and the end summary read.
+type builtins struct {
+	httpReqs, httpReqDuration, httpReqFailed *Metric
+	iterations, iterationDuration, checks    *Metric
+	dataSent, dataReceived                   *Metric
+}
+
+// newBuiltins registers k6's built-in metrics in ms (before the script can
+// declare its own, and not passed to the custom-metric exporter).
+func newBuiltins(ms *metrics) builtins {
+	get := func(name string, t MetricType, isTime bool) *Metric {
+		m, _ := ms.get(name, t, isTime)
+		return m
+	}
+	return builtins{
+		httpReqs:          get("http_reqs", Counter, false),
+		httpReqDuration:   get("http_req_duration", Trend, true),
+		httpReqFailed:     get("http_req_failed", Rate, false),
+		iterations:        get("iterations", Counter, false),
+		iterationDuration: get("iteration_duration", Trend, true),
+		checks:            get("checks", Rate, false),
+		dataSent:          get("data_sent", Counter, false),
+		dataReceived:      get("data_received", Counter, false),
+	}
+}
+
+// request records one resolved request in the built-in metrics; tags
+// (k6's system tags and the request's own) are built only for sub-metrics.
+func (b *builtins) request(phase string, d time.Duration, failed bool, sent, received int, tags func() map[string]string) {
+	_ = b.httpReqs.addTagged(phase, 1, tags)
+	_ = b.httpReqDuration.addTagged(phase, float64(d)/float64(time.Millisecond), tags)
+	f := 0.0
+	if failed {
+		f = 1
+	}
+	_ = b.httpReqFailed.addTagged(phase, f, tags)
+	_ = b.dataSent.addTagged(phase, float64(sent), tags)
+	_ = b.dataReceived.addTagged(phase, float64(received), tags)
+}
+
+// Threshold is one threshold expression on one metric (options.thresholds).
+type Threshold struct {
+	Metric string
+	// Source is the expression as written, e.g. "p(95)<500".
+	Source string
+	// Filter is the tag filter of a sub-metric threshold
+	// (http_req_duration{status:200}); nil for the whole metric.
+	Filter map[string]string
+	// AbortOnFail ends the run as soon as the threshold is crossed, once
+	// DelayAbortEval has passed.
+	AbortOnFail    bool
+	DelayAbortEval time.Duration
+
+	stat string  // avg, min, max, med, count, rate, value, p(N)
+	pct  float64 // N of p(N)
+	op   string
+	rhs  float64
+}
+
+// ThresholdResult is a threshold's verdict.
+type ThresholdResult struct {
+	Threshold
+	// Value is the statistic the threshold compared; OK its verdict.
+	Value float64
+	OK    bool
+}
+
+var thresholdExpr = regexp.MustCompile(`^\s*(avg|min|max|med|count|rate|value|p\((\d+(?:\.\d+)?)\))\s*(<=|>=|===|==|!=|<|>)\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s*$`)
+
+// parseThresholds reads options.thresholds (as JSON). A key with a tag
+// filter, metric{tag:value,...}, names a sub-metric.
+func parseThresholds(js []byte) ([]Threshold, error) {
+	var raw struct {
+		Thresholds map[string][]json.RawMessage `json:"thresholds"`
+	}
+	if len(js) == 0 || string(js) == "null" {
+		return nil, nil
+	}
+	if err := json.Unmarshal(js, &raw); err != nil {
+		return nil, fmt.Errorf("options.thresholds: %v", err)
+	}
+	var out []Threshold
+	for metric, list := range raw.Thresholds {
+		filter, err := tagFilter(metric)
+		if err != nil {
+			return nil, fmt.Errorf("options.thresholds: %q: %v", metric, err)
+		}
+		for _, item := range list {
+			th := Threshold{Metric: metric, Filter: filter}
+			var s string
+			if err := json.Unmarshal(item, &s); err != nil {
+				var o struct {
+					Threshold      string          `json:"threshold"`
+					AbortOnFail    bool            `json:"abortOnFail"`
+					DelayAbortEval json.RawMessage `json:"delayAbortEval"`
+				}
+				if err := json.Unmarshal(item, &o); err != nil {
+					return nil, fmt.Errorf("options.thresholds: %q: want a string or {threshold, abortOnFail, delayAbortEval}", metric)
+				}
+				s, th.AbortOnFail = o.Threshold, o.AbortOnFail
+				if len(o.DelayAbortEval) > 0 {
+					var ds string
+					if err := json.Unmarshal(o.DelayAbortEval, &ds); err != nil {
+						return nil, fmt.Errorf("options.thresholds: %q: delayAbortEval: want a duration such as \"10s\"", metric)
+					}
+					d, err := options.ParseDuration(ds)
+					if err != nil {
+						return nil, fmt.Errorf("options.thresholds: %q: delayAbortEval: %v", metric, err)
+					}
+					th.DelayAbortEval = d
+				}
+			}
+			m := thresholdExpr.FindStringSubmatch(s)
+			if m == nil {
+				return nil, fmt.Errorf("options.thresholds: %q: %q is not an expression such as \"p(95)<500\", \"avg<200\", \"rate<0.01\", \"count>10\"", metric, s)
+			}
+			th.Source, th.stat, th.op = strings.TrimSpace(s), m[1], m[3]
+			if m[2] != "" {
+				th.stat = "p"
+				th.pct, _ = strconv.ParseFloat(m[2], 64)
+				if th.pct > 100 {
+					return nil, fmt.Errorf("options.thresholds: %q: %s: a percentile is at most 100", metric, s)
+				}
+			}
+			th.rhs, _ = strconv.ParseFloat(m[4], 64)
+			out = append(out, th)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Metric < out[j].Metric })
+	return out, nil
+}
+
+// tagFilter parses the {tag:value,...} of a threshold key; nil for none.
+func tagFilter(key string) (map[string]string, error) {
+	i := strings.IndexByte(key, '{')
+	if i < 0 {
+		return nil, nil
+	}
+	if i == 0 || !strings.HasSuffix(key, "}") {
+		return nil, fmt.Errorf("want metric{tag:value,...}")
+	}
+	f := map[string]string{}
+	for _, kv := range strings.Split(key[i+1:len(key)-1], ",") {
+		k, v, ok := strings.Cut(kv, ":")
+		k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"'`)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("tag filter %q: want tag:value", kv)
+		}
+		f[k] = v
+	}
+	return f, nil
+}
+
+// baseName is a threshold key's metric name, without its tag filter.
+func baseName(key string) string {
+	if i := strings.IndexByte(key, '{'); i > 0 {
+		return key[:i]
+	}
+	return key
+}
+
+// subMetric returns the metric a threshold reads: the metric itself, or
+// for a tag filter its sub-metric, made (once per key) and attached to it
+// before the run.
+func (r *Runner) thresholdMetric(th Threshold) (*Metric, error) {
+	parent := r.metric(baseName(th.Metric))
+	if parent == nil || th.Filter == nil {
+		return parent, nil
+	}
+	if m := r.metric(th.Metric); m != nil {
+		return m, nil
+	}
+	m, err := r.custom.getKey(th.Metric, parent.Type, parent.IsTime)
+	if err != nil {
+		return nil, err
+	}
+	parent.subs = append(parent.subs, subMetric{filter: th.Filter, m: m})
+	return m, nil
+}
+
+// check validates a threshold against its metric's type.
+func (th Threshold) check(m *Metric) error {
+	if m == nil {
+		return fmt.Errorf("threshold on %q: no such metric (built-in or declared with k6/metrics)", baseName(th.Metric))
+	}
+	ok := map[MetricType][]string{
+		Counter: {"count", "rate"},
+		Gauge:   {"value", "min", "max"},
+		Rate:    {"rate"},
+		Trend:   {"avg", "min", "max", "med", "p", "count"},
+	}[m.Type]
+	for _, s := range ok {
+		if s == th.stat {
+			return nil
+		}
+	}
+	return fmt.Errorf("threshold %q on %s %q: a %s has %s", th.Source, m.Type, th.Metric, m.Type, strings.Join(ok, ", "))
+}
+
+// eval evaluates the threshold over its metric; span is the run so far (a
+// Counter's rate is per second).
+func (th Threshold) eval(m *Metric, span time.Duration) ThresholdResult {
+	st := m.Stats()
+	var v float64
+	switch th.stat {
+	case "avg":
+		v = st.Avg
+	case "min":
+		v = st.Min
+	case "max":
+		v = st.Max
+	case "med":
+		v = st.Med
+	case "p":
+		v = m.Quantile(th.pct)
+	case "value":
+		v = st.Last
+	case "count":
+		v = float64(st.Count)
+		if m.Type == Counter {
+			v = st.Sum
+		}
+	case "rate":
+		if m.Type == Counter {
+			v = st.Sum / math.Max(span.Seconds(), 1e-9)
+		} else if st.Count > 0 {
+			v = float64(st.NonZero) / float64(st.Count)
+		}
+	}
+	var ok bool
+	switch th.op {
+	case "<":
+		ok = v < th.rhs
+	case "<=":
+		ok = v <= th.rhs
+	case ">":
+		ok = v > th.rhs
+	case ">=":
+		ok = v >= th.rhs
+	case "==", "===":
+		ok = v == th.rhs
+	case "!=":
+		ok = v != th.rhs
+	}
+	return ThresholdResult{Threshold: th, Value: v, OK: ok}
+}
+
+// Quantile is a Trend's q-th percentile (0-100), within the values seen.
+func (m *Metric) Quantile(q float64) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.Type != Trend || m.count == 0 {
+		return 0
+	}
+	return math.Min(math.Max(float64(m.hist.ValueAtQuantile(q))/trendScale, m.min), m.max)
+}
+
+// Thresholds evaluates the script's thresholds now.
+func (r *Runner) Thresholds() []ThresholdResult {
+	span := time.Since(r.started)
+	out := make([]ThresholdResult, 0, len(r.thresholds))
+	for _, th := range r.thresholds {
+		out = append(out, th.eval(r.metric(th.Metric), span))
+	}
+	return out
+}
+
+// metric is the metric called name, or nil.
+func (r *Runner) metric(name string) *Metric {
+	r.custom.mu.Lock()
+	defer r.custom.mu.Unlock()
+	return r.custom.m[name]
+}
+
+// watchThresholds ends the run when an abortOnFail threshold is crossed
+// after its delay: checked twice a second until done closes.
+func (r *Runner) watchThresholds(done <-chan struct{}) {
+	var abort []Threshold
+	for _, th := range r.thresholds {
+		if th.AbortOnFail {
+			abort = append(abort, th)
+		}
+	}
+	if len(abort) == 0 {
+		return
+	}
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		span := time.Since(r.started)
+		for _, th := range abort {
+			if span < th.DelayAbortEval {
+				continue
+			}
+			if res := th.eval(r.metric(th.Metric), span); !res.OK {
+				r.abortTest(fmt.Sprintf("threshold %s on %s crossed (%v)", th.Source, th.Metric, strconv.FormatFloat(res.Value, 'g', 6, 64)))
+				return
+			}
+		}
+	}
+}
