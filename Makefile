@@ -5,7 +5,7 @@ GO ?= go
 # that the core module never depends on vegeta's dependency tree.
 NESTED := adapters/vegeta examples/vegeta-adaptive
 
-.PHONY: all build test stress fmt vet bench bench-gate bench-report bench-metrics bench-controllers bench-engine fuzz report-golden demo
+.PHONY: all build test stress check-k6-reporter fmt vet bench bench-gate bench-report bench-metrics bench-controllers bench-engine fuzz report-golden demo
 
 all: build test
 
@@ -29,6 +29,11 @@ test: vet
 # touches timing (real clocks, servers, tests that wait).
 stress:
 	bash scripts/stress.sh
+
+# check-k6-reporter: a third-party reader of k6's summary (the npm package
+# k6-html-reporter) renders a throttle run's handleSummary data; needs node.
+check-k6-reporter:
+	bash scripts/k6-html-reporter.sh
 
 fmt:
 	gofmt -w .

@@ -170,6 +170,9 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	if fs.Changed("env") {
 		return usagef("-e/--env fills a k6 script's __ENV; give --script FILE")
 	}
+	if err := f.k6.notWithoutScript(fs, f.out); err != nil {
+		return err
+	}
 	l, err := f.limits(fs, governor.Rate, f.ceiling, "--rate")
 	if err != nil {
 		return err
@@ -255,5 +258,5 @@ func (f *demoFlags) runScript(fs *pflag.FlagSet, tc target.Config, e env) error 
 		fmt.Fprintf(e.stderr, "demo: %s on %s; running %s against it\n", tc, srv.URL(), f.script)
 	}
 	s := scriptRun{path: f.script, env: f.env, base: srv.URL()}
-	return s.run(e, &f.phaseFlags, fs, foundVsTrue(e, tc))
+	return s.run(e, &f.phaseFlags, fs, func(out env, r *report.Report) { foundVsTrue(out, tc)(r) })
 }

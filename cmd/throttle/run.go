@@ -48,6 +48,7 @@ type phaseFlags struct {
 	quiet       bool
 	verbose     bool
 	metrics     metricsServer
+	k6          k6Flags
 }
 
 // phaseDefaults are the defaults a command gives the shared flags.
@@ -76,12 +77,13 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.DurationVar(&p.settle, "settle", 0, "after each change of the offer, how long to discard evidence (attempts sent at the old offer, a target still recovering) before the next window starts (default one --tick)")
 	fs.DurationVar(&p.grace, "grace", engine.DefaultGrace, "when the phase ends, how long in-flight iterations may finish before they are aborted")
 	fs.BoolVar(&p.noGovernor, "no-governor", false, "fixed load at the ceiling for the whole phase: a baseline to compare against")
-	fs.StringVar(&p.out, "out", "", "write the JSON report to this file")
+	fs.StringVar(&p.out, "out", "", "write the JSON report to this file; k6 script: json=FILE writes k6's JSON-lines metric points instead")
 	fs.StringVar(&p.timeline, "timeline", "", "write the CSV timeline (one row per governor window) to this file")
 	fs.StringVar(&p.chart, "chart", "", "write a chart of offer, throughput and attempt-fail % over time: .svg, .png or .html")
 	fs.BoolVar(&p.quiet, "quiet", false, "no live view or movement lines; only the final report")
 	fs.BoolVarP(&p.verbose, "verbose", "v", false, "also log the governor's holds (debug lines)")
 	p.metrics.register(fs)
+	p.k6.register(fs)
 }
 
 // minTick is the finest --tick: the governor reads two counters per tick, and
@@ -222,11 +224,10 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 	if err != nil {
 		return engine.Config{}, usageError{err}
 	}
-	evidence, ok := governor.ParseEvidence(p.evidence)
-	if !ok {
-		return engine.Config{}, usagef("--evidence %q: want a comma-separated list of unserved, latency, drain, generator, or all or none", p.evidence)
+	gopts, err := p.governorOptions()
+	if err != nil {
+		return engine.Config{}, err
 	}
-	p.evidenceSet = evidence
 	grace := p.grace
 	if grace == 0 {
 		grace = -1 // the engine's zero means its default; --grace 0 means no wait
@@ -244,8 +245,20 @@ func (p *phaseFlags) engineConfig(tg []targets.Target, l governor.Limits) (engin
 		Grace:    grace,
 		Tick:     p.tick,
 		Settle:   p.settle,
-		Governor: []governor.Option{governor.WithEarlyBreach(p.earlyBreach), governor.WithEvidence(evidence)},
+		Governor: gopts,
 	}, nil
+}
+
+// governorOptions parses --evidence (into evidenceSet, for the report) and
+// returns the governor options the phase flags ask for, for URL and script
+// runs alike.
+func (p *phaseFlags) governorOptions() ([]governor.Option, error) {
+	evidence, ok := governor.ParseEvidence(p.evidence)
+	if !ok {
+		return nil, usagef("--evidence %q: want a comma-separated list of unserved, latency, drain, generator, or all or none", p.evidence)
+	}
+	p.evidenceSet = evidence
+	return []governor.Option{governor.WithEarlyBreach(p.earlyBreach), governor.WithEvidence(evidence)}, nil
 }
 
 // runFlags are run's own flags.
@@ -361,6 +374,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	}
 	if fs.Changed("env") {
 		return usagef("-e/--env fills a k6 script's __ENV; give a script")
+	}
+	if err := f.k6.notWithoutScript(fs, f.out); err != nil {
+		return err
 	}
 	mode, ceiling, ceilingFlag := governor.Rate, f.rate, "--rate"
 	switch rate, conc := fs.Changed("rate"), fs.Changed("concurrency"); {

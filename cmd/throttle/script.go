@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -109,8 +107,9 @@ func (s *scriptRun) scriptEnv() (map[string]string, error) {
 
 // run loads the script (every script problem is bad input, before any
 // traffic), runs it with the live view, and writes one report per
-// scenario. after, if set, gets the report of the top phase.
-func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*report.Report)) error {
+// scenario. after, if set, gets the report of the top phase and where the
+// governor's section goes.
+func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env, *report.Report)) error {
 	if p.noGovernor {
 		for _, name := range []string{"start", "floor"} {
 			if fs.Changed(name) {
@@ -132,6 +131,13 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 		return usagef("--timeout must be > 0, got %v", p.timeout)
 	case p.slow < 0:
 		return usagef("--slow must be >= 0, got %v", p.slow)
+	}
+	gopts, err := p.governorOptions()
+	if err != nil {
+		return err
+	}
+	if err := p.k6.check(p); err != nil {
+		return err
 	}
 	if err := p.outputs(); err != nil {
 		return err
@@ -158,9 +164,13 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 		Fixed:      p.noGovernor,
 		Tick:       p.tick,
 		Settle:     settle,
+		Governor:   gopts,
 		Insecure:   s.insecure,
 		HTTP2:      s.http2,
 		Slow:       p.slow,
+		TrendStats: p.k6.trendStats,
+		StdoutTTY:  terminal(e.stdout),
+		StderrTTY:  terminal(e.stderr),
 		Logger:     slog.New(newLineHandler(con, level)),
 		Console: func(l slog.Level, msg string) {
 			prefix := "console: "
@@ -178,6 +188,18 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 	}
 	defer p.metrics.stop()
 	cfg.Custom = p.metrics.custom()
+	var points *k6JSON
+	if p.k6.jsonOut != "" {
+		if points, err = openK6JSON(p.k6.jsonOut); err != nil {
+			return err
+		}
+		cfg.Points = points.point
+		defer func() {
+			if points != nil {
+				_ = points.close()
+			}
+		}()
+	}
 	r, err := script.Load(s.path, cfg)
 	if err != nil {
 		var be *bundle.Error
@@ -189,6 +211,12 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 			return usagef("%s: %v", s.path, pe.Err)
 		}
 		return usageError{err}
+	}
+	if points != nil {
+		points.thresholds = map[string][]string{}
+		for _, th := range r.Thresholds() {
+			points.thresholds[th.Metric] = append(points.thresholds[th.Metric], th.Source)
+		}
 	}
 	for _, ph := range r.Phases() {
 		src := metrics.Source{Limits: ph.Limits(), Snapshot: ph.Snapshot, Windows: ph.Windows}
@@ -217,37 +245,74 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(*rep
 	if err != nil {
 		return err
 	}
+	// k6's summary goes to stdout, or handleSummary's outputs instead of
+	// it; then the governor's section, on stderr when handleSummary owns
+	// stdout.
+	summary := r.Summary(res.End.Sub(res.Start))
+	crossed := 0
+	for _, m := range summary.Metrics {
+		for _, th := range m.Thresholds {
+			if !th.OK {
+				crossed++
+			}
+		}
+	}
+	var werr error
+	out := e
+	if res.HandleSummary {
+		werr = res.SummaryErr
+		if err := writeOutputs(e, res.Outputs); err != nil && werr == nil {
+			werr = err
+		}
+		out.stdout = e.stderr
+	} else {
+		writeK6Summary(e.stdout, summary)
+		fmt.Fprintln(e.stdout)
+	}
 	for i, ph := range phases {
 		if len(phases) > 1 {
 			if i > 0 {
-				fmt.Fprintln(e.stdout)
+				fmt.Fprintln(out.stdout)
 			}
-			fmt.Fprintf(e.stdout, "scenario     %s (%s)\n", ph.Phase, ph.Executor)
+			fmt.Fprintf(out.stdout, "scenario     %s (%s)\n", ph.Phase, ph.Executor)
 		}
-		if err := ph.WriteText(e.stdout); err != nil {
+		if err := ph.WriteText(out.stdout); err != nil {
 			return err
 		}
 	}
 	if len(phases) > 1 {
-		fmt.Fprintln(e.stdout, "\nscenarios")
+		fmt.Fprintln(out.stdout, "\nscenarios")
 		for _, ph := range phases {
-			fmt.Fprintf(e.stdout, "  %-12s %-22s %s\n", ph.Phase, ph.Executor, ph.Verdict)
+			fmt.Fprintf(out.stdout, "  %-12s %-22s %s\n", ph.Phase, ph.Executor, ph.Verdict)
 		}
 	}
-	writeMetrics(e, r.Metrics(), res.End.Sub(res.Start))
-	crossed := writeThresholds(e, r.Thresholds())
 	if res.Aborted {
-		fmt.Fprintln(e.stdout, "\nthe script aborted the test (exec.test.abort)")
+		fmt.Fprintln(out.stdout, "\nthe script aborted the test (exec.test.abort)")
 	}
 	if after != nil {
-		after(phases[top].Report)
+		after(out, phases[top].Report)
 	}
 	doc, err := report.NewPhased(phases, top)
 	if err != nil {
 		return err
 	}
-	if err := writeFiles(e, p, phases[top].Report, doc.SaveJSON); err != nil {
-		return err
+	if err := writeFiles(out, p, phases[top].Report, doc.SaveJSON); err != nil && werr == nil {
+		werr = err
+	}
+	if err := p.k6.writeSummaryExport(out, summary); err != nil && werr == nil {
+		werr = err
+	}
+	if points != nil {
+		err := points.close()
+		points = nil
+		if err == nil {
+			fmt.Fprintf(out.stdout, "wrote        %s\n", p.k6.jsonOut)
+		} else if werr == nil {
+			werr = err
+		}
+	}
+	if werr != nil {
+		return werr
 	}
 	if crossed > 0 {
 		return thresholdsCrossed(crossed)
@@ -263,24 +328,6 @@ func (n thresholdsCrossed) Error() string {
 	return fmt.Sprintf("%d threshold(s) crossed", int(n))
 }
 
-// writeThresholds prints each threshold with ✓ or ✗ and returns how many
-// were crossed.
-func writeThresholds(e env, ths []script.ThresholdResult) int {
-	if len(ths) == 0 {
-		return 0
-	}
-	crossed := 0
-	fmt.Fprintln(e.stdout, "\nthresholds")
-	for _, th := range ths {
-		mark := "✓"
-		if !th.OK {
-			mark, crossed = "✗", crossed+1
-		}
-		fmt.Fprintf(e.stdout, "  %s %-20s %-16s %s\n", mark, th.Metric, th.Source, strconv.FormatFloat(th.Value, 'g', 6, 64))
-	}
-	return crossed
-}
-
 // reports builds one report per scenario and picks the top one: the first
 // governed scenario, else the first.
 func (s *scriptRun) reports(r *script.Runner, p *phaseFlags, res *script.RunResult) ([]report.Phase, int, error) {
@@ -293,10 +340,12 @@ func (s *scriptRun) reports(r *script.Runner, p *phaseFlags, res *script.RunResu
 		}
 		in := report.Input{
 			Settings: report.Settings{
-				Limits:   ph.Limits(),
-				Tick:     p.tick,
-				Governed: ph.Governed(),
-				Target:   fmt.Sprintf("%s scenario %s", filepath.Base(s.path), ph.Name()),
+				Limits:      ph.Limits(),
+				Tick:        p.tick,
+				Governed:    ph.Governed(),
+				EarlyBreach: p.earlyBreach,
+				Evidence:    p.evidenceSet.String(),
+				Target:      fmt.Sprintf("%s scenario %s", filepath.Base(s.path), ph.Name()),
 			},
 			Windows:     ph.Windows(),
 			Start:       start,
@@ -342,39 +391,4 @@ func inFlight(r *script.Runner) int64 {
 		n += ph.Snapshot().InFlight
 	}
 	return n
-}
-
-// writeMetrics prints k6's built-in metrics and the script's own
-// (k6/metrics), one line each, as k6's summary gives them.
-func writeMetrics(e env, ms []*script.Metric, span time.Duration) {
-	var shown []script.MetricStats
-	for _, m := range ms {
-		if st := m.Stats(); st.Count > 0 {
-			shown = append(shown, st)
-		}
-	}
-	if len(shown) == 0 {
-		return
-	}
-	fmt.Fprintln(e.stdout, "\nmetrics")
-	for _, st := range shown {
-		v := func(x float64) string {
-			if st.IsTime {
-				return dur(time.Duration(x*float64(time.Millisecond)), 1)
-			}
-			return short(x)
-		}
-		var line string
-		switch st.Type {
-		case script.Counter:
-			line = fmt.Sprintf("%s (%s/s)", v(st.Sum), short(st.Sum/max(span.Seconds(), 1e-9)))
-		case script.Gauge:
-			line = fmt.Sprintf("%s (min %s, max %s)", v(st.Last), v(st.Min), v(st.Max))
-		case script.Rate:
-			line = fmt.Sprintf("%s (%d of %d)", percent(st.NonZero, st.Count), st.NonZero, st.Count)
-		case script.Trend:
-			line = fmt.Sprintf("avg %s  min %s  med %s  max %s  p(90) %s  p(95) %s", v(st.Avg), v(st.Min), v(st.Med), v(st.Max), v(st.P90), v(st.P95))
-		}
-		fmt.Fprintf(e.stdout, "  %-20s %-8s %s\n", st.Name, st.Type, line)
-	}
 }

@@ -200,7 +200,7 @@ export default function () { check(http.get(__ENV.BASE + '/'), { ok: (r) => r.st
 	if r.code != 99 {
 		t.Fatalf("exit %d, stderr %q: want 99", r.code, r.stderr)
 	}
-	for _, want := range []string{"✓ http_req_failed", "✓ checks", "✓ http_reqs", "✗ http_req_duration", "\nmetrics\n"} {
+	for _, want := range []string{"✓ http_req_failed", "✓ checks", "✓ http_reqs", "✗ http_req_duration", "http_reqs......", "throttle report:"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
@@ -223,5 +223,51 @@ export default function () { check(http.get(__ENV.BASE + '/'), { ok: (r) => r.st
 		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("%s: exit %d, stderr %q: want exit 2 and one line", bad, r.code, r.stderr)
 		}
+	}
+}
+
+// TestRunScriptGovernorFlags: --early-breach and --evidence reach every
+// scenario's governor and its report, as they do for a URL run.
+func TestRunScriptGovernorFlags(t *testing.T) {
+	srv, _ := counting(t)
+	path := writeFile(t, "one.js", `
+import http from 'k6/http';
+export const options = { scenarios: { load: { executor: 'constant-vus', vus: 2, duration: '600ms' } } };
+export default function () { http.get(__ENV.BASE + '/'); }
+`)
+	for _, c := range []struct {
+		flags    []string
+		early    bool
+		evidence string
+	}{
+		{nil, true, "unserved,latency,drain,generator"},
+		{[]string{"--early-breach=false", "--evidence", "none"}, false, "none"},
+		{[]string{"--evidence", "drain"}, true, "drain"},
+	} {
+		out := filepath.Join(t.TempDir(), "report.json")
+		args := append([]string{"run", "--quiet", "--window", "200ms", "--tick", "20ms", "-e", "BASE=" + srv.URL, "--out", out}, c.flags...)
+		r := cli(t, "", nil, append(args, path)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", c.flags, r.code, r.stderr)
+		}
+		var doc struct {
+			Settings struct {
+				EarlyBreach bool   `json:"early_breach"`
+				Evidence    string `json:"evidence"`
+			} `json:"settings"`
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Settings.EarlyBreach != c.early || doc.Settings.Evidence != c.evidence {
+			t.Errorf("%v: settings %+v, want early_breach %v, evidence %q", c.flags, doc.Settings, c.early, c.evidence)
+		}
+	}
+	if r := cli(t, "", nil, "run", "--evidence", "bogus", path); r.code != 2 || !strings.Contains(r.stderr, "--evidence") {
+		t.Errorf("--evidence bogus: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -28,7 +28,7 @@ func TestCollapseCapacity(t *testing.T) {
 	_, tgts := builtin(t, cfg)
 	l := fastLimits(governor.Rate, 5000, 40)
 	l.Window = 600 * time.Millisecond // the collapse model meters arrivals over 1 s
-	res := run(t, Config{Targets: tgts, Limits: l, Duration: 10 * time.Second})
+	res := settled(t, Config{Targets: tgts, Limits: l}, 4)
 	est := res.Capacity
 	t.Logf("estimate %+v", est)
 	if est.Windows < 3 {
@@ -48,7 +48,7 @@ func TestQueueCapacity(t *testing.T) {
 	cfg := target.NewConfig(c)
 	cfg.Model = target.Queue
 	_, tgts := builtin(t, cfg)
-	res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Rate, 5000, 40), Duration: 7 * time.Second})
+	res := settled(t, Config{Targets: tgts, Limits: fastLimits(governor.Rate, 5000, 40)}, 4)
 	est := res.Capacity
 	t.Logf("estimate %+v", est)
 	if est.Windows < 3 {
@@ -79,7 +79,7 @@ func TestConcurrencyCapacity(t *testing.T) {
 	}))
 	l := fastLimits(governor.Concurrency, 200, 1)
 	l.Window = 250 * time.Millisecond
-	res := run(t, Config{Targets: tgts, Limits: l, Duration: 5 * time.Second})
+	res := settled(t, Config{Targets: tgts, Limits: l}, 3)
 	est := res.Capacity
 	t.Logf("estimate %+v, workers %d", est, res.Workers)
 	if est.Windows < 2 {

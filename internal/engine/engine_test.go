@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,6 +98,27 @@ func start(t *testing.T, cfg Config) (stop func() *Result) {
 	}
 }
 
+// settled runs a governed phase of cfg until the estimate rests on n
+// settled windows, then interrupts it: a loaded machine's search takes more
+// windows than an idle one's, and a fixed-length run cut it off unsettled.
+// Duration only bounds the run.
+func settled(t *testing.T, cfg Config, n int) *Result {
+	t.Helper()
+	var (
+		mu      sync.Mutex
+		windows []governor.Window
+	)
+	cfg.Duration = 4 * testwait.Deadline
+	cfg.Observer = func(w governor.Window) { mu.Lock(); windows = append(windows, w); mu.Unlock() }
+	stop := start(t, cfg)
+	testwait.Until(t, 2*testwait.Deadline, fmt.Sprintf("an estimate resting on %d settled windows", n), func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return governor.Capacity(windows, cfg.Limits.High).Windows >= n
+	})
+	return stop()
+}
+
 // countingRecorder counts recorded latencies and keeps the largest.
 type countingRecorder struct{ n, max atomic.Int64 }
 
@@ -113,10 +136,11 @@ func (r *countingRecorder) Record(d time.Duration) {
 // estimate may land. The target bounds the estimate from above whatever the
 // load; from below, a loaded machine's generator sends in bursts (late
 // timers) that the target sheds under its capacity, and settles later in a
-// fixed-length run. How exactly the governor finds a capacity is tested
+// fixed-length run (seen under two concurrent make test runs on a busy
+// 2-core machine: 0.49 of capacity). How exactly the governor finds a capacity is tested
 // deterministically in internal/sim; these tests check that a real run lands
 // in the capacity's region, on a machine four times slower too.
-const capacityBand = 0.6
+const capacityBand = 0.3
 
 func within(t *testing.T, what string, got, lo, hi float64) {
 	t.Helper()
@@ -129,7 +153,7 @@ func TestShedCapacity(t *testing.T) {
 	const c = 400.0
 	tg, tgts := builtin(t, target.NewConfig(c))
 	var lat countingRecorder
-	res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Rate, 5000, 50), Duration: 7 * time.Second, Latency: &lat})
+	res := settled(t, Config{Targets: tgts, Limits: fastLimits(governor.Rate, 5000, 50), Latency: &lat}, 4)
 	est := res.Capacity
 	t.Logf("estimate %+v, workers %d, dropped %d", est, res.Workers, res.Counts.Dropped)
 	if est.Windows < 3 {
@@ -171,7 +195,12 @@ func TestFailureAttribution429(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	l := fastLimits(governor.Concurrency, 4, 4)
+	// One worker: an iteration's tries take consecutive requests, so only
+	// one of them can be a 429, and every iteration succeeds however the
+	// machine schedules (with four workers in lockstep all three tries of
+	// one iteration could be every fourth request); all but the last, whose
+	// retry the end of the phase may cut off.
+	l := fastLimits(governor.Concurrency, 1, 1)
 	res := run(t, Config{Targets: tgts, Limits: l, Fixed: true, Tries: 3, Duration: 600 * time.Millisecond})
 	c := res.Counts
 	if c.Classes[Class429] == 0 || c.Classes[Class429] != c.Failed {
@@ -182,8 +211,8 @@ func TestFailureAttribution429(t *testing.T) {
 	}
 	attemptFail := float64(c.Failed) / float64(c.OK+c.Failed)
 	within(t, "attempt-failure fraction", attemptFail, 0.2, 0.3)
-	if c.IterFailed*50 > c.IterOK {
-		t.Errorf("with 3 tries nearly every iteration should succeed: ok %d failed %d", c.IterOK, c.IterFailed)
+	if c.IterFailed > 1 || c.IterOK == 0 {
+		t.Errorf("with 3 tries every iteration but the last should succeed: ok %d failed %d", c.IterOK, c.IterFailed)
 	}
 	if c.OK != c.IterOK {
 		t.Errorf("each ok iteration ends with exactly one ok attempt: %d vs %d", c.OK, c.IterOK)

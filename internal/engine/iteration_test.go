@@ -287,7 +287,14 @@ func TestIterateAbort(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			m := NewMeter()
 			d := driver(t, DriverConfig{Meter: m, HTTP2: tr.http2, Abort: ctx, Timeout: time.Minute})
-			time.AfterFunc(100*time.Millisecond, cancel)
+			// Abort once the attempt is in flight (an event, not a delay:
+			// a slow machine may take long to send it).
+			go func() {
+				for m.Load().Started == 0 {
+					time.Sleep(time.Millisecond)
+				}
+				cancel()
+			}()
 			_, out := once(d, &Request{URL: base + "/hang"})
 			if c := m.Counts(); out != IterationAborted || c.Aborted != 1 || c.OK+c.Failed != 0 {
 				t.Errorf("outcome %v, counts %+v", out, c)

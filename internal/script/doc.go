@@ -55,5 +55,10 @@
 //
 // Config.Samples receives every resolved request (phase, group, method,
 // URL, name, status, tags, timings, sizes) and Phase.Checks the check()
-// counts by group and name: what k6's metrics and summary are built from.
+// counts by group and name. Runner.Summary builds k6's end-of-test
+// summary from the run's metrics (built-in and the script's own, with the
+// same histograms thresholds read) and those check counts: its tree of
+// groups, --summary-export's JSON and handleSummary's data object, which
+// Run passes to an exported handleSummary after teardown. Config.Points
+// receives every metric value with its tags (k6's JSON output).
 package script

@@ -265,7 +265,7 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 		return vu.rt.NewDynamicObject(r)
 	}
 	if p := vu.ph; p != nil {
-		vu.r.builtin.request(p.sc.Name, res.Timings.Duration, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
+		vu.r.builtin.request(p.sc.Name, res.Timings, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
 			t := vu.tags(nil)
 			t["method"], t["url"], t["name"] = req.Method, req.URL, name
 			t["status"], t["expected_response"] = strconv.Itoa(res.Status), strconv.FormatBool(!res.Failed)

@@ -40,6 +40,9 @@ type Metric struct {
 	// teardown).
 	export func(phase string, v float64) error
 
+	// point, if set, gets every value with its tags (Config.Points).
+	point func(m *Metric, v float64, tags map[string]string)
+
 	// subs are the sub-metrics thresholds asked for; fixed before the run.
 	subs []subMetric
 
@@ -101,13 +104,16 @@ type subMetric struct {
 }
 
 // addTagged adds v, and to every sub-metric whose filter the tags match;
-// tags is called only when there are sub-metrics, so untagged runs build
-// no tag sets.
+// tags is called only when there are sub-metrics or a point hook, so
+// untagged runs build no tag sets.
 func (m *Metric) addTagged(phase string, v float64, tags func() map[string]string) error {
-	if err := m.add(phase, v); err != nil || len(m.subs) == 0 {
+	if err := m.add(phase, v); err != nil || (len(m.subs) == 0 && m.point == nil) {
 		return err
 	}
 	t := tags()
+	if m.point != nil {
+		m.point(m, v, t)
+	}
 	for _, s := range m.subs {
 		match := true
 		for k, want := range s.filter {
@@ -143,6 +149,20 @@ func (m *Metric) Stats() MetricStats {
 	return s
 }
 
+// Contains is k6's "contains" of the metric: time, data (data_sent,
+// data_received) or default.
+func (m *Metric) Contains() string { return contains(m.Name, m.IsTime) }
+
+func contains(name string, isTime bool) string {
+	switch {
+	case isTime:
+		return "time"
+	case baseName(name) == "data_sent" || baseName(name) == "data_received":
+		return "data"
+	}
+	return "default"
+}
+
 // metricName is k6's rule for a metric's name.
 var metricName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,127}$`)
 
@@ -151,6 +171,7 @@ type metrics struct {
 	mu     sync.Mutex
 	m      map[string]*Metric
 	export func(name string, t MetricType) (func(phase string, v float64) error, error)
+	points func(m *Metric, v float64, tags map[string]string)
 }
 
 // get returns the metric name, making it on first use; a second
@@ -183,6 +204,9 @@ func (ms *metrics) getKey(name string, t MetricType, isTime bool) (*Metric, erro
 	}
 	if t == Trend {
 		m.hist = hdr.New(0, 3_600_000*trendScale, 3)
+	}
+	if metricName.MatchString(name) {
+		m.point = ms.points
 	}
 	if ms.m == nil {
 		ms.m = map[string]*Metric{}

@@ -84,11 +84,15 @@ func (vu *VU) k6Module() *goja.Object {
 		"group": func(name string, fn goja.Callable) goja.Value {
 			outer := vu.group
 			vu.group = outer + "::" + name
+			began := time.Now()
 			defer func() { vu.group = outer }()
 			v, err := fn(goja.Undefined())
 			if err != nil {
 				panic(err)
 			}
+			// k6's group_duration: a group that threw is not timed.
+			_ = vu.r.builtin.groupDuration.addTagged(vu.phaseName(), float64(time.Since(began))/float64(time.Millisecond),
+				func() map[string]string { return vu.tags(nil) })
 			return v
 		},
 		"fail": func(msg goja.Value) {
@@ -126,13 +130,20 @@ type checks struct {
 
 type checkKey struct{ group, name string }
 
-type checkCount struct{ pass, fail atomic.Uint64 }
+type checkCount struct {
+	pass, fail atomic.Uint64
+	seq        uint64 // when the check was first seen, by the phases' clock
+}
 
 // CheckResult is one check's counts.
 type CheckResult struct {
 	Group, Name  string
 	Pass, Failed uint64
+	seq          uint64
 }
+
+// checkSeq orders checks by first sight across every phase.
+var checkSeq atomic.Uint64
 
 func (c *checks) add(group, name string, pass bool) {
 	k := checkKey{group, name}
@@ -145,7 +156,7 @@ func (c *checks) add(group, name string, pass bool) {
 			c.m = map[checkKey]*checkCount{}
 		}
 		if n = c.m[k]; n == nil {
-			n = &checkCount{}
+			n = &checkCount{seq: checkSeq.Add(1)}
 			c.m[k] = n
 		}
 		c.mu.Unlock()
@@ -163,7 +174,7 @@ func (p *Phase) Checks() []CheckResult {
 	defer p.checks.mu.RUnlock()
 	out := make([]CheckResult, 0, len(p.checks.m))
 	for k, n := range p.checks.m {
-		out = append(out, CheckResult{Group: k.group, Name: k.name, Pass: n.pass.Load(), Failed: n.fail.Load()})
+		out = append(out, CheckResult{Group: k.group, Name: k.name, Pass: n.pass.Load(), Failed: n.fail.Load(), seq: n.seq})
 	}
 	return out
 }

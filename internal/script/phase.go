@@ -179,8 +179,9 @@ func (r *Runner) newPhase(sc options.Scenario) (*Phase, error) {
 		// records the windows, so the report has a timeline.
 		gl.Floor, gl.Start = gl.Ceiling, gl.Ceiling
 	}
-	gov, err := governor.New(gl, p, governor.WithTick(r.cfg.Tick), governor.WithSettle(r.cfg.Settle),
-		governor.WithLogger(r.cfg.Logger), governor.WithPhase(sc.Name), governor.WithObserver(p.observe))
+	gopts := append([]governor.Option{governor.WithTick(r.cfg.Tick), governor.WithSettle(r.cfg.Settle),
+		governor.WithLogger(r.cfg.Logger), governor.WithPhase(sc.Name), governor.WithObserver(p.observe)}, r.cfg.Governor...)
+	gov, err := governor.New(gl, p, gopts...)
 	if err != nil {
 		return nil, err
 	}
@@ -332,6 +333,7 @@ func (p *Phase) schedule(ctx context.Context, work chan struct{}, wg *sync.WaitG
 			continue
 		}
 		p.meter.Drop()
+		_ = p.r.builtin.droppedIterations.addTagged(p.sc.Name, 1, func() map[string]string { return map[string]string{"scenario": p.sc.Name} })
 	}
 }
 

@@ -66,6 +66,10 @@ type Config struct {
 	Fixed bool
 	// Tick and Settle are the governors' (default governor.DefaultTick, 0).
 	Tick, Settle time.Duration
+	// Governor are options every scenario's governor gets after the
+	// runner's own (early breach, evidence: the CLI's --early-breach and
+	// --evidence).
+	Governor []governor.Option
 	// Timeout is the default request timeout (default DefaultTimeout).
 	Timeout time.Duration
 	// Insecure skips TLS verification.
@@ -87,6 +91,15 @@ type Config struct {
 	// Slow, when > 0, is a latency budget: an otherwise ok request slower
 	// than it fails, class slow (engine.DriverConfig.Slow).
 	Slow time.Duration
+	// TrendStats, if set, overrides options.summaryTrendStats
+	// (--summary-trend-stats); checked by ParseTrendStats.
+	TrendStats []string
+	// Points, if set, receives every value of every metric (built-in and
+	// the script's own, not sub-metrics) with its tags: k6's JSON output.
+	// It is called from every VU at once.
+	Points func(m *Metric, v float64, tags map[string]string)
+	// StdoutTTY and StderrTTY are handleSummary's data.state.
+	StdoutTTY, StderrTTY bool
 	// HTTP2 sends through net/http (HTTP/2 where offered over TLS) instead
 	// of the engine's default fasthttp HTTP/1.1 client.
 	HTTP2 bool
@@ -111,11 +124,14 @@ type Runner struct {
 	// written by the setup VU's init context only.
 	configured map[string]Governance
 	vuIDs      atomic.Int64
-	custom     metrics      // k6/metrics and the built-ins, shared by every VU
-	builtin    builtins     // k6's built-in metrics, in custom
-	thresholds []Threshold  // options.thresholds, checked against their metrics
-	started    time.Time    // when Run started
-	shared     sharedArrays // k6/data, shared by every VU
+	custom     metrics       // k6/metrics and the built-ins, shared by every VU
+	builtin    builtins      // k6's built-in metrics, in custom
+	thresholds []Threshold   // options.thresholds, checked against their metrics
+	started    time.Time     // when Run started
+	shared     sharedArrays  // k6/data, shared by every VU
+	vuSample   time.Duration // how often vus and vus_max are sampled (default 1s)
+	trendStats []string      // summaryTrendStats in force
+	timeUnit   string        // summaryTimeUnit
 
 	filesMu sync.Mutex
 	files   map[string][]byte
@@ -153,6 +169,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("%s: %v", filepath.Base(b.Path), err)
 	}
 	r := &Runner{cfg: cfg, bundle: b, prog: prog, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
+	r.custom.points = cfg.Points
 	r.builtin = newBuiltins(&r.custom)
 	r.custom.export = cfg.Custom
 	vu, err := r.newVU(nil)
@@ -168,6 +185,9 @@ func Load(path string, cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	r.warnIgnored([]byte(js))
+	if err := r.summaryOptions([]byte(js)); err != nil {
+		return nil, err
+	}
 	if r.thresholds, err = parseThresholds([]byte(js)); err != nil {
 		return nil, err
 	}
@@ -256,6 +276,21 @@ type RunResult struct {
 	// Interrupted: ctx ended the run early; Aborted: the script called
 	// exec.test.abort().
 	Interrupted, Aborted bool
+	// HandleSummary: the script exports handleSummary, which was called
+	// with the summary's data and returned Outputs (k6: it replaces the
+	// default summary).
+	HandleSummary bool
+	Outputs       []SummaryOutput
+	// SummaryErr is handleSummary's failure (it threw, or returned what
+	// cannot be written): the run itself is complete.
+	SummaryErr error
+}
+
+// SummaryOutput is one entry of handleSummary's returned object: a file
+// path, or "stdout" or "stderr", and its content.
+type SummaryOutput struct {
+	Name string
+	Data []byte
 }
 
 // Run runs setup(), the scenarios (each from its startTime, concurrently
@@ -274,6 +309,9 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
+	sampleDone := make(chan struct{})
+	sampled := make(chan struct{})
+	go r.sampleVUs(sampleDone, sampled)
 	var wg sync.WaitGroup
 	for _, p := range r.phases {
 		wg.Add(1)
@@ -292,6 +330,8 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 		}()
 	}
 	wg.Wait()
+	close(sampleDone)
+	<-sampled
 	res.Interrupted = ctx.Err() != nil && !r.aborted.Load()
 	res.Aborted = r.aborted.Load()
 	if err := r.runError(); err != nil {
@@ -301,7 +341,81 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 		return res, err
 	}
 	res.End = time.Now()
+	if fn, ok := goja.AssertFunction(r.setupVU.exports.Get("handleSummary")); ok {
+		res.HandleSummary = true
+		out, err := r.handleSummary(fn, res.End.Sub(res.Start))
+		if err != nil {
+			res.SummaryErr = fmt.Errorf("handleSummary: %w", err)
+		}
+		res.Outputs = out
+	}
 	return res, nil
+}
+
+// handleSummary calls the script's handleSummary(data) with k6's data
+// object and returns what it asks to be written, sorted by name. A value
+// is a string or an ArrayBuffer; anything else is refused.
+func (r *Runner) handleSummary(fn goja.Callable, span time.Duration) ([]SummaryOutput, error) {
+	js, err := r.Summary(span).DataJSON(r.cfg.StdoutTTY, r.cfg.StderrTTY)
+	if err != nil {
+		return nil, err
+	}
+	vu := r.setupVU
+	data, err := vu.parseJSON(string(js))
+	if err != nil {
+		return nil, err
+	}
+	v, err := fn(goja.Undefined(), data)
+	if err != nil {
+		return nil, r.scriptError(err)
+	}
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		return nil, nil
+	}
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return nil, fmt.Errorf("want an object of file names to contents, got %v", v)
+	}
+	var out []SummaryOutput
+	for _, k := range o.Keys() {
+		switch c := o.Get(k).Export().(type) {
+		case string:
+			out = append(out, SummaryOutput{k, []byte(c)})
+		case goja.ArrayBuffer:
+			out = append(out, SummaryOutput{k, c.Bytes()})
+		default:
+			return nil, fmt.Errorf("%q: want a string or an ArrayBuffer, got %T", k, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// sampleVUs records the vus and vus_max gauges every r.vuSample until done
+// closes, then closes sampled.
+func (r *Runner) sampleVUs(done <-chan struct{}, sampled chan<- struct{}) {
+	defer close(sampled)
+	every := r.vuSample
+	if every <= 0 {
+		every = time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	none := func() map[string]string { return map[string]string{} }
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		var active, made int64
+		for _, p := range r.phases {
+			active += p.inflight.Load()
+			made += p.vus.Load()
+		}
+		_ = r.builtin.vus.addTagged("", float64(active), none)
+		_ = r.builtin.vusMax.addTagged("", float64(made), none)
+	}
 }
 
 // Abort cuts off every running phase's in-flight iterations at once (a
@@ -424,7 +538,32 @@ func (r *Runner) readFile(path string) ([]byte, error) {
 }
 
 // honoured are the options keys throttle acts on.
-var honoured = map[string]bool{"vus": true, "duration": true, "iterations": true, "stages": true, "scenarios": true, "thresholds": true}
+var honoured = map[string]bool{"vus": true, "duration": true, "iterations": true, "stages": true, "scenarios": true, "thresholds": true,
+	"summaryTrendStats": true, "summaryTimeUnit": true}
+
+// summaryOptions reads options.summaryTrendStats and summaryTimeUnit;
+// Config.TrendStats wins over the script's.
+func (r *Runner) summaryOptions(js []byte) error {
+	var o struct {
+		SummaryTrendStats []string `json:"summaryTrendStats"`
+		SummaryTimeUnit   string   `json:"summaryTimeUnit"`
+	}
+	if len(js) > 0 && json.Unmarshal(js, &o) != nil {
+		return fmt.Errorf("options.summaryTrendStats: want an array of strings such as [\"avg\", \"p(99)\"]")
+	}
+	stats := o.SummaryTrendStats
+	if len(r.cfg.TrendStats) > 0 {
+		stats = r.cfg.TrendStats
+	}
+	var err error
+	if r.trendStats, err = ParseTrendStats(stats); err != nil {
+		return fmt.Errorf("options.summaryTrendStats: %v", err)
+	}
+	if r.timeUnit, err = ParseTimeUnit(o.SummaryTimeUnit); err != nil {
+		return fmt.Errorf("options.%v", err)
+	}
+	return nil
+}
 
 // warnIgnored says, once per key, which of the script's options throttle
 // does not act on, so that none is dropped silently.

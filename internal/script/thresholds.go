@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/script/options"
 )
 
@@ -17,8 +18,19 @@ import (
 // own: what thresholds and the end summary read.
 type builtins struct {
 	httpReqs, httpReqDuration, httpReqFailed *Metric
-	iterations, iterationDuration, checks    *Metric
-	dataSent, dataReceived                   *Metric
+	// expectedDuration is k6's http_req_duration{expected_response:true}:
+	// the durations of requests that did not fail, fed directly (no tag
+	// set built) and shown in every summary.
+	expectedDuration *Metric
+	// the parts of a request's time, as k6 names them (ms)
+	blocked, connecting, tlsHandshaking, sending, waiting, receiving *Metric
+	iterations, iterationDuration, checks                            *Metric
+	groupDuration                                                    *Metric // each group() call's time (ms)
+	dataSent, dataReceived                                           *Metric
+	// vus (iterations in flight), vusMax (VUs made) are sampled once a
+	// second while the scenarios run; droppedIterations counts arrivals
+	// of a rate-mode scenario that found no free VU.
+	vus, vusMax, droppedIterations *Metric
 }
 
 // newBuiltins registers k6's built-in metrics in ms (before the script can
@@ -28,23 +40,49 @@ func newBuiltins(ms *metrics) builtins {
 		m, _ := ms.get(name, t, isTime)
 		return m
 	}
+	sub := func(key string) *Metric {
+		m, _ := ms.getKey(key, Trend, true)
+		return m
+	}
 	return builtins{
 		httpReqs:          get("http_reqs", Counter, false),
 		httpReqDuration:   get("http_req_duration", Trend, true),
 		httpReqFailed:     get("http_req_failed", Rate, false),
+		expectedDuration:  sub("http_req_duration{expected_response:true}"),
+		blocked:           get("http_req_blocked", Trend, true),
+		connecting:        get("http_req_connecting", Trend, true),
+		tlsHandshaking:    get("http_req_tls_handshaking", Trend, true),
+		sending:           get("http_req_sending", Trend, true),
+		waiting:           get("http_req_waiting", Trend, true),
+		receiving:         get("http_req_receiving", Trend, true),
 		iterations:        get("iterations", Counter, false),
 		iterationDuration: get("iteration_duration", Trend, true),
+		groupDuration:     get("group_duration", Trend, true),
 		checks:            get("checks", Rate, false),
 		dataSent:          get("data_sent", Counter, false),
 		dataReceived:      get("data_received", Counter, false),
+		vus:               get("vus", Gauge, false),
+		vusMax:            get("vus_max", Gauge, false),
+		droppedIterations: get("dropped_iterations", Counter, false),
 	}
 }
 
 // request records one resolved request in the built-in metrics; tags
 // (k6's system tags and the request's own) are built only for sub-metrics.
-func (b *builtins) request(phase string, d time.Duration, failed bool, sent, received int, tags func() map[string]string) {
+func (b *builtins) request(phase string, t engine.Timings, failed bool, sent, received int, tags func() map[string]string) {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	_ = b.httpReqs.addTagged(phase, 1, tags)
-	_ = b.httpReqDuration.addTagged(phase, float64(d)/float64(time.Millisecond), tags)
+	_ = b.httpReqDuration.addTagged(phase, ms(t.Duration), tags)
+	if !failed {
+		_ = b.expectedDuration.add(phase, ms(t.Duration))
+	}
+	for _, part := range []struct {
+		m *Metric
+		d time.Duration
+	}{{b.blocked, t.Blocked}, {b.connecting, t.Connecting}, {b.tlsHandshaking, t.TLSHandshaking},
+		{b.sending, t.Sending}, {b.waiting, t.Waiting}, {b.receiving, t.Receiving}} {
+		_ = part.m.addTagged(phase, ms(part.d), tags)
+	}
 	f := 0.0
 	if failed {
 		f = 1
@@ -216,33 +254,7 @@ func (th Threshold) check(m *Metric) error {
 // eval evaluates the threshold over its metric; span is the run so far (a
 // Counter's rate is per second).
 func (th Threshold) eval(m *Metric, span time.Duration) ThresholdResult {
-	st := m.Stats()
-	var v float64
-	switch th.stat {
-	case "avg":
-		v = st.Avg
-	case "min":
-		v = st.Min
-	case "max":
-		v = st.Max
-	case "med":
-		v = st.Med
-	case "p":
-		v = m.Quantile(th.pct)
-	case "value":
-		v = st.Last
-	case "count":
-		v = float64(st.Count)
-		if m.Type == Counter {
-			v = st.Sum
-		}
-	case "rate":
-		if m.Type == Counter {
-			v = st.Sum / math.Max(span.Seconds(), 1e-9)
-		} else if st.Count > 0 {
-			v = float64(st.NonZero) / float64(st.Count)
-		}
-	}
+	v := statOf(m, m.Stats(), th.stat, th.pct, span)
 	var ok bool
 	switch th.op {
 	case "<":
@@ -259,6 +271,40 @@ func (th Threshold) eval(m *Metric, span time.Duration) ThresholdResult {
 		ok = v != th.rhs
 	}
 	return ThresholdResult{Threshold: th, Value: v, OK: ok}
+}
+
+// statOf is a metric's statistic as thresholds and the summary name it:
+// avg, min, max, med, p (the pct-th percentile), value, count (a
+// Counter's sum, otherwise how many values), rate (a Counter's sum per
+// second of span, otherwise the share of non-zero values).
+func statOf(m *Metric, st MetricStats, stat string, pct float64, span time.Duration) float64 {
+	var v float64
+	switch stat {
+	case "avg":
+		v = st.Avg
+	case "min":
+		v = st.Min
+	case "max":
+		v = st.Max
+	case "med":
+		v = st.Med
+	case "p":
+		v = m.Quantile(pct)
+	case "value":
+		v = st.Last
+	case "count":
+		v = float64(st.Count)
+		if m.Type == Counter {
+			v = st.Sum
+		}
+	case "rate":
+		if m.Type == Counter {
+			v = st.Sum / math.Max(span.Seconds(), 1e-9)
+		} else if st.Count > 0 {
+			v = float64(st.NonZero) / float64(st.Count)
+		}
+	}
+	return v
 }
 
 // Quantile is a Trend's q-th percentile (0-100), within the values seen.

@@ -12,6 +12,7 @@ package bundle
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -51,6 +52,13 @@ func Load(path string) (*Bundle, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
+	}
+	// esbuild's own word for a missing entry point is "Could not resolve",
+	// which reads like an import problem; say what it is.
+	if st, err := os.Stat(abs); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("script %s: %v", path, errors.Unwrap(err))}
+	} else if st.IsDir() {
+		return nil, &Error{Msg: fmt.Sprintf("script %s is a directory", path)}
 	}
 	used := map[string]bool{}
 	supported := map[string]bool{}

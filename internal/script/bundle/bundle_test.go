@@ -51,3 +51,16 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadSaysAMissingScriptIsMissing(t *testing.T) {
+	dir := t.TempDir()
+	for path, want := range map[string]string{
+		filepath.Join(dir, "nope.js"): "no such file or directory",
+		dir:                           "is a directory",
+	} {
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "resolve") {
+			t.Errorf("Load(%s): %v, want an error saying %q", path, err, want)
+		}
+	}
+}
