@@ -551,3 +551,27 @@ func TestBuildGeneratorAndSlow(t *testing.T) {
 		t.Errorf("an unsaturated generator says nothing:\n%s", text.String())
 	}
 }
+
+// A window that breached on latency (no failed attempt) is listed as
+// saturated by damage, naming the evidence, never as failing attempts.
+func TestSaturatedByLatencySaysDamage(t *testing.T) {
+	in := demoRun().run(t)
+	marked := false
+	for i, w := range in.Windows {
+		if w.Frac > in.Settings.Limits.High {
+			in.Windows[i].By = "latency"
+			marked = true
+			break
+		}
+	}
+	if !marked {
+		t.Fatal("the demo run has no saturated window")
+	}
+	var text strings.Builder
+	if err := build(t, in).WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if s := text.String(); !strings.Contains(s, "saturated    3 windows excluded (damage > 5 %): ") || !strings.Contains(s, " by latency)") {
+		t.Errorf("text report:\n%s", s)
+	}
+}

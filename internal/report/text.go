@@ -34,8 +34,14 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "capacity     offer %s%s   goodput %s req/s   throughput %s req/s   attempt failures %s\n",
 			num(c.Offer), unit, num(c.GoodputPerS), num(c.ThroughputPerS), pct(c.AttemptFailFrac))
 	}
-	if sat := r.saturated(); len(sat) > 0 {
-		fmt.Fprintf(&b, "saturated    %s excluded (attempt failures > %s): %s\n", plural(len(sat), "window"), pct(s.High), strings.Join(sat, ", "))
+	if sat, n, byOther := r.saturated(); n > 0 {
+		// A window decided by evidence beyond failed attempts (latency,
+		// unserved load) breached without failures: say damage, not failures.
+		what := "attempt failures"
+		if byOther {
+			what = "damage"
+		}
+		fmt.Fprintf(&b, "saturated    %s excluded (%s > %s): %s\n", plural(n, "window"), what, pct(s.High), strings.Join(sat, ", "))
 	}
 
 	const latRow = "%-12s %9s %9s %9s %9s %9s %9s\n"
@@ -112,22 +118,26 @@ func (r *Report) WriteText(w io.Writer) error {
 
 // saturated lists the saturated windows as "12.0–13.0 s at 1600/s (52 %)",
 // at most five, then how many more.
-func (r *Report) saturated() []string {
-	var out []string
-	n := 0
+// saturated lists the first saturated windows, counts them all, and says
+// whether any was decided by evidence other than failed attempts.
+func (r *Report) saturated() (out []string, n int, byOther bool) {
 	for _, w := range r.Windows {
 		if !w.Saturated {
 			continue
 		}
 		n++
+		by := ""
+		if w.By != "" {
+			by, byOther = " by "+w.By, true
+		}
 		if len(out) < 5 {
-			out = append(out, fmt.Sprintf("%.1f–%.1f s at %s%s (%s)", w.StartS, w.EndS, num(w.Offer), r.unit(), pct(w.Frac)))
+			out = append(out, fmt.Sprintf("%.1f–%.1f s at %s%s (%s%s)", w.StartS, w.EndS, num(w.Offer), r.unit(), pct(w.Frac), by))
 		}
 	}
 	if n > len(out) {
 		out = append(out, fmt.Sprintf("%d more", n-len(out)))
 	}
-	return out
+	return out, n, byOther
 }
 
 // unit is the offer's unit as printed after a number.
