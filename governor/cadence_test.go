@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -38,21 +39,32 @@ func TestDefaultTickFollowsTheWindow(t *testing.T) {
 	}
 }
 
-// A tick within half a tick of the window's end closes it; End − Start is
-// what the window covered. A tick earlier than that does not.
-func TestWindowClosesWithinHalfATickOfItsEnd(t *testing.T) {
-	l := testLimits() // 5 s window, default tick 1 s
-	h := newHarness(t, l)
-	h.c.add(100, 0)
-	if _, ok := h.tick(4400 * time.Millisecond); ok {
-		t.Fatal("closed 0.6 s (more than half a tick) before the window's end")
-	}
-	ask, ok := h.tick(200 * time.Millisecond) // 4.6 s: within half a tick
-	if !ok || ask != 2 {
-		t.Fatalf("at 4.6 s of a 5 s window: ask %v %v, want the window closed (slow start to 2)", ask, ok)
-	}
-	if w := h.windows[0]; w.End.Sub(w.Start) != 4600*time.Millisecond {
-		t.Fatalf("window covered %v, want the 4.6 s it really spanned", w.End.Sub(w.Start))
+// A read within half a read of the window's end closes it; End − Start is
+// what the window covered. A read earlier than that does not. With the
+// early breach on, Run reads every fifth of a tick (200 ms), so the window
+// closes within 100 ms of its end; with it off, once a tick, within 500 ms.
+func TestWindowClosesWithinHalfAReadOfItsEnd(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		opts          []Option
+		before, after time.Duration
+	}{
+		{"early breach on", nil, 4850 * time.Millisecond, 4900 * time.Millisecond},
+		{"early breach off", []Option{WithEarlyBreach(false)}, 4400 * time.Millisecond, 4600 * time.Millisecond},
+	} {
+		l := testLimits() // 5 s window, default tick 1 s
+		h := newHarness(t, l, c.opts...)
+		h.c.add(100, 0)
+		if _, ok := h.tick(c.before); ok {
+			t.Fatalf("%s: closed at %v, more than half a read before the window's end", c.name, c.before)
+		}
+		ask, ok := h.tick(c.after - c.before)
+		if !ok || ask != 2 {
+			t.Fatalf("%s: at %v of a 5 s window: ask %v %v, want the window closed (slow start to 2)", c.name, c.after, ask, ok)
+		}
+		if w := h.windows[0]; w.End.Sub(w.Start) != c.after {
+			t.Fatalf("%s: window covered %v, want the %v it really spanned", c.name, w.End.Sub(w.Start), c.after)
+		}
 	}
 }
 
@@ -91,21 +103,25 @@ func TestRunSchedulesTicksFromTheConfirmation(t *testing.T) {
 			<-c.reads
 		}
 	}
-	// tickUntil advances one tick at a time, adding 100 clean attempts
-	// before each, until a window closes. Each tick is waited for (its read
-	// of the counters, then its lock via State), so none is dropped.
+	// tickUntil advances one read (a fifth of a tick) at a time, adding 20
+	// clean attempts before each, until a window closes. Each read is
+	// waited for (its read of the counters, then its lock via State), so
+	// none is dropped.
 	tickUntil := func() Window {
 		t.Helper()
-		for i := 0; i < 20; i++ {
-			c.add(100, 0)
+		if g.Check() != 200*time.Millisecond {
+			t.Fatalf("governor reads every %v, want 200 ms (a fifth of the 1 s tick)", g.Check())
+		}
+		for i := 0; i < 100; i++ {
+			c.add(20, 0)
 			before := g.State().Windows
-			fc.Advance(time.Second)
+			fc.Advance(g.Check())
 			<-c.reads
 			if g.State().Windows > before {
 				return <-closed
 			}
 		}
-		t.Fatal("no window closed in 20 ticks")
+		t.Fatal("no window closed in 100 reads")
 		return Window{}
 	}
 	if got := <-a.entered; got != 1 {
@@ -253,15 +269,43 @@ func TestWilsonLowerBound(t *testing.T) {
 		{40, 100, 0.28, 0.29},
 		{60, 1000, 0.043, 0.044},
 	} {
-		if got := wilsonLower(c.failed, c.n); got < c.lo || got > c.hi {
-			t.Errorf("wilsonLower(%d, %d) = %v, want in [%v, %v]", c.failed, c.n, got, c.lo, c.hi)
+		if got := wilsonLower(c.failed, c.n, 2.5758293035489); got < c.lo || got > c.hi {
+			t.Errorf("wilsonLower(%d, %d, 99 %%) = %v, want in [%v, %v]", c.failed, c.n, got, c.lo, c.hi)
 		}
+	}
+}
+
+// The early breach's quantile is corrected for how often a window looks:
+// two looks a check, a one-sided 1 % over all of them.
+func TestEarlyQuantileCorrectsForTheLooks(t *testing.T) {
+	for _, c := range []struct {
+		window, check time.Duration
+		lo, hi        float64
+	}{
+		{5 * time.Second, time.Second, 3.08, 3.10},             // 10 looks: 0.1 % each
+		{5 * time.Second, 200 * time.Millisecond, 3.53, 3.55},  // 50 looks: 0.02 % each
+		{time.Second, 40 * time.Millisecond, 3.53, 3.55},       // the same shape, shorter
+		{10 * time.Second, 200 * time.Millisecond, 3.71, 3.73}, // 100 looks
+	} {
+		if got := earlyQuantile(c.window, c.check); got < c.lo || got > c.hi {
+			t.Errorf("earlyQuantile(%v, %v) = %v, want in [%v, %v]", c.window, c.check, got, c.lo, c.hi)
+		}
+	}
+	g, err := New(testLimits(), &counters{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Check() != 200*time.Millisecond || g.z != earlyQuantile(5*time.Second, 200*time.Millisecond) {
+		t.Fatalf("default governor: check %v z %v, want 200ms and the quantile for 50 looks", g.Check(), g.z)
+	}
+	if g, _ := New(testLimits(), &counters{}, WithEarlyBreach(false)); g.Check() != time.Second {
+		t.Fatalf("early breach off: check %v, want the tick (1 s)", g.Check())
 	}
 }
 
 // When the target changes inside a window, the evidence before the change
 // dilutes the window's fraction: here 40 failures of 3100 (1.3 %, not even a
-// breach). The tail since the previous tick alone breaches (40 of 100, the
+// breach). The tail since the previous read alone breaches (40 of 100, the
 // Wilson lower bound far above 5 %), so the window closes at once and the
 // seed's back-off applies to the tail's 40 %: 100 × 0.6 = 60. The record
 // still counts the whole window and says what the decision rested on.
@@ -320,5 +364,89 @@ func TestEarlyBreachTailNeedsMinAttempts(t *testing.T) {
 	ask, ok := h.tick(time.Second)
 	if w := h.windows[0]; !ok || ask != 50 || w.Tail != 0 || w.Frac != 0.5 {
 		t.Fatalf("ask %v %v window %+v, want the window's own 50 %% back-off to 50", ask, ok, w)
+	}
+}
+
+// A busy target is judged a fifth of a tick in: 200 ms of a breach at 1000/s
+// holds 200 attempts, more than 5 × MinAttempts, and the window closes on the
+// first read. A slow one waits for a whole tick: at 50/s, 10 attempts a
+// read, the same 50 % breach is decided at 1 s, on 50 attempts, not on the
+// 20 that MinAttempts alone would allow at 400 ms.
+func TestEarlyBreachRestsOnAFifthOfATickOnlyWhenBusy(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		start      float64
+		okN, failN uint64 // per 200 ms read
+		at         time.Duration
+	}{
+		{"busy", 1000, 100, 100, 200 * time.Millisecond},
+		{"slow", 50, 5, 5, time.Second},
+	} {
+		l := testLimits()
+		l.Start = c.start
+		h := newHarness(t, l)
+		var elapsed time.Duration
+		for {
+			h.c.add(c.okN, c.failN)
+			elapsed += 200 * time.Millisecond
+			ask, ok := h.tick(200 * time.Millisecond)
+			if ok {
+				if elapsed != c.at || ask != c.start/2 || !h.windows[0].Early {
+					t.Fatalf("%s: decided at %v: ask %v, window %+v; want an early back-off to %v at %v", c.name, elapsed, ask, h.windows[0], c.start/2, c.at)
+				}
+				break
+			}
+			if elapsed > c.at {
+				t.Fatalf("%s: no early breach by %v, want one at %v", c.name, elapsed, c.at)
+			}
+		}
+	}
+}
+
+// When the evidence before the tail breached too, the target did not change
+// inside the window: the whole window is the same breach on more evidence,
+// so the back-off applies to its fraction, not to a tail that noise made
+// worse. Here 1 s at 7 % failed (above high, but not yet with confidence),
+// then a read at 30 %: the window's 1200 attempts hold 130 failures
+// (10.8 %), and the back-off is to 89.2 % of the offer, where the tail's 30 %
+// would have cut it to 70 %.
+func TestEarlyBreachKeepsTheWindowWhenItBreachedAllAlong(t *testing.T) {
+	l := testLimits()
+	l.Start = 1000
+	h := newHarness(t, l)
+	h.c.add(930, 70)
+	if _, ok := h.tick(time.Second); ok {
+		t.Fatal("7 % failed of 1000 closed the window; want it short of confidence")
+	}
+	h.c.add(140, 60)
+	ask, ok := h.tick(200 * time.Millisecond)
+	if want := 1000 * (1 - 130.0/1200); !ok || math.Abs(ask-want) > 1e-9 {
+		t.Fatalf("ask %v %v, want the back-off on the whole window's fraction to %v", ask, ok, want)
+	}
+	if w := h.windows[0]; !w.Early || w.Tail != 0 || w.Frac != 130.0/1200 {
+		t.Fatalf("window %+v, want an early breach on the whole window's fraction", w)
+	}
+}
+
+// The read that closes the window judges its tail first too: a target that
+// halved in the window's last read would otherwise be judged on evidence
+// mostly gathered before, back off a tenth and breach again.
+func TestFullWindowJudgesItsTailFirst(t *testing.T) {
+	l := testLimits()
+	l.Start = 1000
+	h := newHarness(t, l)
+	for i := 0; i < 24; i++ {
+		h.c.add(200, 0)
+		if _, ok := h.tick(200 * time.Millisecond); ok {
+			t.Fatalf("clean read %d closed the window", i)
+		}
+	}
+	h.c.add(100, 100)
+	ask, ok := h.tick(200 * time.Millisecond)
+	if !ok || ask != 500 {
+		t.Fatalf("last read 50 %% failed: ask %v %v, want the back-off on the tail's fraction, 500", ask, ok)
+	}
+	if w := h.windows[0]; w.Early || w.Tail != 200*time.Millisecond || w.Frac != 0.5 || w.End.Sub(w.Start) != 5*time.Second {
+		t.Fatalf("window %+v, want the full window judged on its 200 ms tail", w)
 	}
 }

@@ -45,27 +45,39 @@
 // # Cadence
 //
 // A window covers its declared length from its own start: Run schedules its
-// ticks from each confirmation, and a tick within half a tick of the
-// window's end closes it (Window.End − Window.Start is what it covered). A
-// change costs one settle span, no more. The tick defaults to
-// DefaultTickFor(window) = min(1 s, window/5).
+// reads of the counters from each confirmation, and a read within half a
+// read of the window's end closes it (Window.End − Window.Start is what it
+// covered). A change costs one settle span, no more. The tick defaults to
+// DefaultTickFor(window) = min(1 s, window/5). Run reads the counters once a
+// tick, or five times a tick while the early breach is on (Check).
 //
-// Early breach (WithEarlyBreach, on by default): at a tick inside a window,
-// when the evidence (at least MinAttempts) puts the lower bound of the 99 %
-// Wilson score interval of the failure fraction above High, the window
-// closes at once and the seed's back-off applies to that fraction;
-// Window.Early and the movement line (early=true) say so. The test looks at
-// two stretches of the window, both gathered at the committed offer: first
-// its tail, the evidence since the previous tick, then the window so far.
-// When the tail alone breaches, its fraction is the one the back-off
-// applies to (Window.Tail, tail=… in the movement line): a target that
-// changed inside the window shows the change in the tail, while the window
-// so far dilutes it with the clean evidence from before, and a back-off on
-// the diluted fraction is too shallow, sets last-bad too high and is
-// followed by a second breach. A tail short of MinAttempts is no evidence
-// of its own. Clean, dead-band and memory-clear decisions, and a breach at
-// the floor, wait for the full window. Off gives the seed's exact cadence:
-// no tail, no early close.
+// Early breach (WithEarlyBreach, on by default): at a read inside a window,
+// when the evidence puts the lower bound of a Wilson score interval of the
+// failure fraction above High, the window closes at once and the seed's
+// back-off applies to that fraction; Window.Early and the movement line
+// (early=true) say so. The evidence must hold MinAttempts attempts and
+// either 5 × MinAttempts of them or a whole tick: a busy target is judged a
+// fifth of a tick in, where an overshoot at twice its capacity costs a fifth
+// of what a whole tick did, and a slow one waits for a tick, so that its
+// back-off is not taken on a handful of attempts. The interval's level is
+// corrected for the looks a window takes (two a read, see earlyQuantile):
+// a window whose true fraction is at High is cut short less than 1 % of the
+// time however often it is read.
+//
+// The test looks at two stretches of the window, both gathered at the
+// committed offer: first its tail (the evidence since the newest earlier
+// read that leaves enough of it), then the window so far. When the tail
+// breaches and the evidence before it did not, the tail's fraction is the
+// one the back-off applies to (Window.Tail, tail=… in the movement line): a
+// target that changed inside the window shows the change in the tail,
+// while the window so far dilutes it with the clean evidence from before,
+// and a back-off on the diluted fraction is too shallow, sets last-bad too
+// high and is followed by a second breach. When the evidence before the tail
+// breached too, nothing changed: the window's own fraction, on more
+// evidence, is the one used. The read that closes a full window judges its
+// tail the same way first. Clean, dead-band and memory-clear decisions, and
+// a breach at the floor, wait for the full window. Off gives the seed's
+// exact cadence: one read a tick, no tail, no early close.
 //
 // # Evidence beyond failed attempts
 //

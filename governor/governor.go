@@ -44,12 +44,12 @@ type Window struct {
 	Streak int
 	// Early is true for a window closed before its full duration by an
 	// early breach (WithEarlyBreach): its evidence showed a failure fraction
-	// above High with 99 % confidence, so the back-off did not wait.
+	// above High with confidence, so the back-off did not wait.
 	Early bool
-	// Tail is, for an early breach judged on the window's tail alone (the
-	// evidence since its previous tick, see WithEarlyBreach), how long that
-	// tail was; Frac is then the tail's fraction, while OK and Failed still
-	// count the whole window. 0 for every other window.
+	// Tail is, for a breach judged on the window's tail alone (its newest
+	// evidence, see WithEarlyBreach), how long that tail was; Frac is then
+	// the tail's fraction, while OK and Failed still count the whole window.
+	// 0 for every other window.
 	Tail time.Duration
 
 	// The evidence beyond failed attempts (WithEvidence), all zero when the
@@ -108,14 +108,18 @@ func WithClock(c clock.Clock) Option { return func(g *Governor) { g.clock = c } 
 func WithTick(d time.Duration) Option { return func(g *Governor) { g.tick, g.tickSet = d, true } }
 
 // WithEarlyBreach switches the early breach on or off (default on). With it
-// on, a tick inside a window whose evidence shows a failure fraction above
-// High with 99 % confidence (the lower bound of the Wilson interval above
-// High, with at least MinAttempts resolved) closes the window at once and
-// the seed's back-off applies to that fraction. The evidence is the
-// window's tail (since its previous tick) when the tail alone breaches, the
-// window so far otherwise (see the package doc). Clean, dead-band and
-// memory-clear decisions always wait for the full window. Off gives the
-// seed's exact cadence: every decision waits for the full window.
+// on, Run reads the counters checksPerTick (5) times a tick, and a check
+// inside a window whose evidence shows a failure fraction above High with
+// confidence closes the window at once; the seed's back-off applies to that
+// fraction. The evidence is the window's tail when the tail alone breaches
+// and what came before it did not (the target changed), the window so far
+// otherwise; it must hold MinAttempts attempts and either 5 × MinAttempts
+// or a whole tick of them (see the package doc). The confidence is a Wilson
+// lower bound whose level is corrected for how often a window looks, so
+// that a window whose true fraction is at High is cut short less than 1 %
+// of the time. Clean, dead-band and memory-clear decisions always wait for
+// the full window. Off gives the seed's exact cadence: one read a tick, and
+// every decision waits for the full window.
 func WithEarlyBreach(on bool) Option { return func(g *Governor) { g.early = on } }
 
 // WithLogger sets the logger for movement lines (default slog.Default()).
@@ -138,6 +142,24 @@ func WithSettle(d time.Duration) Option { return func(g *Governor) { g.settle, g
 
 // DefaultTick is the longest default tick: DefaultTickFor never exceeds it.
 const DefaultTick = time.Second
+
+// checksPerTick is how many times a tick Run reads the counters while the
+// early breach is on: a gross breach on a busy target is cut after a fifth
+// of a tick instead of a whole one.
+const checksPerTick = 5
+
+// earlyEvidence is, in MinAttempts, how many attempts let an early breach
+// rest on less than a tick of evidence: the fraction it backs off by is
+// then good to about one attempt in a hundred.
+const earlyEvidence = 5
+
+// earlyAlpha is the chance, per window, that the early breach cuts short a
+// window whose true fraction is at High.
+const earlyAlpha = 0.01
+
+// Check returns how often Run reads the counters: a fifth of the tick with
+// the early breach on, the tick with it off.
+func (g *Governor) Check() time.Duration { return g.check }
 
 // DefaultTickFor is the tick a window of length window gets unless told
 // otherwise: min(1 s, window/5), so that a window spans at least five ticks
@@ -171,7 +193,9 @@ type Governor struct {
 	counters Counters
 	clock    clock.Clock
 	tick     time.Duration
-	tickSet  bool // an explicit WithTick, so the default can follow the window
+	tickSet  bool          // an explicit WithTick, so the default can follow the window
+	check    time.Duration // how often Run reads the counters
+	z        float64       // the early breach's normal quantile, corrected for its looks
 	early    bool
 	evidence Evidence
 	loadc    LoadCounters // counters as LoadCounters, nil when they are not
@@ -198,18 +222,15 @@ type Governor struct {
 	baseOK      uint64
 	baseFail    uint64
 	baseLoad    load // the Load read at the window's start
-	// tailAt, tailOK, tailFail and tailLoad are the counters at the
-	// window's previous tick (its start before the first): the early
-	// breach also judges the evidence since then, the window's tail.
-	tailAt           time.Time
-	tailOK, tailFail uint64
-	tailLoad         load
-	satSeen          bool          // the host said it was saturated at a tick of this window
-	baseline         time.Duration // the lowest mean latency of a window with evidence
-	drainTarget      uint64        // after a back-off: resolved attempts the drain waits for
-	drainUntil       time.Time     // the drain's bound
-	drainFrom        time.Time     // when the settle span ended and the drain began
-	drained          time.Duration // how long the current window's start waited for the drain
+	// reads are the window's reads of the last tick or so, oldest first:
+	// the early breach's tail starts at one of them (see tail).
+	reads       []read
+	satSeen     bool          // the host said it was saturated at a read of this window
+	baseline    time.Duration // the lowest mean latency of a window with evidence
+	drainTarget uint64        // after a back-off: resolved attempts the drain waits for
+	drainUntil  time.Time     // the drain's bound
+	drainFrom   time.Time     // when the settle span ended and the drain began
+	drained     time.Duration // how long the current window's start waited for the drain
 }
 
 // New returns a governor for one phase. It fails if the limits do not
@@ -235,6 +256,11 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 	if !g.settleSet {
 		g.settle = g.tick
 	}
+	g.check, g.z = g.tick, 0
+	if g.early {
+		g.check = max(g.tick/checksPerTick, 1)
+		g.z = earlyQuantile(l.Window, g.check)
+	}
 	if g.settle < 0 {
 		return nil, fmt.Errorf("governor: settle must be >= 0, got %v", g.settle)
 	}
@@ -259,7 +285,7 @@ func (g *Governor) State() State {
 // writes the decision to ctl. Confirmations from ctl are adopted as they
 // arrive. Run returns nil when ctx ends; it does not close ctl.
 func (g *Governor) Run(ctx context.Context, ctl *Control) error {
-	t := g.clock.NewTicker(g.tick)
+	t := g.clock.NewTicker(g.check)
 	defer func() { t.Stop() }()
 	if ask, ok := g.Tick(g.clock.Now()); ok {
 		ctl.Set(OriginGovernor, ask)
@@ -281,7 +307,7 @@ func (g *Governor) Run(ctx context.Context, ctl *Control) error {
 			// always has its new schedule.
 			now := g.clock.Now()
 			t.Stop()
-			t = g.clock.NewTicker(g.tick)
+			t = g.clock.NewTicker(g.check)
 			g.Confirm(now, c)
 		}
 	}
@@ -375,20 +401,25 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	if w.Unserved > 0 && g.class(w.Frac) != g.class(w.FailFrac) {
 		w.By = "unserved"
 	}
-	// A tick within half a tick of the window's end closes it: ticks
+	// A read within half a read of the window's end closes it: reads
 	// jitter, and waiting for the next one would stretch the window by a
-	// whole tick. End − Start is what the window really covered.
-	full := !now.Before(g.winStart.Add(g.limits.Window - g.tick/2))
+	// whole read. End − Start is what the window really covered.
+	full := !now.Before(g.winStart.Add(g.limits.Window - g.check/2))
+	tail := g.tail(now, okN, failN, ld)
+	frac, breach := g.earlyFrac(w.Frac, damaged, n, now.Sub(g.winStart), tail)
+	if full && breach && frac > w.Frac {
+		// The read that closes the window judges its tail first too: a
+		// target that changed in the window's last read would otherwise be
+		// judged on evidence mostly gathered before the change.
+		w.Frac, w.Tail = frac, tail.span
+	}
 	var d Decision
 	switch {
 	case !full:
 		// Inside the window only a gross breach is decided: one that the
 		// evidence shows with confidence, and that moves the offer (a
 		// breach at the floor waits for the full window like any hold).
-		tail := g.tail(now, okN, failN, ld)
-		g.tailAt, g.tailOK, g.tailFail, g.tailLoad = now, okN, failN, ld
-		frac, ok := g.earlyFrac(w.Frac, damaged, n, tail)
-		if !ok {
+		if !breach {
 			g.mu.Unlock()
 			return 0, false
 		}
@@ -456,18 +487,26 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	return 0, false
 }
 
-// earlyZ is the normal quantile of a two-sided 99 % interval: an early
-// breach needs the Wilson interval's lower bound above High, so a window
-// that is only unluckily above High early on is never cut short.
-const earlyZ = 2.5758293035489
+// earlyQuantile is the normal quantile the early breach's Wilson bound
+// uses for a window of length window read every check. Each check looks
+// twice (the tail, the window so far), so a window looks up to
+// 2 × window/check times; a one-sided level of earlyAlpha over that many
+// looks (Bonferroni) keeps a window at High from being cut short by chance
+// more often than earlyAlpha, however finely it is read. For the default 5 s
+// window read every 200 ms that is 3.54 (it was 2.58, a 99 % interval, for
+// five looks).
+func earlyQuantile(window, check time.Duration) float64 {
+	looks := 2 * math.Ceil(float64(window)/float64(check))
+	return math.Sqrt2 * math.Erfinv(1-2*earlyAlpha/looks)
+}
 
-// wilsonLower is the lower bound of the 99 % Wilson score interval for the
-// failure fraction failed/n (n > 0).
-func wilsonLower(failed, n uint64) float64 {
+// wilsonLower is the lower bound of the Wilson score interval of normal
+// quantile z for the failure fraction failed/n (n > 0).
+func wilsonLower(failed, n uint64, z float64) float64 {
 	p, nf := float64(failed)/float64(n), float64(n)
-	z2 := earlyZ * earlyZ
+	z2 := z * z
 	centre := p + z2/(2*nf)
-	spread := earlyZ * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	spread := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
 	return max(0, (centre-spread)/(1+z2/nf))
 }
 
@@ -510,7 +549,7 @@ func (g *Governor) restart(now time.Time, okN, failN uint64, ld load) {
 	}
 	g.drainFrom, g.drainTarget = time.Time{}, 0
 	g.winStart, g.baseOK, g.baseFail, g.baseLoad, g.satSeen = now, okN, failN, ld, ld.GeneratorSaturated
-	g.tailAt, g.tailOK, g.tailFail, g.tailLoad = now, okN, failN, ld
+	g.reads = append(g.reads[:0], read{at: now, ok: okN, fail: failN, ld: ld})
 	g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
 }
 
@@ -578,46 +617,88 @@ func (g *Governor) unserved(from, to load) (dropped uint64, queued int64, unserv
 }
 
 // tailEvidence is the evidence of a window's tail: what resolved (and, when
-// it counts, went unserved) since the window's previous tick.
+// it counts, went unserved) since the read the tail starts at.
 type tailEvidence struct {
 	span       time.Duration
 	damaged, n uint64
 }
 
-// tail returns the evidence since the window's previous tick, read at now.
+// read is the counters as one of Run's reads saw them.
+type read struct {
+	at       time.Time
+	ok, fail uint64
+	ld       load
+}
+
+// tail returns the window's tail at now: the evidence since the newest
+// earlier read that leaves enough for an early breach (see enough), or the
+// whole window when none does. It then records now's read and forgets the
+// reads a later tail can no longer start from: those before the newest read
+// a tick or more old.
 func (g *Governor) tail(now time.Time, okN, failN uint64, ld load) tailEvidence {
-	t := tailEvidence{span: now.Sub(g.tailAt), damaged: failN - g.tailFail, n: okN - g.tailOK + failN - g.tailFail}
+	from := read{at: g.winStart, ok: g.baseOK, fail: g.baseFail, ld: g.baseLoad}
+	for i := len(g.reads) - 1; i >= 0; i-- {
+		if r := g.reads[i]; g.enough(okN+failN-r.ok-r.fail, now.Sub(r.at)) {
+			from = r
+			break
+		}
+	}
+	g.reads = append(g.reads, read{at: now, ok: okN, fail: failN, ld: ld})
+	for i := len(g.reads) - 1; i > 0; i-- {
+		if now.Sub(g.reads[i].at) >= g.tick {
+			g.reads = append(g.reads[:0], g.reads[i:]...)
+			break
+		}
+	}
+	t := tailEvidence{span: now.Sub(from.at), damaged: failN - from.fail, n: okN - from.ok + failN - from.fail}
 	if g.countsUnserved() {
-		_, _, u := g.unserved(g.tailLoad, ld)
+		_, _, u := g.unserved(from.ld, ld)
 		t.damaged += u
 		t.n += u
 	}
 	return t
 }
 
-// earlyFrac decides the early breach at a tick inside a window whose
-// evidence so far is damaged of n (fraction frac) and whose tail since the
-// previous tick is tail. It returns the fraction the seed's back-off
-// applies to and whether the window breaches early: the tail's fraction
-// when the tail alone breaches (at least MinAttempts, the 99 % Wilson
-// lower bound above High), else the window's when the window so far does.
-// The tail comes first: when the target changed inside the window, the
-// evidence before the change dilutes the window's fraction, and a back-off
-// on it is too shallow (a second breach follows); the tail is evidence at
-// the same committed offer, only newer.
-func (g *Governor) earlyFrac(frac float64, damaged, n uint64, tail tailEvidence) (float64, bool) {
-	breaches := func(damaged, n uint64) bool {
-		return n >= g.limits.MinAttempts && wilsonLower(damaged, n) > g.limits.High
+// earlyFrac decides the early breach at a read of a window whose evidence
+// so far is damaged of n (fraction frac) gathered over span, and whose tail
+// is tail. It returns the fraction the seed's back-off applies to and
+// whether the window breaches early. A stretch breaches when it holds
+// enough evidence (see enough) and its Wilson lower bound (quantile g.z) is
+// above High. The tail comes first: when it breaches and the evidence
+// before it did not, the target changed inside the window, the older
+// evidence dilutes the window's fraction, and a back-off on it would be too
+// shallow (a second breach follows); the tail is evidence at the same
+// committed offer, only newer. Otherwise the window's own fraction is used.
+func (g *Governor) earlyFrac(frac float64, damaged, n uint64, span time.Duration, tail tailEvidence) (float64, bool) {
+	breaches := func(damaged, n uint64, span time.Duration) bool {
+		return g.enough(n, span) && wilsonLower(damaged, n, g.z) > g.limits.High
 	}
-	switch {
-	case !g.early:
+	if !g.early {
 		return 0, false
-	case tail.n < n && breaches(tail.damaged, tail.n):
-		return float64(tail.damaged) / float64(tail.n), true
-	case breaches(damaged, n):
+	}
+	if tail.n < n && breaches(tail.damaged, tail.n, tail.span) {
+		// The tail decides alone when the evidence before it did not
+		// breach: the target changed inside the window, and the older
+		// evidence would dilute the fraction. When it breached too, the
+		// whole window is the same breach on more evidence.
+		if float64(damaged-tail.damaged) <= g.limits.High*float64(n-tail.n) {
+			return float64(tail.damaged) / float64(tail.n), true
+		}
+		return frac, true
+	}
+	if breaches(damaged, n, span) {
 		return frac, true
 	}
 	return 0, false
+}
+
+// enough reports whether n attempts resolved over span are enough for an
+// early breach to rest on: at least MinAttempts, and either earlyEvidence ×
+// MinAttempts of them or a whole tick. A busy target is judged on a fifth
+// of a tick; a slow one waits for a tick, as it did when the counters were
+// read once a tick, so its back-off is not taken on a handful of attempts.
+func (g *Governor) enough(n uint64, span time.Duration) bool {
+	return n >= g.limits.MinAttempts && (n >= earlyEvidence*g.limits.MinAttempts || span >= g.tick)
 }
 
 // latencyKnee folds the latency knee into a full window's fraction
