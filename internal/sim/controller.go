@@ -111,6 +111,16 @@ func (g *Governor) Tick(now time.Time) float64 {
 	return g.offer
 }
 
+// Step returns how often the governor reads the counters (governor.Check):
+// Run steps the simulation at that rate, as Run of the governor package
+// ticks it. 1 s before Begin.
+func (g *Governor) Step() time.Duration {
+	if g.g == nil {
+		return time.Second
+	}
+	return g.g.Check()
+}
+
 // Windows returns the governor's closed windows.
 func (g *Governor) Windows() []governor.Window { return g.windows }
 

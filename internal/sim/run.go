@@ -42,6 +42,7 @@ type Option func(*run)
 
 type run struct {
 	tick    time.Duration
+	tickSet bool
 	limit   time.Duration
 	windows int
 	noise   bool
@@ -54,9 +55,10 @@ func For(d time.Duration) Option { return func(r *run) { r.limit = d } }
 // UntilWindows stops the run once the controller has closed n windows.
 func UntilWindows(n int) Option { return func(r *run) { r.windows = n } }
 
-// WithTick sets the simulation step, which is also the controller's tick
-// (default 1 s, as the governor's).
-func WithTick(d time.Duration) Option { return func(r *run) { r.tick = d } }
+// WithTick sets the simulation step: how often the controller reads the
+// counters. By default it is the controller's own (a controller with a
+// Step method, as Governor has, says how often it reads them), else 1 s.
+func WithTick(d time.Duration) Option { return func(r *run) { r.tick, r.tickSet = d, true } }
 
 // WithNoise turns the target's expected counts into whole attempts by
 // binomial sampling of the failures, from a random source seeded with seed.
@@ -96,6 +98,9 @@ func Run(ctl Controller, target Target, opts ...Option) (Result, error) {
 	offer, err := ctl.Begin(Epoch, counters)
 	if err != nil {
 		return Result{}, err
+	}
+	if st, ok := ctl.(interface{ Step() time.Duration }); ok && !r.tickSet {
+		r.tick = st.Step() // the governor's reads: a fifth of a tick with early breach on
 	}
 	var s sampler
 	var at time.Duration
@@ -138,23 +143,37 @@ func (c loadCounters) Load() governor.Load {
 // sampler turns expected counts into whole attempts. It carries what
 // rounding left over, so over a run the totals match the expectations to
 // within one attempt.
+//
+// The expected totals are compensated sums (Kahan): a long run adds
+// hundreds of thousands of fractional steps (204.8 attempts a step at
+// 1024/s in 200 ms steps) to totals in the hundred millions, where plain
+// float addition drifts by more than whole forgives and lands an attempt a
+// step early or late now and then.
 type sampler struct {
-	ok, fail, all float64 // expected totals so far
-	nOK, nFail    uint64  // whole attempts emitted so far
+	ok, fail, all sum    // expected totals so far
+	nOK, nFail    uint64 // whole attempts emitted so far
 	n             uint64
+}
+
+// sum is a Kahan-compensated float sum.
+type sum struct{ total, carry float64 }
+
+func (s *sum) add(x float64) float64 {
+	y := x - s.carry
+	t := s.total + y
+	s.carry = (t - s.total) - y
+	s.total = t
+	return t
 }
 
 func (s *sampler) counts(eok, efail float64, noise bool, rng *rand.Rand) (ok, failed uint64) {
 	if !noise {
-		s.ok += eok
-		s.fail += efail
-		ok, failed = whole(s.ok)-s.nOK, whole(s.fail)-s.nFail
+		ok, failed = whole(s.ok.add(eok))-s.nOK, whole(s.fail.add(efail))-s.nFail
 		s.nOK += ok
 		s.nFail += failed
 		return ok, failed
 	}
-	s.all += eok + efail
-	n := whole(s.all) - s.n
+	n := whole(s.all.add(eok+efail)) - s.n
 	s.n += n
 	if n == 0 || efail == 0 {
 		return n, 0
