@@ -210,7 +210,12 @@ func foundVsTrue(e env, tc target.Config) func(*report.Report) {
 			fmt.Fprintf(e.stdout, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, short(truth))
 			return
 		}
-		dev := 100 * (c.GoodputPerS - truth) / truth
+		// Rounded before printing, so a deviation under 0.05 % prints +0.0,
+		// not -0.0.
+		dev := math.Round(1000*(c.GoodputPerS-truth)/truth) / 10
+		if dev == 0 {
+			dev = 0 // -0 → +0
+		}
 		fmt.Fprintf(e.stdout, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", short(c.GoodputPerS), short(truth), dev)
 	}
 }
