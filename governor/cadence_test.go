@@ -301,6 +301,17 @@ func TestEarlyQuantileCorrectsForTheLooks(t *testing.T) {
 	if g, _ := New(testLimits(), &counters{}, WithEarlyBreach(false)); g.Check() != time.Second {
 		t.Fatalf("early breach off: check %v, want the tick (1 s)", g.Check())
 	}
+	// A fine tick is read at most every millisecond, and never less often
+	// than once a tick.
+	for _, c := range []struct{ tick, want time.Duration }{
+		{2 * time.Millisecond, time.Millisecond},
+		{time.Millisecond, time.Millisecond},
+		{300 * time.Microsecond, 300 * time.Microsecond},
+	} {
+		if g, _ := New(testLimits(), &counters{}, WithTick(c.tick)); g.Check() != c.want {
+			t.Errorf("tick %v: check %v, want %v", c.tick, g.Check(), c.want)
+		}
+	}
 }
 
 // When the target changes inside a window, the evidence before the change

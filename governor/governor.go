@@ -145,8 +145,12 @@ const DefaultTick = time.Second
 
 // checksPerTick is how many times a tick Run reads the counters while the
 // early breach is on: a gross breach on a busy target is cut after a fifth
-// of a tick instead of a whole one.
-const checksPerTick = 5
+// of a tick instead of a whole one. Never more often than every minCheck:
+// a finer read only burns CPU.
+const (
+	checksPerTick = 5
+	minCheck      = time.Millisecond
+)
 
 // earlyEvidence is, in MinAttempts, how many attempts let an early breach
 // rest on less than a tick of evidence: the fraction it backs off by is
@@ -157,8 +161,9 @@ const earlyEvidence = 5
 // window whose true fraction is at High.
 const earlyAlpha = 0.01
 
-// Check returns how often Run reads the counters: a fifth of the tick with
-// the early breach on, the tick with it off.
+// Check returns how often Run reads the counters: a fifth of the tick (but
+// not under a millisecond, nor over the tick) with the early breach on, the
+// tick with it off.
 func (g *Governor) Check() time.Duration { return g.check }
 
 // DefaultTickFor is the tick a window of length window gets unless told
@@ -258,7 +263,7 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 	}
 	g.check, g.z = g.tick, 0
 	if g.early {
-		g.check = max(g.tick/checksPerTick, 1)
+		g.check = min(g.tick, max(g.tick/checksPerTick, minCheck))
 		g.z = earlyQuantile(l.Window, g.check)
 	}
 	if g.settle < 0 {
