@@ -259,44 +259,61 @@ func TestEarlyBreachOffGivesTheSeedsCadence(t *testing.T) {
 	}
 }
 
-func TestWilsonLowerBound(t *testing.T) {
+// binomialTail and tailBelow against exact rational sums of the binomial
+// pmf (Python's math.comb and fractions): the tail of Binomial(n, p) from
+// k, and whether it is below a level, on both sides of it.
+func TestBinomialTail(t *testing.T) {
 	for _, c := range []struct {
-		failed, n uint64
-		lo, hi    float64
+		k, n   uint64
+		p      float64
+		lo, hi float64
 	}{
-		{0, 100, 0, 1e-12},
-		{100, 100, 0.93, 0.94}, // z²/(n+z²) from the top
-		{40, 100, 0.28, 0.29},
-		{60, 1000, 0.043, 0.044},
+		{21, 200, 0.05, 0.0011599, 0.0011600},     // 10.5 % of 200 at a true 5 %
+		{10, 20, 0.05, 1.13407e-8, 1.13408e-8},    // half of 20
+		{2, 2, 0.5, 0.2499, 0.2501},               // both of two coin flips
+		{61, 1000, 0.05, 0.067062, 0.067063},      // 6.1 %, barely above: likely
+		{120, 1000, 0.05, 2.6514e-18, 2.6515e-18}, // far out
 	} {
-		if got := wilsonLower(c.failed, c.n, 2.5758293035489); got < c.lo || got > c.hi {
-			t.Errorf("wilsonLower(%d, %d, 99 %%) = %v, want in [%v, %v]", c.failed, c.n, got, c.lo, c.hi)
+		got := binomialTail(c.k, c.n, c.p)
+		if got < c.lo || got > c.hi {
+			t.Errorf("binomialTail(%d, %d, %v) = %g, want in [%g, %g]", c.k, c.n, c.p, got, c.lo, c.hi)
+		}
+		for _, alpha := range []float64{c.lo / 2, c.hi * 2} {
+			if below := tailBelow(c.k, c.n, c.p, alpha); below != (alpha > c.hi) {
+				t.Errorf("tailBelow(%d, %d, %v, %g) = %v, want %v (the tail is %g)", c.k, c.n, c.p, alpha, below, alpha > c.hi, got)
+			}
+		}
+	}
+	// At or below the mean nothing is a breach, whatever the level.
+	for _, c := range []struct{ k, n uint64 }{{10, 200}, {0, 100}, {5, 200}} {
+		if tailBelow(c.k, c.n, 0.05, 1) {
+			t.Errorf("tailBelow(%d, %d, 0.05, 1) = true, want false (at or below the mean)", c.k, c.n)
 		}
 	}
 }
 
-// The early breach's quantile is corrected for how often a window looks:
-// two looks a check, a one-sided 1 % over all of them.
-func TestEarlyQuantileCorrectsForTheLooks(t *testing.T) {
+// The early breach's level is corrected for how often a window looks:
+// two looks a read, 1 % over all of them.
+func TestEarlyLevelCorrectsForTheLooks(t *testing.T) {
 	for _, c := range []struct {
 		window, check time.Duration
-		lo, hi        float64
+		want          float64
 	}{
-		{5 * time.Second, time.Second, 3.08, 3.10},             // 10 looks: 0.1 % each
-		{5 * time.Second, 200 * time.Millisecond, 3.53, 3.55},  // 50 looks: 0.02 % each
-		{time.Second, 40 * time.Millisecond, 3.53, 3.55},       // the same shape, shorter
-		{10 * time.Second, 200 * time.Millisecond, 3.71, 3.73}, // 100 looks
+		{5 * time.Second, time.Second, 0.001},             // 10 looks
+		{5 * time.Second, 200 * time.Millisecond, 0.0002}, // 50 looks
+		{time.Second, 40 * time.Millisecond, 0.0002},      // the same shape, shorter
+		{10 * time.Second, 200 * time.Millisecond, 0.0001},
 	} {
-		if got := earlyQuantile(c.window, c.check); got < c.lo || got > c.hi {
-			t.Errorf("earlyQuantile(%v, %v) = %v, want in [%v, %v]", c.window, c.check, got, c.lo, c.hi)
+		if got := earlyLevel(c.window, c.check); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("earlyLevel(%v, %v) = %v, want %v", c.window, c.check, got, c.want)
 		}
 	}
 	g, err := New(testLimits(), &counters{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Check() != 200*time.Millisecond || g.z != earlyQuantile(5*time.Second, 200*time.Millisecond) {
-		t.Fatalf("default governor: check %v z %v, want 200ms and the quantile for 50 looks", g.Check(), g.z)
+	if g.Check() != 200*time.Millisecond || g.alpha != 0.0002 {
+		t.Fatalf("default governor: check %v level %v, want 200ms and 0.0002 (50 looks)", g.Check(), g.alpha)
 	}
 	if g, _ := New(testLimits(), &counters{}, WithEarlyBreach(false)); g.Check() != time.Second {
 		t.Fatalf("early breach off: check %v, want the tick (1 s)", g.Check())

@@ -52,17 +52,18 @@
 // tick, or five times a tick while the early breach is on (Check).
 //
 // Early breach (WithEarlyBreach, on by default): at a read inside a window,
-// when the evidence puts the lower bound of a Wilson score interval of the
-// failure fraction above High, the window closes at once and the seed's
-// back-off applies to that fraction; Window.Early and the movement line
-// (early=true) say so. The evidence must hold MinAttempts attempts and
+// when the evidence shows a failure fraction above High with confidence (an
+// exact binomial test: so much damage would be less likely than the test's
+// level at a true fraction of High), the window closes at once and the
+// seed's back-off applies to that fraction; Window.Early and the movement
+// line (early=true) say so. The evidence must hold MinAttempts attempts and
 // either 5 × MinAttempts of them or a whole tick: a busy target is judged a
 // fifth of a tick in, where an overshoot at twice its capacity costs a fifth
 // of what a whole tick did, and a slow one waits for a tick, so that its
-// back-off is not taken on a handful of attempts. The interval's level is
-// corrected for the looks a window takes (two a read, see earlyQuantile):
-// a window whose true fraction is at High is cut short less than 1 % of the
-// time however often it is read.
+// back-off is not taken on a handful of attempts. The level is corrected
+// for the looks a window takes (two a read, see earlyLevel): a window whose
+// true fraction is at High is cut short less than 1 % of the time however
+// often it is read.
 //
 // The test looks at two stretches of the window, both gathered at the
 // committed offer: first its tail (the evidence since the newest earlier
