@@ -421,3 +421,35 @@ func TestMinAttemptsOnlyLengthensOpeningWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlyBreachRarelyCutsShortAWindowAtHigh samples windows whose true
+// failure fraction is exactly High (5 %) at offers from 20 to 5000/s and
+// counts those the early breach cut short. Its test is corrected for the
+// looks a window takes, so at most 1 % should be; the simulator's Poisson
+// draws of rare failures have a slightly heavier tail than the binomial,
+// and 2 000 windows an offer leave a sampling error of about 0.2 %, so the
+// test asks for at most 2 %. (With a Wilson bound in place of the exact
+// binomial test 2 to 4.4 % were cut short.)
+func TestEarlyBreachRarelyCutsShortAWindowAtHigh(t *testing.T) {
+	t.Parallel()
+	const windows = 2000
+	atHigh := TargetFunc(func(_ time.Duration, x float64, step time.Duration, _ *rand.Rand) (float64, float64) {
+		return 0.95 * x * step.Seconds(), 0.05 * x * step.Seconds()
+	})
+	for _, c := range []float64{20, 50, 100, 300, 1000, 5000} {
+		l := Setting()
+		l.Start, l.Ceiling = c, c
+		cut := 0
+		for seed := uint64(1); seed <= windows; seed++ {
+			r := runGovernor(t, early, l, atHigh, UntilWindows(1), WithNoise(seed))
+			if r.Windows[0].Early {
+				cut++
+			}
+		}
+		share := float64(cut) / windows
+		t.Logf("offer %v/s: %d of %d windows at a true 5 %% cut short (%.2f %%)", c, cut, windows, 100*share)
+		if share > 0.02 {
+			t.Fatalf("offer %v/s: %d of %d windows at a true 5 %% were cut short by an early breach (%.2f %%), want at most 2 %%", c, cut, windows, 100*share)
+		}
+	}
+}
