@@ -215,4 +215,3 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	return days + v, nil
 }
-
