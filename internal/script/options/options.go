@@ -1,11 +1,32 @@
-// Package options turns a k6 script's exported options into the scenarios
-// throttle runs, each of which becomes one phase.
+// Package options is the k6 options model: it decides what a run is from
+// the script's exported options, the K6_* environment variables and the
+// command line, by k6's documented precedence (flags over environment over
+// script over defaults) and shortcut rules (vus, duration, iterations,
+// stages vs scenarios), and turns the scenarios into the phases throttle
+// runs.
 //
-// It follows k6's documented rules: the shortcuts (vus + duration,
-// iterations, stages) stand for one scenario named "default"; explicit
-// scenarios name their executor; missing values take k6's documented
-// defaults. A value throttle cannot honour is an error naming the scenario
-// and the option, never a silent default.
+// Every option k6 documents is in Catalog: honoured (parsed into a typed
+// field of Options), refused (an *Error naming it; Resolve lists every
+// refused option of every source at once, one line each) or, for k6's
+// cloud-only options, accepted and ignored as `k6 run` does. Unknown
+// scenario keys are errors, as in k6. docs/k6-options.md is Catalog as a
+// table.
+//
+// How to wire it (cmd/throttle):
+//
+//	var cli options.Flags
+//	// for each k6 flag the user gave, by its long or short name:
+//	if err := cli.Set("vus", "10"); err != nil { ... } // exit 2
+//	env, err := options.FromEnv(os.Environ())           // exit 2 on error
+//	opts, err := options.Resolve(scriptOptionsJSON, env, cli)
+//	// err is options.Errors: print err.Error() (one line per problem) to
+//	// stderr and exit 2. Print each opts.Notices line as a warning.
+//
+// Register one flag per Catalog entry that has a Flag (its Short as the
+// shorthand), refused ones included, so that they are refused with a line
+// naming them rather than "unknown flag"; bool flags and --http-debug take
+// no value (pass ""). Entries with CLIOnly() (-e, -q, -v) are the
+// command's own. Parse(js) is Resolve(js, Flags{}, Flags{}).
 package options
 
 import (
