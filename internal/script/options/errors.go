@@ -64,21 +64,31 @@ func (es Errors) err() error {
 }
 
 // Unsupported lists the options in err that throttle refuses (as opposed
-// to malformed ones), e.g. for a test or a compatibility report.
+// to malformed ones), e.g. for a test or a compatibility report; a
+// refused executor is listed as its scenario.
 func Unsupported(err error) []string {
 	var es Errors
 	if !errors.As(err, &es) {
 		var e *Error
 		if errors.As(err, &e) && e.Unsupported {
-			return []string{e.Option}
+			return []string{e.name()}
 		}
 		return nil
 	}
 	var out []string
 	for _, e := range es {
 		if e.Unsupported {
-			out = append(out, e.Option)
+			out = append(out, e.name())
 		}
 	}
 	return out
+}
+
+// name is the option, or the scenario when the scenario itself (its
+// executor) is refused.
+func (e *Error) name() string {
+	if e.Option == "" && e.Scenario != "" {
+		return "scenario \"" + e.Scenario + "\""
+	}
+	return e.Option
 }

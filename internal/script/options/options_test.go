@@ -65,7 +65,7 @@ func TestScenarios(t *testing.T) {
 func TestBadOptions(t *testing.T) {
 	for _, c := range []struct{ js, want string }{
 		{`{"scenarios": {"x": {}}}`, `scenario "x": executor: missing`},
-		{`{"scenarios": {"x": {"executor": "externally-controlled"}}}`, `executor: externally-controlled is not supported`},
+		{`{"scenarios": {"x": {"executor": "externally-controlled"}}}`, `executor "externally-controlled" is not supported`},
 		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "duration": "1s", "preAllocatedVUs": 1}}}`, "rate > 0"},
 		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "rate": 5, "duration": "1s"}}}`, "preAllocatedVUs >= 1"},
 		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "rate": 5, "duration": "1s", "preAllocatedVUs": 5, "maxVUs": 2}}}`, "maxVUs: 2 must be >= preAllocatedVUs (5)"},

@@ -295,7 +295,7 @@ func TestEveryRefusedOptionAtOnce(t *testing.T) {
 	}
 	keys = append(keys, `"ext": {"loadimpact": {"projectID": 1}, "influxdb": {}}`, `"compatibilityMode": "base"`,
 		`"scenarios": {"b": {"executor": "shared-iterations", "options": {"browser": {"type": "chromium"}}}, "x": {"executor": "externally-controlled"}}`)
-	want = append(want, "ext.influxdb", "compatibilityMode", "options.browser", "executor")
+	want = append(want, "ext.influxdb", "compatibilityMode", "options.browser", `scenario "x"`)
 	_, err := Resolve([]byte("{"+strings.Join(keys, ",")+"}"), env(t, vars...), cli)
 	if err == nil {
 		t.Fatal("no error")

@@ -101,7 +101,7 @@ func decodeScenario(name string, raw json.RawMessage) (rawScenario, Errors) {
 	extra, known := executorKeys[Executor(rs.Executor)]
 	switch {
 	case Executor(rs.Executor) == ExternallyControlled:
-		return rs, Errors{{Scenario: name, Option: "executor", Unsupported: true, Msg: "externally-controlled is not supported by throttle: it has no REST API to drive it"}}
+		return rs, Errors{{Scenario: name, Unsupported: true, Msg: `executor "externally-controlled" is not supported by throttle: it has no REST API to drive it`}}
 	case !known:
 		return rs, Errors{bad("executor", "%q is not a k6 executor (want one of %s)", rs.Executor, executorNames)}
 	}
