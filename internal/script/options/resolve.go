@@ -3,6 +3,7 @@ package options
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -289,11 +290,7 @@ func decodeScript(js []byte) (scriptLayer, []string, Errors) {
 	if err := json.Unmarshal(js, &m); err != nil || m == nil {
 		return sl, nil, Errors{{Msg: "the exported options must be an object, got " + clip(js)}}
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	var notices []string
 	var errs Errors
 	for _, k := range keys {
@@ -340,17 +337,12 @@ func decodeScript(js []byte) (scriptLayer, []string, Errors) {
 // decodeExt accepts ext.loadimpact (k6 cloud's settings, ignored as k6 run
 // ignores them) and refuses every other extension's options.
 func decodeExt(v json.RawMessage) (Errors, []string) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(v, &m) != nil {
-		return Errors{{Option: "ext", Msg: "want an object, got " + clip(v)}}, nil
+	_, keys, bad := object(v, "ext", "an object")
+	if bad != nil {
+		return Errors{bad}, nil
 	}
 	var errs Errors
 	var notes []string
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	for _, k := range keys {
 		if k == "loadimpact" {
 			notes = append(notes, "options: ext.loadimpact is a k6 cloud option; ignored, as k6 run ignores it")

@@ -3,8 +3,9 @@ package options
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,15 +54,10 @@ type rawScenario struct {
 
 // decodeScenarios reads options.scenarios, reporting every bad scenario.
 func decodeScenarios(raw json.RawMessage) ([]Scenario, Errors) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil, Errors{{Option: "scenarios", Msg: "want an object of name: {executor, ...}, got " + clip(raw)}}
+	m, names, bad := object(raw, "scenarios", "an object of name: {executor, ...}")
+	if bad != nil {
+		return nil, Errors{bad}
 	}
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	var out []Scenario
 	var errs Errors
 	for _, name := range names {
@@ -109,11 +105,7 @@ func decodeScenario(name string, raw json.RawMessage) (rawScenario, Errors) {
 	for _, k := range append(append([]string{}, commonKeys...), extra...) {
 		allowed[k] = true
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	var errs Errors
 	for _, k := range keys {
 		v := m[k]
@@ -174,11 +166,7 @@ func scenarioOptions(name string, v json.RawMessage) *Error {
 	if json.Unmarshal(v, &m) != nil || m == nil {
 		return &Error{Scenario: name, Option: "options", Msg: "want an object, got " + clip(v)}
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	for _, k := range keys {
 		if k == "browser" {
 			return &Error{Scenario: name, Option: "options.browser", Unsupported: true, Msg: "not supported by throttle: browser scenarios need a real browser (k6/browser)"}
@@ -303,4 +291,14 @@ func (rs rawScenario) scenario(name string) (Scenario, *Error) {
 		return s, bad("vus", "must be >= 1")
 	}
 	return s, nil
+}
+
+// object decodes a JSON object and its keys in order, or says what option
+// wanted one.
+func object(raw json.RawMessage, option, want string) (map[string]json.RawMessage, []string, *Error) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, nil, &Error{Option: option, Msg: "want " + want + ", got " + clip(raw)}
+	}
+	return m, slices.Sorted(maps.Keys(m)), nil
 }

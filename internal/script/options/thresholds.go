@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -40,15 +39,10 @@ var thresholdSyntax = regexp.MustCompile(`^\s*(avg|min|max|med|count|rate|value|
 // expressions, each a string or {threshold, abortOnFail, delayAbortEval}.
 // Every malformed one is reported.
 func parseThresholds(raw json.RawMessage) ([]Threshold, Errors) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil, Errors{{Option: "thresholds", Msg: "want an object of metric: [expressions], got " + clip(raw)}}
+	m, keys, bad := object(raw, "thresholds", "an object of metric: [expressions]")
+	if bad != nil {
+		return nil, Errors{bad}
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []Threshold
 	var errs Errors
 	for _, key := range keys {
