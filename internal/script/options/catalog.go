@@ -101,7 +101,7 @@ var Catalog = []Entry{
 	{Name: "Summary trend stats", Key: "summaryTrendStats", Flag: "summary-trend-stats", Env: "K6_SUMMARY_TREND_STATS", field: "SummaryTrendStats", Note: "avg, min, med, max, count, p(N); default avg,min,med,max,p(90),p(95)"},
 	{Name: "Summary time unit", Key: "summaryTimeUnit", Flag: "summary-time-unit", Env: "K6_SUMMARY_TIME_UNIT", field: "SummaryTimeUnit", Note: "s, ms or us"},
 	{Name: "System tags", Key: "systemTags", Flag: "system-tags", Env: "K6_SYSTEM_TAGS", field: "SystemTags", Note: "a tag name k6 does not document is an error"},
-	{Name: "Tags", Key: "tags", Flag: "tag", field: "Tags", Note: "flag form NAME=VALUE, repeatable"},
+	{Name: "Tags", Key: "tags", Flag: "tag", field: "Tags", Note: "flag form NAME=VALUE, repeatable; a higher source's tags replace the script's as a whole, as in k6"},
 	{Name: "Teardown timeout", Key: "teardownTimeout", Env: "K6_TEARDOWN_TIMEOUT", field: "TeardownTimeout", Note: "default 60s"},
 	{Name: "Thresholds", Key: "thresholds", Note: "every aggregation and operator, abortOnFail, delayAbortEval, sub-metrics metric{tag:value}"},
 	{Name: "Throw", Key: "throw", Flag: "throw", Short: "w", Env: "K6_THROW", field: "Throw"},

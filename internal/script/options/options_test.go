@@ -12,8 +12,9 @@ func TestShortcuts(t *testing.T) {
 		want Executor
 		vus  int
 	}{
-		{``, SharedIterations, 1},
-		{`null`, SharedIterations, 1},
+		{``, PerVUIterations, 1},
+		{`null`, PerVUIterations, 1},
+		{`{"vus": 3}`, PerVUIterations, 3},
 		{`{"vus": 5, "duration": "10s"}`, ConstantVUs, 5},
 		{`{"iterations": 7, "vus": 2}`, SharedIterations, 2},
 		{`{"stages": [{"duration": "5s", "target": 10}]}`, RampingVUs, 1},

@@ -258,8 +258,8 @@ func shortcut(vus *int, f *Flags) (Scenario, *Error) {
 	case f.Duration != nil:
 		rs.Executor, rs.Duration = string(ConstantVUs), toD(f.Duration)
 	default:
-		// Nothing but perhaps vus: one iteration per VU, shared.
-		rs.Executor, rs.Iterations = string(SharedIterations), vus
+		// Nothing but perhaps vus: one iteration on each VU.
+		rs.Executor = string(PerVUIterations)
 	}
 	s, err := rs.scenario(DefaultScenario)
 	if err != nil {

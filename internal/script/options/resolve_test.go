@@ -110,7 +110,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("defaults:\n%+v\nwant\n%+v", o, want)
 	}
 	s := o.Scenarios[0]
-	if len(o.Scenarios) != 1 || s.Executor != SharedIterations || s.VUs != 1 || s.Iterations != 1 || s.MaxDuration != 10*time.Minute || s.GracefulStop != 30*time.Second {
+	if len(o.Scenarios) != 1 || s.Executor != PerVUIterations || s.VUs != 1 || s.Iterations != 1 || s.MaxDuration != 10*time.Minute || s.GracefulStop != 30*time.Second {
 		t.Errorf("default scenario %+v", o.Scenarios)
 	}
 }
@@ -147,6 +147,20 @@ func TestPrecedence(t *testing.T) {
 		if s.Executor != ConstantVUs || s.VUs != c.vus || s.Duration != 10*time.Second || o.UserAgent != c.ua || o.Tags["from"] != c.tag || o.MaxRedirects != c.redirects {
 			t.Errorf("%s: vus %d ua %q tag %q redirects %d, want %d %q %q %d", c.name, s.VUs, o.UserAgent, o.Tags["from"], o.MaxRedirects, c.vus, c.ua, c.tag, c.redirects)
 		}
+	}
+}
+
+// TestScriptOnlyAndWholeMaps: hosts and handleSummaryTimeout come only
+// from the script; a higher source's tags replace the script's as a
+// whole, as in k6.
+func TestScriptOnlyAndWholeMaps(t *testing.T) {
+	script := []byte(`{"tags": {"a": "1", "b": "2"}, "hosts": {"shop.test": "127.0.0.1:8080"}, "handleSummaryTimeout": "30s"}`)
+	o, err := Resolve(script, Flags{}, flags(t, "tag", "b=3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(o.Tags, map[string]string{"b": "3"}) || o.Hosts["shop.test"] != "127.0.0.1:8080" || o.HandleSummaryTimeout != 30*time.Second {
+		t.Errorf("tags %v hosts %v handleSummaryTimeout %v", o.Tags, o.Hosts, o.HandleSummaryTimeout)
 	}
 }
 
@@ -193,7 +207,7 @@ func TestShortcutRules(t *testing.T) {
 		{name: "vus and duration", script: `{"vus": 5, "duration": "30s"}`, exec: ConstantVUs, vus: 5, iters: 1, dur: 30 * time.Second},
 		{name: "iterations", script: `{"vus": 2, "iterations": 8}`, exec: SharedIterations, vus: 2, iters: 8, dur: 10 * time.Minute},
 		{name: "iterations with duration", script: `{"iterations": 8, "duration": "20s"}`, exec: SharedIterations, vus: 1, iters: 8, dur: 20 * time.Second},
-		{name: "vus alone", script: `{"vus": 10}`, exec: SharedIterations, vus: 10, iters: 10, dur: 10 * time.Minute},
+		{name: "vus alone", script: `{"vus": 10}`, exec: PerVUIterations, vus: 10, iters: 1, dur: 10 * time.Minute},
 		{name: "stages", script: `{"vus": 2, "stages": [{"duration": "10s", "target": 5}, {"duration": "5s", "target": 0}]}`, exec: RampingVUs, vus: 2, iters: 1, stages: 2},
 		{name: "-d replaces scenarios", script: twoScenarios, cli: flags(t, "d", "10s"), exec: ConstantVUs, vus: 1, iters: 1, dur: 10 * time.Second, notice: "duration from the command line replace the script's scenarios"},
 		{name: "-u -i replace scenarios", script: twoScenarios, cli: flags(t, "u", "3", "i", "9"), exec: SharedIterations, vus: 3, iters: 9, dur: 10 * time.Minute, notice: "iterations from the command line replace"},
@@ -218,7 +232,7 @@ func TestShortcutRules(t *testing.T) {
 		if s.Executor == RampingVUs {
 			vus = s.StartVUs
 		}
-		if s.Executor == SharedIterations {
+		if s.Executor == SharedIterations || s.Executor == PerVUIterations {
 			dur = s.MaxDuration
 		}
 		if s.Name != "default" || s.Exec != "default" || s.Executor != c.exec || vus != c.vus || s.Iterations != c.iters || dur != c.dur || len(s.Stages) != c.stages {
