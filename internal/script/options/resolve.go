@@ -224,7 +224,7 @@ func execution(sl scriptLayer, env, cli Flags) ([]Scenario, []string, Errors) {
 		return sortScenarios(list), notes, errs
 	}
 	if sl.scenarios != nil {
-		notes = append(notes, fmt.Sprintf("options: %s from the %s replace the script's scenarios with the default scenario (as in k6)", strings.Join(top.sets(), " and "), where))
+		notes = append(notes, fmt.Sprintf("options: %s from the %s: the script's scenarios are replaced by the default scenario (as in k6)", strings.Join(top.sets(), " and "), where))
 	}
 	s, err := shortcut(vus, top)
 	if err != nil {
