@@ -1,5 +1,7 @@
 package options
 
+import "strings"
+
 // Status says what throttle does with a documented k6 option.
 type Status int
 
@@ -35,6 +37,9 @@ type Entry struct {
 	Status                Status
 	// Note is why, and anything that differs from k6.
 	Note string
+	// same is a value of a refused option that asks for what throttle does
+	// anyway (besides k6's off values false, 0 and empty): accepted.
+	same string
 	// field is the Flags field the option sets; "" for options only a
 	// script can set (read by Resolve itself), for refused ones, and for
 	// the command line's own flags that cmd/throttle handles.
@@ -73,7 +78,7 @@ var Catalog = []Entry{
 	{Name: "Iterations", Key: "iterations", Flag: "iterations", Short: "i", Env: "K6_ITERATIONS", field: "Iterations", Note: "shortcut: shared-iterations"},
 	{Name: "Linger", Key: "linger", Flag: "linger", Short: "l", Env: "K6_LINGER", Status: Refused, Note: "throttle exits when the test ends"},
 	{Name: "Local IPs", Key: "localIPs", Flag: "local-ips", Env: "K6_LOCAL_IPS", Status: Refused, Note: "no source-address selection"},
-	{Name: "Log output", Key: "logOutput", Flag: "log-output", Env: "K6_LOG_OUTPUT", Status: Refused, Note: "logs go to stderr only"},
+	{Name: "Log output", Key: "logOutput", Flag: "log-output", Env: "K6_LOG_OUTPUT", Status: Refused, same: "stderr", Note: "logs go to stderr only (\"stderr\" is accepted)"},
 	{Name: "Log format", Key: "logFormat", Flag: "log-format", Env: "K6_LOG_FORMAT", Status: Refused, Note: "logs are k6's text format only"},
 	{Name: "Max redirects", Key: "maxRedirects", Flag: "max-redirects", Env: "K6_MAX_REDIRECTS", field: "MaxRedirects", Note: "default 10"},
 	{Name: "Minimum iteration duration", Key: "minIterationDuration", Flag: "min-iteration-duration", Env: "K6_MIN_ITERATION_DURATION", field: "MinIterationDuration"},
@@ -115,6 +120,24 @@ var Catalog = []Entry{
 	{Name: "VUs", Key: "vus", Flag: "vus", Short: "u", Env: "K6_VUS", field: "VUs", Note: "shortcut VU count; beside scenarios it is unused (a notice says so)"},
 	{Name: "VUs max", Key: "vusMax", Status: Refused, Note: "deprecated in k6; use a scenario's maxVUs"},
 	{Name: "Web dashboard", Env: "K6_WEB_DASHBOARD", Status: Refused, Note: "k6's web dashboard is not built in"},
+}
+
+// asksNothing reports whether a refused option's value is one that asks
+// for nothing throttle does not do: k6's off value (false, 0, empty) or
+// e.same. raw is JSON from a script, or else a flag's or variable's text.
+func (e *Entry) asksNothing(value string, raw bool) bool {
+	value = strings.TrimSpace(value)
+	if e.same != "" && (value == e.same || raw && value == `"`+e.same+`"`) {
+		return true
+	}
+	if raw {
+		switch value {
+		case "false", "0", "[]", "{}", `""`, "null":
+			return true
+		}
+		return false
+	}
+	return value == "false" || value == "0"
 }
 
 var (

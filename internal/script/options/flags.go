@@ -74,7 +74,9 @@ func (f *Flags) Set(flag, value string) error {
 	spelt := "--" + e.Flag
 	switch {
 	case e.Status == Refused:
-		f.refused = append(f.refused, refusal(spelt, e))
+		if !e.asksNothing(value, false) {
+			f.refused = append(f.refused, refusal(spelt, e))
+		}
 		return nil
 	case e.Status == Ignored:
 		return nil
@@ -110,7 +112,9 @@ func FromEnv(environ []string) (Flags, error) {
 		}
 		switch e.Status {
 		case Refused:
-			f.refused = append(f.refused, refusal(name, e))
+			if !e.asksNothing(value, false) {
+				f.refused = append(f.refused, refusal(name, e))
+			}
 			continue
 		case Ignored:
 			continue

@@ -299,6 +299,8 @@ func decodeScript(js []byte) (scriptLayer, []string, Errors) {
 		switch {
 		case !ok:
 			notices = append(notices, fmt.Sprintf("options: %s is not a k6 option; ignored, as k6 ignores it", k))
+		case e.Status == Refused && e.asksNothing(string(v), true):
+			// e.g. linger: false, rps: 0: asks for what throttle does
 		case e.Status == Refused:
 			errs = append(errs, refusal(k, e))
 		case k == "ext":

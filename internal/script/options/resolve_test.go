@@ -335,6 +335,20 @@ func TestEveryRefusedOptionAtOnce(t *testing.T) {
 	}
 }
 
+// TestRefusedOffValuesAccepted: a refused option set to k6's off value
+// asks for nothing throttle does not do.
+func TestRefusedOffValuesAccepted(t *testing.T) {
+	_, err := Resolve([]byte(`{"linger": false, "rps": 0, "blockHostnames": [], "dns": null, "consoleOutput": "", "logOutput": "stderr", "tlsAuth": []}`),
+		env(t, "K6_PAUSED=false", "K6_LOG_OUTPUT=stderr"), flags(t, "linger", "false", "rps", "0"))
+	if err != nil {
+		t.Errorf("off values refused: %v", err)
+	}
+	_, err = Resolve([]byte(`{"logOutput": "file=x.log"}`), env(t, "K6_PAUSED=true"), flags(t, "linger", ""))
+	if got := Unsupported(err); !slices.Equal(got, []string{"logOutput", "K6_PAUSED", "--linger"}) {
+		t.Errorf("unsupported %q from %v", got, err)
+	}
+}
+
 func TestCloudAcceptedAndUnknownNoticed(t *testing.T) {
 	o, err := Parse([]byte(`{"cloud": {"projectID": 3}, "ext": {"loadimpact": {"name": "x"}}, "myStuff": 1, "vus": 1}`))
 	if err != nil {
