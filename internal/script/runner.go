@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dop251/goja"
+	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
@@ -111,7 +111,7 @@ type Config struct {
 type Runner struct {
 	cfg     Config
 	bundle  *bundle.Bundle
-	prog    *goja.Program
+	prog    *sobek.Program
 	opts    options.Options
 	phases  []*Phase
 	setupVU *VU
@@ -164,7 +164,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	prog, err := goja.Compile(b.Path, b.Code, false)
+	prog, err := sobek.Compile(b.Path, b.Code, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", filepath.Base(b.Path), err)
 	}
@@ -206,7 +206,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 		}
 	}
 	for _, sc := range r.opts.Scenarios {
-		if _, ok := goja.AssertFunction(vu.exports.Get(sc.Exec)); !ok {
+		if _, ok := sobek.AssertFunction(vu.exports.Get(sc.Exec)); !ok {
 			return nil, fmt.Errorf("scenario %q: exec function %q is not exported by the script", sc.Name, sc.Exec)
 		}
 		p, err := r.newPhase(sc)
@@ -341,7 +341,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 		return res, err
 	}
 	res.End = time.Now()
-	if fn, ok := goja.AssertFunction(r.setupVU.exports.Get("handleSummary")); ok {
+	if fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("handleSummary")); ok {
 		res.HandleSummary = true
 		out, err := r.handleSummary(fn, res.End.Sub(res.Start))
 		if err != nil {
@@ -355,7 +355,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 // handleSummary calls the script's handleSummary(data) with k6's data
 // object and returns what it asks to be written, sorted by name. A value
 // is a string or an ArrayBuffer; anything else is refused.
-func (r *Runner) handleSummary(fn goja.Callable, span time.Duration) ([]SummaryOutput, error) {
+func (r *Runner) handleSummary(fn sobek.Callable, span time.Duration) ([]SummaryOutput, error) {
 	js, err := r.Summary(span).DataJSON(r.cfg.StdoutTTY, r.cfg.StderrTTY)
 	if err != nil {
 		return nil, err
@@ -365,14 +365,14 @@ func (r *Runner) handleSummary(fn goja.Callable, span time.Duration) ([]SummaryO
 	if err != nil {
 		return nil, err
 	}
-	v, err := fn(goja.Undefined(), data)
+	v, err := fn(sobek.Undefined(), data)
 	if err != nil {
 		return nil, r.scriptError(err)
 	}
-	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+	if v == nil || sobek.IsUndefined(v) || sobek.IsNull(v) {
 		return nil, nil
 	}
-	o, ok := v.(*goja.Object)
+	o, ok := v.(*sobek.Object)
 	if !ok {
 		return nil, fmt.Errorf("want an object of file names to contents, got %v", v)
 	}
@@ -381,7 +381,7 @@ func (r *Runner) handleSummary(fn goja.Callable, span time.Duration) ([]SummaryO
 		switch c := o.Get(k).Export().(type) {
 		case string:
 			out = append(out, SummaryOutput{k, []byte(c)})
-		case goja.ArrayBuffer:
+		case sobek.ArrayBuffer:
 			out = append(out, SummaryOutput{k, c.Bytes()})
 		default:
 			return nil, fmt.Errorf("%q: want a string or an ArrayBuffer, got %T", k, c)
@@ -428,11 +428,11 @@ func (r *Runner) Abort() {
 
 // setup runs setup() on the setup VU and keeps its return value as JSON.
 func (r *Runner) setup() error {
-	fn, ok := goja.AssertFunction(r.setupVU.exports.Get("setup"))
+	fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("setup"))
 	if !ok {
 		return nil
 	}
-	v, err := fn(goja.Undefined())
+	v, err := fn(sobek.Undefined())
 	if err != nil {
 		return fmt.Errorf("setup: %w", r.scriptError(err))
 	}
@@ -443,11 +443,11 @@ func (r *Runner) setup() error {
 // teardown runs teardown(data) with a fresh copy of the setup data.
 func (r *Runner) teardown() error {
 	vu := r.setupVU
-	fn, ok := goja.AssertFunction(vu.exports.Get("teardown"))
+	fn, ok := sobek.AssertFunction(vu.exports.Get("teardown"))
 	if !ok {
 		return nil
 	}
-	data := goja.Undefined()
+	data := sobek.Undefined()
 	if r.setupData != "" {
 		v, err := vu.parseJSON(r.setupData)
 		if err != nil {
@@ -455,7 +455,7 @@ func (r *Runner) teardown() error {
 		}
 		data = v
 	}
-	if _, err := fn(goja.Undefined(), data); err != nil {
+	if _, err := fn(sobek.Undefined(), data); err != nil {
 		return fmt.Errorf("teardown: %w", r.scriptError(err))
 	}
 	return nil
@@ -504,11 +504,11 @@ func (r *Runner) iterationError(p *Phase, err error) {
 
 // scriptError turns a goja exception into an error naming the script.
 func (r *Runner) scriptError(err error) error {
-	var ex *goja.Exception
+	var ex *sobek.Exception
 	if errors.As(err, &ex) {
 		return errors.New(ex.Error())
 	}
-	var ie *goja.InterruptedError
+	var ie *sobek.InterruptedError
 	if errors.As(err, &ie) {
 		return fmt.Errorf("interrupted: %v", ie.Value())
 	}

@@ -90,7 +90,7 @@ func Load(path string) (*Bundle, error) {
 		Write:         false,
 		Format:        api.FormatCommonJS,
 		Platform:      api.PlatformNeutral,
-		// goja runs ES2017 natively (async functions included); esbuild
+		// sobek runs ES2017 natively (async functions included); esbuild
 		// lowers newer syntax (object spread, optional chaining, ...).
 		Target: api.ES2017,
 		// The program is one function of (module, exports, require), so
