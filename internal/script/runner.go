@@ -105,13 +105,15 @@ type Config struct {
 	HTTP2 bool
 }
 
-// Runner runs one k6 script: Load prepares it (bundles, compiles, runs the
+// Runner runs one k6 script: Load prepares it (loads its modules, runs the
 // init context once to read its options), Run runs setup, the scenarios
 // and teardown.
 type Runner struct {
-	cfg     Config
-	bundle  *bundle.Bundle
-	prog    *sobek.Program
+	cfg    Config
+	bundle *bundle.Bundle
+	// vus index the live VUs by runtime: a k6 module's record, shared by
+	// every VU, finds the VU it is evaluated for there.
+	vus     sync.Map // *sobek.Runtime → *VU
 	opts    options.Options
 	phases  []*Phase
 	setupVU *VU
@@ -160,23 +162,22 @@ func Load(path string, cfg Config) (*Runner, error) {
 		l := cfg.Logger
 		cfg.Console = func(level slog.Level, msg string) { l.Log(context.Background(), level, msg) }
 	}
-	b, err := bundle.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	prog, err := sobek.Compile(b.Path, b.Code, false)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", filepath.Base(b.Path), err)
-	}
-	r := &Runner{cfg: cfg, bundle: b, prog: prog, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
+	r := &Runner{cfg: cfg, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
 	r.custom.points = cfg.Points
 	r.builtin = newBuiltins(&r.custom)
 	r.custom.export = cfg.Custom
-	vu, err := r.newVU(nil)
+	// The setup VU's runtime is made first: the k6 modules' exported
+	// names, which linking the script needs, are its module objects' keys.
+	vu := r.newRuntime(nil)
+	r.setupVU = vu
+	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module})
 	if err != nil {
 		return nil, err
 	}
-	r.setupVU = vu
+	r.bundle = b
+	if err := vu.init(); err != nil {
+		return nil, err
+	}
 	js, err := vu.stringify(vu.exports.Get("options"))
 	if err != nil {
 		return nil, err

@@ -93,6 +93,7 @@ func (vu *VU) close() {
 		s.driver.Close()
 	}
 	vu.slots = nil
+	vu.forget()
 	if vu.pause != nil {
 		vu.pause.Stop()
 	}
@@ -102,8 +103,34 @@ func (vu *VU) close() {
 var errAborted = errors.New("aborted: the scenario's graceful stop ran out")
 
 // newVU makes a VU for phase p (nil: the setup VU) and runs the init
-// context in it.
+// context in it: the script's modules, evaluated in its own runtime.
 func (r *Runner) newVU(p *Phase) (*VU, error) {
+	vu := r.newRuntime(p)
+	if err := vu.init(); err != nil {
+		vu.forget()
+		return nil, err
+	}
+	if p != nil {
+		fn, ok := sobek.AssertFunction(vu.exports.Get(p.sc.Exec))
+		if !ok {
+			vu.forget()
+			return nil, fmt.Errorf("script: scenario %q: exec function %q is not exported", p.sc.Name, p.sc.Exec)
+		}
+		vu.fn = fn
+		if r.setupData != "" {
+			var err error
+			if vu.data, err = vu.parseJSON(r.setupData); err != nil {
+				vu.forget()
+				return nil, err
+			}
+		}
+	}
+	return vu, nil
+}
+
+// newRuntime makes a VU's runtime and its globals; its init context has
+// not run.
+func (r *Runner) newRuntime(p *Phase) *VU {
 	vu := &VU{r: r, ph: p, rt: sobek.New(), modules: map[string]sobek.Value{}}
 	if p != nil {
 		vu.id = r.vuIDs.Add(1)
@@ -126,39 +153,66 @@ func (r *Runner) newVU(p *Phase) (*VU, error) {
 	_ = g.Set("open", vu.open)
 	_ = g.Set("console", vu.console())
 	_ = g.Set("require", vu.require)
+	r.vus.Store(rt, vu)
+	return vu
+}
 
-	module := rt.NewObject()
-	exports := rt.NewObject()
-	_ = module.Set("exports", exports)
-	wrapper, err := rt.RunProgram(r.prog)
-	if err != nil {
-		return nil, r.scriptError(err)
-	}
-	call, ok := sobek.AssertFunction(wrapper)
-	if !ok {
-		return nil, errors.New("script: the bundle is not a function")
-	}
+// init runs the init context: the script's entry module and what it
+// imports, each evaluated once in this runtime, top-level await included.
+// The job queue is drained when evaluation returns, so an await of
+// promises settled by the script itself completes; one waiting on
+// anything else (there are no timers yet) is an error.
+func (vu *VU) init() error {
+	b := vu.r.bundle
+	vu.rt.SetImportModuleDynamically(b.ImportDynamically(vu.rt))
 	vu.inInit = true
-	_, err = call(sobek.Undefined(), module, exports, rt.Get("require"))
+	done := b.Main.Evaluate(vu.rt)
 	vu.inInit = false
-	if err != nil {
-		return nil, r.scriptError(err)
+	switch done.State() {
+	case sobek.PromiseStateRejected:
+		return vu.rejection(done.Result())
+	case sobek.PromiseStatePending:
+		return errors.New("script: the init context's top-level await did not settle (throttle has no timers or async requests yet)")
 	}
-	vu.exports = module.Get("exports").ToObject(rt)
-	if p != nil {
-		fn, ok := sobek.AssertFunction(vu.exports.Get(p.sc.Exec))
-		if !ok {
-			return nil, fmt.Errorf("script: scenario %q: exec function %q is not exported", p.sc.Name, p.sc.Exec)
-		}
-		vu.fn = fn
-		if r.setupData != "" {
-			if vu.data, err = vu.parseJSON(r.setupData); err != nil {
-				return nil, err
+	vu.exports = vu.rt.NamespaceObjectFor(b.Main)
+	return nil
+}
+
+// rejection is a rejected promise's reason as an error naming the
+// script's file and line.
+func (vu *VU) rejection(v sobek.Value) error {
+	if err, ok := v.Export().(error); ok {
+		var ex *sobek.Exception
+		if errors.As(err, &ex) {
+			if line, ok := syntaxLine(ex); ok {
+				return errors.New(line)
 			}
 		}
+		return vu.r.scriptError(err)
 	}
-	return vu, nil
+	if o, ok := v.(*sobek.Object); ok {
+		if st := o.Get("stack"); st != nil && !sobek.IsUndefined(st) {
+			return errors.New(st.String())
+		}
+	}
+	return errors.New(v.String())
 }
+
+// syntaxLine reads a SyntaxError raised as the script's modules are
+// evaluated (a name imported that the module does not export) as one
+// line, file:line: message, like the loader's own errors.
+func syntaxLine(ex *sobek.Exception) (string, bool) {
+	o, ok := ex.Value().(*sobek.Object)
+	if !ok || len(ex.Stack()) == 0 || o.Get("name") == nil || o.Get("name").String() != "SyntaxError" {
+		return "", false
+	}
+	p := ex.Stack()[0].Position()
+	return fmt.Sprintf("%s:%d: %s", p.Filename, p.Line, o.Get("message")), true
+}
+
+// forget drops the VU from the runner's runtime index: its k6 modules
+// are evaluated (and dynamic imports resolved) only while it lives.
+func (vu *VU) forget() { vu.r.vus.Delete(vu.rt) }
 
 // parseJSON is JSON.parse in the VU's runtime.
 func (vu *VU) parseJSON(s string) (sobek.Value, error) {
@@ -186,7 +240,8 @@ func (vu *VU) stringify(v sobek.Value) (string, error) {
 	return s.String(), nil
 }
 
-// require serves the k6 modules; the bundler left nothing else to require.
+// require serves the k6 modules: the default export of an import, and
+// CommonJS require("k6/...").
 func (vu *VU) require(name string) sobek.Value {
 	if m, ok := vu.modules[name]; ok {
 		return m
