@@ -22,19 +22,27 @@ type k6Record struct {
 	names []string // exported names, "default" among them
 }
 
-// k6Module is the bundle's hook for a k6 module: the record of a module
-// the runtime provides, or the error refusing it. It runs once per module
-// the script imports, in Load, where the setup VU's object gives the
-// module's exported names.
+// k6Records makes the record of every k6 module the runtime provides,
+// once per run in Load: the setup VU's module objects give their exported
+// names, which linking the script needs. Made up front, a dynamic import
+// after Load never touches the setup VU's runtime from another goroutine.
+func (r *Runner) k6Records() map[string]*k6Record {
+	recs := make(map[string]*k6Record, len(supportedModules))
+	for _, name := range supportedModules {
+		obj, _ := r.setupVU.require(name).(*sobek.Object)
+		recs[name] = &k6Record{r: r, name: name, names: append(obj.Keys(), "default")}
+	}
+	return recs
+}
+
+// k6Module is the bundle's hook for a k6 module the script imports: its
+// record, or the error refusing a module throttle does not provide.
 func (r *Runner) k6Module(name string) (sobek.ModuleRecord, error) {
-	if !slices.Contains(supportedModules, name) {
+	rec, ok := r.k6[name]
+	if !ok {
 		return nil, fmt.Errorf("module %q is not supported by throttle (it provides %s)", name, strings.Join(supportedModules, ", "))
 	}
-	obj, ok := r.setupVU.require(name).(*sobek.Object)
-	if !ok {
-		return nil, fmt.Errorf("module %q: no module object", name)
-	}
-	return &k6Record{r: r, name: name, names: append(obj.Keys(), "default")}, nil
+	return rec, nil
 }
 
 func (m *k6Record) GetExportedNames(callback func([]string), _ ...sobek.ModuleRecord) bool {

@@ -5,18 +5,17 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // TestTopLevelAwait: the entry module and a module it imports await at
 // the top level; the importer waits for the imported module, options are
 // read after the awaits, and every VU's iterations see the awaited values.
 func TestTopLevelAwait(t *testing.T) {
-	_, base := startTarget(t, robust())
-	var out consoleLines
-	path := writeScript(t, "main.js", `
+	got := consoleOf(t, "main.js", `
 import http from 'k6/http';
 import { config } from './config.js';
 const greeting = await Promise.resolve('hello');
@@ -29,18 +28,10 @@ export default function () {
 async function load() { return { iterations: 3, name: 'from-config' }; }
 export const config = await load();
 `)
-	r, _ := runScript(t, path, base, Config{Console: out.add}, 30*time.Second)
-	lines := out.all()
-	if len(lines) != 3 {
-		t.Fatalf("console = %q, want the 3 iterations config.js's awaited options ask for", lines)
-	}
-	for _, l := range lines {
-		if l != "hello from-config 200" {
-			t.Fatalf("line %q: the iteration must see both awaited values", l)
-		}
-	}
-	if c := r.Phases()[0].Counts(); c.IterOK != 3 || c.OK != 3 {
-		t.Fatalf("counts = %+v", c)
+	// Three iterations (config.js's awaited options), each seeing both
+	// awaited values and making its request.
+	if want := "hello from-config 200,hello from-config 200,hello from-config 200"; got != want {
+		t.Fatalf("console %q, want %q", got, want)
 	}
 }
 
@@ -116,9 +107,7 @@ export function pong(n) { return n === 0 ? 'b' : ping(n - 1); }
 // TestModuleEvaluatedOncePerVU: a module imported by two others runs once
 // per VU, and they share its state.
 func TestModuleEvaluatedOncePerVU(t *testing.T) {
-	_, base := startTarget(t, robust())
-	var out consoleLines
-	path := writeScript(t, "main.js", `
+	got := consoleOf(t, "main.js", `
 import { left } from './left.js';
 import { right } from './right.js';
 export const options = { iterations: 1 };
@@ -126,8 +115,6 @@ export default function () { console.log('sum', left() + right()); }
 `, "left.js", "import { bump } from './lib/counter.js';\nexport function left() { return bump(); }\n",
 		"right.js", "import { bump } from './lib/counter.js';\nexport function right() { return bump(); }\n",
 		"lib/counter.js", "console.log('counter', __VU);\nlet n = 0;\nexport function bump() { return ++n; }\n")
-	runScript(t, path, base, Config{Console: out.add}, 30*time.Second)
-	got := strings.Join(out.all(), ",")
 	if got != "counter 0,counter 1,sum 3" {
 		t.Fatalf("console %q: want counter.js once per VU (setup's 0, then 1) and one shared count", got)
 	}
@@ -161,7 +148,7 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 // map.
 func TestTypeScriptStackNamesItsLine(t *testing.T) {
 	_, base := startTarget(t, robust())
-	var logs lockedBuffer
+	var logs testwait.Buffer
 	path := writeScript(t, "main.js", "import { helper } from './lib/h.ts';\nexport const options = { iterations: 1 };\nexport default function () { helper(1); }\n",
 		"lib/h.ts", "interface Big { a: number; b: string }\n\n\nexport function helper(n: number): void {\n  throw new Error('boom ' + n);\n}\n")
 	runScript(t, path, base, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, 30*time.Second)
@@ -170,38 +157,17 @@ func TestTypeScriptStackNamesItsLine(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log destination VUs write to at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestDynamicImport: import() loads a local module relative to the
 // importing file, evaluated once per VU like a static import.
 func TestDynamicImport(t *testing.T) {
-	_, base := startTarget(t, robust())
-	var out consoleLines
-	path := writeScript(t, "main.js", `
+	got := consoleOf(t, "main.js", `
 import { load } from './lib/loader.js';
 const m = await load();
 export const options = { iterations: 1 };
 export default function () { console.log(m.value, typeof m.default); }
 `, "lib/loader.js", "export function load() { return import('./dyn.js'); }\n",
 		"lib/dyn.js", "export const value = 'dynamic';\nexport default function () {}\n")
-	runScript(t, path, base, Config{Console: out.add}, 30*time.Second)
-	if got := strings.Join(out.all(), ","); got != "dynamic function" {
+	if got != "dynamic function" {
 		t.Fatalf("console %q", got)
 	}
 }
@@ -209,17 +175,40 @@ export default function () { console.log(m.value, typeof m.default); }
 // TestAsyncGeneratorIsLowered: syntax sobek does not parse (for await,
 // async generators) is lowered by esbuild and runs.
 func TestAsyncGeneratorIsLowered(t *testing.T) {
-	_, base := startTarget(t, robust())
-	var out consoleLines
-	path := writeScript(t, "main.js", `
+	got := consoleOf(t, "main.js", `
 async function* count() { yield 1; yield 2; }
 let sum = 0;
 for await (const n of count()) sum += n;
 export const options = { iterations: 1 };
 export default function () { console.log('sum', sum); }
 `)
-	runScript(t, path, base, Config{Console: out.add}, 30*time.Second)
-	if got := strings.Join(out.all(), ","); got != "sum 3" {
+	if got != "sum 3" {
 		t.Fatalf("console %q", got)
 	}
+}
+
+// TestRequire: require() serves the k6 modules, the same object an import
+// gives; a local file is refused with a line saying to import it.
+func TestRequire(t *testing.T) {
+	got := consoleOf(t, "main.js", `
+import imported from 'k6/http';
+const http = require('k6/http');
+let local;
+try { require('./lib.js'); } catch (e) { local = e.message; }
+export const options = { iterations: 1 };
+export default function () { console.log(http === imported, http.get(__ENV.BASE + '/').status, local); }
+`, "lib.js", "export const x = 1;\n")
+	if want := `true 200 require("./lib.js"): local files are ES modules here; import them (import { f } from "./lib.js")`; got != want {
+		t.Fatalf("console %q, want %q", got, want)
+	}
+}
+
+// consoleOf runs the script made of files (name, source, ...) against a
+// robust target and returns its console lines, joined by commas.
+func consoleOf(t *testing.T, files ...string) string {
+	t.Helper()
+	_, base := startTarget(t, robust())
+	var out consoleLines
+	runScript(t, writeScript(t, files...), base, Config{Console: out.add}, 30*time.Second)
+	return strings.Join(out.all(), ",")
 }

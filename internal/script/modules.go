@@ -16,7 +16,7 @@ import (
 )
 
 // module builds a k6 module's object in the VU's runtime; nil for a module
-// throttle does not provide (the bundler refuses those first).
+// throttle does not provide (the loader refuses those first).
 func (vu *VU) module(name string) sobek.Value {
 	switch name {
 	case "k6":

@@ -113,7 +113,9 @@ type Runner struct {
 	bundle *bundle.Bundle
 	// vus index the live VUs by runtime: a k6 module's record, shared by
 	// every VU, finds the VU it is evaluated for there.
-	vus     sync.Map // *sobek.Runtime → *VU
+	vus sync.Map // *sobek.Runtime → *VU
+	// k6 are the k6 modules' records, by name.
+	k6      map[string]*k6Record
 	opts    options.Options
 	phases  []*Phase
 	setupVU *VU
@@ -170,6 +172,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	// names, which linking the script needs, are its module objects' keys.
 	vu := r.newRuntime(nil)
 	r.setupVU = vu
+	r.k6 = r.k6Records()
 	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module})
 	if err != nil {
 		return nil, err

@@ -248,7 +248,10 @@ func (vu *VU) require(name string) sobek.Value {
 	}
 	m := vu.module(name)
 	if m == nil {
-		panic(vu.rt.NewGoError(fmt.Errorf("module %q is not supported", name)))
+		if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "/") {
+			vu.throw("require(%q): local files are ES modules here; import them (import { f } from %q)", name, name)
+		}
+		vu.throw("module %q is not supported by throttle (it provides %s)", name, strings.Join(supportedModules, ", "))
 	}
 	vu.modules[name] = m
 	return m
