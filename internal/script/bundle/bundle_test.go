@@ -87,6 +87,7 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 		{"import x from '//cdn.example/x.js';\n", `main.js:1: remote import "//cdn.example/x.js"`},
 		{"export * from 'https://cdn.example/x.js';\n", `main.js:1: remote import "https://cdn.example/x.js"`},
 		{"\nimport './nope.js';\n", `main.js:2: import "./nope.js": nope.js: no such file or directory`},
+		{"const a = 1;\n\nexport { a, nope };\n", `main.js:3: exporting unknown binding: "nope"`},
 	} {
 		p := write(t, dir, "main.js", c.src)
 		_, err := Load(p, Options{K6: k6Stub})
