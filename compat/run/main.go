@@ -160,7 +160,7 @@ func runOne(bin, script, folder string, srv *target, timeout time.Duration) stri
 	os.WriteFile(filepath.Join(folder, "stdout.txt"), stdout.Bytes(), 0o644)
 	os.WriteFile(filepath.Join(folder, "stderr.txt"), stderr.Bytes(), 0o644)
 	if ctx.Err() != nil {
-		return fmt.Sprintf("timed out after %s%s", timeout, firstLine(stderr.String()))
+		return fmt.Sprintf("timed out after %s%s", timeout, telling(stderr.String()))
 	}
 	code := 0
 	var exitErr *exec.ExitError
@@ -184,11 +184,7 @@ func runOne(bin, script, folder string, srv *target, timeout time.Duration) stri
 	if len(problems) == 0 {
 		return ""
 	}
-	reason := strings.Join(problems, "; ")
-	if code != 0 || r.sumErr != nil {
-		reason += firstLine(stderr.String())
-	}
-	return reason
+	return strings.Join(problems, "; ") + telling(stderr.String())
 }
 
 // instantiate returns the script to run: itself, or, when it holds the
@@ -213,16 +209,31 @@ func loadSummary(path string, handle bool) (summary, error) {
 	return readSummaryExport(path)
 }
 
-// firstLine is the first non-empty line of throttle's stderr, quoted and
-// shortened, to say why a run went wrong.
-func firstLine(stderr string) string {
+// telling picks the stderr line most likely to say why a run went wrong
+// (an error, a failed iteration, a refusal), else the first, quoted and
+// shortened, for a failure's one-line reason.
+func telling(stderr string) string {
+	var first string
 	for _, l := range strings.Split(stderr, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			if len(l) > 160 {
-				l = l[:160] + "…"
-			}
-			return fmt.Sprintf(" [stderr: %q]", l)
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if first == "" {
+			first = l
+		}
+		if tellingLine.MatchString(l) {
+			first = l
+			break
 		}
 	}
-	return ""
+	if first == "" {
+		return ""
+	}
+	if len(first) > 200 {
+		first = first[:200] + "…"
+	}
+	return fmt.Sprintf(" [stderr: %q]", first)
 }
+
+var tellingLine = regexp.MustCompile(`(?i)error|fail|not supported|refused|unknown|ignored`)
