@@ -51,31 +51,26 @@ func readSummaryExport(path string) (summary, error) {
 		}
 		s.metrics[name] = stats
 	}
-	s.walkExport(doc.RootGroup, true)
+	s.walk(doc.RootGroup.asData(), true)
 	return s, nil
 }
 
 type exportGroup struct {
 	Name   string                 `json:"name"`
 	Groups map[string]exportGroup `json:"groups"`
-	Checks map[string]struct {
-		Name   string  `json:"name"`
-		Path   string  `json:"path"`
-		Passes float64 `json:"passes"`
-		Fails  float64 `json:"fails"`
-	} `json:"checks"`
+	Checks map[string]jsonCheck   `json:"checks"`
 }
 
-func (s *summary) walkExport(g exportGroup, root bool) {
-	if !root {
-		s.groups = append(s.groups, g.Name)
-	}
+// asData is the group in handleSummary's shape (arrays for maps).
+func (g exportGroup) asData() dataGroup {
+	d := dataGroup{Name: g.Name}
 	for _, c := range g.Checks {
-		s.checks = append(s.checks, checkCount{c.Name, c.Path, c.Passes, c.Fails})
+		d.Checks = append(d.Checks, c)
 	}
 	for _, sub := range g.Groups {
-		s.walkExport(sub, false)
+		d.Groups = append(d.Groups, sub.asData())
 	}
+	return d
 }
 
 // readHandleSummary reads the data object handleSummary received, as a script
@@ -105,22 +100,25 @@ func readHandleSummary(path string) (summary, error) {
 			s.thresholds[name] = th
 		}
 	}
-	s.walkData(doc.RootGroup, true)
+	s.walk(doc.RootGroup, true)
 	return s, nil
 }
 
 type dataGroup struct {
 	Name   string      `json:"name"`
 	Groups []dataGroup `json:"groups"`
-	Checks []struct {
-		Name   string  `json:"name"`
-		Path   string  `json:"path"`
-		Passes float64 `json:"passes"`
-		Fails  float64 `json:"fails"`
-	} `json:"checks"`
+	Checks []jsonCheck `json:"checks"`
 }
 
-func (s *summary) walkData(g dataGroup, root bool) {
+type jsonCheck struct {
+	Name   string  `json:"name"`
+	Path   string  `json:"path"`
+	Passes float64 `json:"passes"`
+	Fails  float64 `json:"fails"`
+}
+
+// walk collects every group's name (but the root's) and every check.
+func (s *summary) walk(g dataGroup, root bool) {
 	if !root {
 		s.groups = append(s.groups, g.Name)
 	}
@@ -128,7 +126,7 @@ func (s *summary) walkData(g dataGroup, root bool) {
 		s.checks = append(s.checks, checkCount{c.Name, c.Path, c.Passes, c.Fails})
 	}
 	for _, sub := range g.Groups {
-		s.walkData(sub, false)
+		s.walk(sub, false)
 	}
 }
 
