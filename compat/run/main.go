@@ -31,27 +31,33 @@ func main() {
 	timeout := flag.Duration("timeout", 30*time.Second, "longest one script may run")
 	keep := flag.Bool("keep", false, "keep each script's working folder (stdout, stderr, summary) and print where")
 	flag.Parse()
-	if err := run(*dir, *bin, *only, *timeout, *keep); err != nil {
+	failed, err := run(*dir, *bin, *only, *timeout, *keep)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "compat:", err)
 		os.Exit(2)
 	}
+	if failed > 0 {
+		os.Exit(1)
+	}
 }
 
-func run(dir, bin, only string, timeout time.Duration, keep bool) error {
+// run runs the suite and returns how many scripts failed; its deferred
+// clean-up (the working folder, the server) runs before main exits.
+func run(dir, bin, only string, timeout time.Duration, keep bool) (failed int, err error) {
 	filter, err := regexp.Compile(only)
 	if err != nil {
-		return fmt.Errorf("-run: %v", err)
+		return 0, fmt.Errorf("-run: %v", err)
 	}
 	scripts, err := listScripts(dir, filter)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if len(scripts) == 0 {
-		return fmt.Errorf("no scripts in %s match %q", dir, only)
+		return 0, fmt.Errorf("no scripts in %s match %q", dir, only)
 	}
 	work, err := os.MkdirTemp("", "throttle-compat-")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !keep {
 		defer os.RemoveAll(work)
@@ -61,18 +67,18 @@ func run(dir, bin, only string, timeout time.Duration, keep bool) error {
 		build := exec.Command("go", "build", "-o", bin, "./cmd/throttle")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
-			return fmt.Errorf("building ./cmd/throttle: %v", err)
+			return 0, fmt.Errorf("building ./cmd/throttle: %v", err)
 		}
 	} else if bin, err = filepath.Abs(bin); err != nil {
-		return err
+		return 0, err
 	}
 	srv, err := startTarget()
 	if err != nil {
-		return fmt.Errorf("starting the loopback server: %v", err)
+		return 0, fmt.Errorf("starting the loopback server: %v", err)
 	}
 	defer srv.close()
 
-	passed, failed := 0, 0
+	passed := 0
 	for _, script := range scripts {
 		name := filepath.Base(script)
 		folder := filepath.Join(work, strings.TrimSuffix(name, filepath.Ext(name)))
@@ -89,10 +95,7 @@ func run(dir, bin, only string, timeout time.Duration, keep bool) error {
 		fmt.Fprintf(os.Stderr, "compat: outputs kept in %s\n", work)
 	}
 	fmt.Printf("%d passed, %d failed\n", passed, failed)
-	if failed > 0 {
-		os.Exit(1)
-	}
-	return nil
+	return failed, nil
 }
 
 func listScripts(dir string, filter *regexp.Regexp) ([]string, error) {
