@@ -42,6 +42,7 @@ type phaseFlags struct {
 	evidenceSet governor.Evidence // parsed from evidence by engineConfig
 	grace       time.Duration
 	noGovernor  bool
+	govern      bool
 	out         string
 	timeline    string
 	chart       string
@@ -77,6 +78,7 @@ func (p *phaseFlags) register(fs *pflag.FlagSet, d phaseDefaults) {
 	fs.DurationVar(&p.settle, "settle", 0, "after each change of the offer, how long to discard evidence (attempts sent at the old offer, a target still recovering) before the next window starts (default one --tick)")
 	fs.DurationVar(&p.grace, "grace", engine.DefaultGrace, "when the phase ends, how long in-flight iterations may finish before they are aborted")
 	fs.BoolVar(&p.noGovernor, "no-governor", false, "fixed load at the ceiling for the whole phase: a baseline to compare against")
+	fs.BoolVar(&p.govern, "govern", false, "k6 script: govern every scenario, as importing k6/x/throttle does (the VU and arrival-rate executors' authored value becomes the ceiling the governor climbs to from --start)")
 	fs.StringVar(&p.out, "out", "", "write the JSON report to this file; k6 script: json=FILE writes k6's JSON-lines metric points instead")
 	fs.StringVar(&p.timeline, "timeline", "", "write the CSV timeline (one row per governor window) to this file")
 	fs.StringVar(&p.chart, "chart", "", "write a chart of offer, throughput and attempt-fail % over time: .svg, .png or .html")
@@ -374,6 +376,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	}
 	if fs.Changed("env") {
 		return usagef("-e/--env fills a k6 script's __ENV; give a script")
+	}
+	if fs.Changed("govern") {
+		return usagef("--govern applies to a k6 script; a URL run is always governed (--no-governor for a fixed load)")
 	}
 	if err := f.k6.notWithoutScript(fs, f.out); err != nil {
 		return err

@@ -110,6 +110,9 @@ func (s *scriptRun) scriptEnv() (map[string]string, error) {
 // scenario. after, if set, gets the report of the top phase and where the
 // governor's section goes.
 func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env, *report.Report)) error {
+	if p.noGovernor && p.govern {
+		return usagef("--govern conflicts with --no-governor")
+	}
 	if p.noGovernor {
 		for _, name := range []string{"start", "floor"} {
 			if fs.Changed(name) {
@@ -162,6 +165,7 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 		Env:        vars,
 		Governance: p.governance(fs),
 		Fixed:      p.noGovernor,
+		Govern:     p.govern,
 		Tick:       p.tick,
 		Settle:     settle,
 		Governor:   gopts,

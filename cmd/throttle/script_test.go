@@ -75,6 +75,7 @@ func TestRunScriptWritesPhases(t *testing.T) {
 	srv, n := counting(t)
 	path := writeFile(t, "two.js", `
 import http from 'k6/http';
+import 'k6/x/throttle';
 export const options = { scenarios: {
   warm: { executor: 'per-vu-iterations', vus: 2, iterations: 5 },
   load: { executor: 'constant-vus', vus: 4, duration: '2s', startTime: '200ms' },
@@ -245,7 +246,7 @@ export default function () { http.get(__ENV.BASE + '/'); }
 		{[]string{"--evidence", "drain"}, true, "drain"},
 	} {
 		out := filepath.Join(t.TempDir(), "report.json")
-		args := append([]string{"run", "--quiet", "--window", "200ms", "--tick", "20ms", "-e", "BASE=" + srv.URL, "--out", out}, c.flags...)
+		args := append([]string{"run", "--govern", "--quiet", "--window", "200ms", "--tick", "20ms", "-e", "BASE=" + srv.URL, "--out", out}, c.flags...)
 		r := cli(t, "", nil, append(args, path)...)
 		if r.code != 0 {
 			t.Fatalf("%v: exit %d, stderr %q", c.flags, r.code, r.stderr)

@@ -311,9 +311,9 @@ func (r *Runner) Close() {
 // then its class, its latency) and, when resolved, into the latency
 // recorder. res receives the last attempt. The first attempt's recorded
 // latency runs from due, the intended start, so a late worker's delay counts
-// as a user would feel it (no coordinated omission), and its schedule lag
-// (send − due) goes to the Meter; a retry's latency runs from when it was
-// sent. A zero due means "now".
+// as a user would feel it (no coordinated omission; the phase counts the
+// schedule lag itself); a retry's latency runs from when it was sent. A zero
+// due means "now".
 //
 // Iterate does not count the iteration itself: a host for which one
 // Iterate is one iteration calls Meter.EndIteration with the outcome.
@@ -324,8 +324,6 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 	sent := time.Now()
 	if due.IsZero() {
 		due = sent
-	} else {
-		m.lag(sent.Sub(due))
 	}
 	start := due
 	for try := 1; ; try++ {

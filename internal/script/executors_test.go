@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/target"
 )
 
@@ -51,13 +52,14 @@ export function pervu() { http.get(__ENV.BASE + '/'); console.log('pervu', exec.
 	}
 }
 
-// TestConstantVUsClimbs: a constant-vus scenario is a concurrency-mode
-// phase whose ceiling is the authored VUs; against a robust target the
-// governor climbs from the floor to it.
+// TestConstantVUsClimbs: a constant-vus scenario of a script that imports
+// k6/x/throttle is a concurrency-mode phase whose ceiling is the authored
+// VUs; against a robust target the governor climbs from the floor to it.
 func TestConstantVUsClimbs(t *testing.T) {
 	_, base := startTarget(t, robust())
 	path := writeScript(t, "cv.js", `
 import http from 'k6/http';
+import 'k6/x/throttle';
 import { sleep } from 'k6';
 export const options = { vus: 8, duration: '3s' };
 export default function () { http.get(__ENV.BASE + '/'); sleep(0.005); }
@@ -185,7 +187,7 @@ export default function () { http.get(__ENV.BASE + '/'); }
 		s := p.Snapshot()
 		peak = max(peak, s.Offer)
 		// The ramp writes the stage's ceiling 4×/s: allow two steps' lag.
-		if s.Elapsed > 0 && s.Offer > sc.Ceiling(max(s.Elapsed-2*rampStep, 0))+0.5 {
+		if s.Elapsed > 0 && s.Offer > sc.Ceiling(max(s.Elapsed-2*phase.RampStep, 0))+0.5 {
 			over = true
 		}
 	}); err != nil {

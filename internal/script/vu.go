@@ -244,26 +244,6 @@ func (vu *VU) show(v goja.Value) string {
 	return v.String()
 }
 
-// serve is a rate-mode VU: one iteration per arrival handed to it.
-func (vu *VU) serve(work <-chan struct{}) {
-	for range work {
-		vu.iteration()
-	}
-}
-
-// loop is a concurrency-mode VU: back-to-back iterations, each holding a
-// permit of the concurrency gate, until ctx ends.
-func (vu *VU) loop(ctx context.Context) {
-	for {
-		pm, err := vu.ph.gate.Acquire(ctx)
-		if err != nil {
-			return
-		}
-		vu.iteration()
-		pm.Release()
-	}
-}
-
 // iteration runs the exec function once and counts its outcome: ok when
 // none of its requests failed (for throttle.tries, the last try's) and it
 // did not throw.
