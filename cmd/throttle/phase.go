@@ -83,10 +83,7 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 		End:         res.End,
 		Interrupted: res.Interrupted,
 		Latency:     rec.Summary(),
-		Generator: report.Generator{
-			Ticks: res.Generator.Ticks, SaturatedTicks: res.Generator.SaturatedTicks,
-			Rate: res.Generator.Rate, Signals: res.Generator.Signals,
-		},
+		Generator:   generatorOf(res.Generator),
 	}
 	countsInto(&in, c)
 	r, err := report.Build(in)
@@ -100,6 +97,11 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 		after(r)
 	}
 	return writeFiles(e, p, r, r.SaveJSON)
+}
+
+// generatorOf is the report's view of a phase's watch of itself.
+func generatorOf(g engine.GeneratorSummary) report.Generator {
+	return report.Generator{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals}
 }
 
 // countsInto fills a report input's counts from an engine's or a script

@@ -356,6 +356,7 @@ func (s *scriptRun) reports(r *script.Runner, p *phaseFlags, res *script.RunResu
 			End:         end,
 			Interrupted: res.Interrupted,
 			Latency:     ph.Recorder().Summary(),
+			Generator:   generatorOf(ph.Generator()),
 		}
 		countsInto(&in, ph.Counts())
 		rep, err := report.Build(in)

@@ -287,3 +287,38 @@ func runWatched(t *testing.T, r *Runner, watch func()) (*RunResult, error) {
 	<-done
 	return res, err
 }
+
+// TestScriptSaturationIsTheGenerators: a scenario whose JavaScript eats the
+// CPU is watched as a URL phase is: the generator's watch marks its ticks
+// saturated (signal cpu), the governor reads the verdict with the counters
+// (its windows say generator-saturated), and the phase's summary says at
+// what rate. The CPU rule's share is set low enough that two VUs spinning
+// in JavaScript cross it on a loaded two-core machine.
+func TestScriptSaturationIsTheGenerators(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "spin.js", `
+import http from 'k6/http';
+import 'k6/x/throttle';
+export const options = { vus: 2, duration: '1500ms' };
+export default function () {
+  const until = Date.now() + 20;
+  while (Date.now() < until) {}
+  http.get(__ENV.BASE + '/');
+}
+`)
+	cfg := fast()
+	cfg.Watch = phase.WatchConfig{Every: 50 * time.Millisecond, CPU: 0.125, Lag: -1, Shortfall: -1}
+	r, _ := runScript(t, path, base, cfg, 30*time.Second)
+	p := r.Phases()[0]
+	g := p.Generator()
+	if g.SaturatedTicks == 0 || g.Signals["cpu"] == 0 || g.Rate <= 0 {
+		t.Fatalf("generator summary %+v: want saturated ticks on the cpu rule", g)
+	}
+	var seen bool
+	for _, w := range p.Windows() {
+		seen = seen || w.GeneratorSaturated
+	}
+	if !seen {
+		t.Errorf("no window saw the generator saturated: the governor must read the watch's verdict")
+	}
+}
