@@ -109,6 +109,7 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.cfg.adopt(e.ph.Config())
 	e.driver, err = NewDriver(DriverConfig{
 		Meter: e.meter, Latency: cfg.Latency, Tries: cfg.Tries, Timeout: cfg.Timeout, FailOn: cfg.FailOn, Slow: cfg.Slow,
 		HTTP2: cfg.HTTP2, Insecure: cfg.Insecure, Conns: cfg.workers(), Stop: e.ph.Stopping(), Abort: e.ph.Hard(),

@@ -139,17 +139,19 @@ type Config struct {
 
 // withDefaults fills the zero fields and checks the rest.
 func (c Config) withDefaults() (Config, error) {
-	switch {
-	case c.Counters == nil:
-		return c, errors.New("phase: no counters")
-	case c.NewWorker == nil:
-		return c, errors.New("phase: no worker factory")
-	case c.MaxWorkers < 0:
-		return c, fmt.Errorf("max VUs must be > 0, got %d", c.MaxWorkers)
-	case c.Duration < 0:
-		return c, fmt.Errorf("duration must be >= 0, got %v", c.Duration)
-	case c.Tick < 0:
-		return c, fmt.Errorf("tick must be > 0, got %v", c.Tick)
+	for _, check := range []struct {
+		bad bool
+		msg string
+	}{
+		{c.Counters == nil, "phase: no counters"},
+		{c.NewWorker == nil, "phase: no worker factory"},
+		{c.MaxWorkers < 0, fmt.Sprintf("max VUs must be > 0, got %d", c.MaxWorkers)},
+		{c.Duration < 0, fmt.Sprintf("duration must be >= 0, got %v", c.Duration)},
+		{c.Tick < 0, fmt.Sprintf("tick must be > 0, got %v", c.Tick)},
+	} {
+		if check.bad {
+			return c, errors.New(check.msg)
+		}
 	}
 	if it := c.Iterations; it != nil && (it.Count < 1 || it.Workers < 1) {
 		return c, fmt.Errorf("iterations (%d) and VUs (%d) must be >= 1", it.Count, it.Workers)

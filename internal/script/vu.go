@@ -11,6 +11,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/phase"
 )
 
 // VU is one virtual user: its own goja runtime, in which the script's init
@@ -41,7 +42,7 @@ type VU struct {
 
 	modules map[string]goja.Value
 	http    *httpModule
-	pause   *time.Timer
+	pause   phase.Pause
 
 	// slots send the VU's requests through the engine's attempt runner:
 	// slot 0 its requests one at a time, the others a batch's extra ones.
@@ -93,9 +94,7 @@ func (vu *VU) close() {
 		s.driver.Close()
 	}
 	vu.slots = nil
-	if vu.pause != nil {
-		vu.pause.Stop()
-	}
+	vu.pause.Stop()
 }
 
 // errAborted interrupts a VU's JavaScript when its phase aborts it.
@@ -249,11 +248,6 @@ func (vu *VU) show(v goja.Value) string {
 // did not throw.
 func (vu *VU) iteration() {
 	p := vu.ph
-	select {
-	case <-p.stop:
-		return
-	default:
-	}
 	p.inflight.Add(1)
 	defer p.inflight.Add(-1)
 	vu.scenarioIter = int64(p.iterations.Add(1) - 1)
@@ -294,14 +288,5 @@ func (vu *VU) sleep(d time.Duration) {
 	if vu.ph != nil {
 		hard = vu.ph.hard.Done()
 	}
-	if vu.pause == nil {
-		vu.pause = time.NewTimer(d)
-	} else {
-		vu.pause.Reset(d)
-	}
-	select {
-	case <-vu.pause.C:
-	case <-hard:
-		vu.pause.Stop()
-	}
+	vu.pause.Wait(d, nil, hard)
 }
