@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/throttlekit/throttle/internal/script"
+	"github.com/throttlekit/throttle/internal/script/k6out"
 )
 
 // k6Flags are the k6 result flags of a script run: k6's summary export,
@@ -69,34 +70,9 @@ func (k *k6Flags) writeSummaryExport(e env, s *script.Summary) error {
 	if k.summaryExport == "" {
 		return nil
 	}
-	b, err := s.ExportJSON()
-	if err == nil {
-		err = os.WriteFile(k.summaryExport, append(b, '\n'), 0o644)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", k.summaryExport, err)
+	if err := k6out.WriteSummaryExport(k.summaryExport, s); err != nil {
+		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote        %s\n", k.summaryExport)
 	return nil
-}
-
-// writeOutputs writes what handleSummary returned: to stdout, stderr or a
-// file each; it tries each and reports the first failure.
-func writeOutputs(e env, outs []script.SummaryOutput) error {
-	var first error
-	for _, o := range outs {
-		var err error
-		switch o.Name {
-		case "stdout":
-			_, err = e.stdout.Write(o.Data)
-		case "stderr":
-			_, err = e.stderr.Write(o.Data)
-		default:
-			err = os.WriteFile(o.Name, o.Data, 0o644)
-		}
-		if err != nil && first == nil {
-			first = fmt.Errorf("handleSummary: writing %s: %w", o.Name, err)
-		}
-	}
-	return first
 }

@@ -310,18 +310,23 @@ end the report goes to stdout. Ctrl-C stops new arrivals, lets in-flight
 iterations finish (up to --grace) and writes the full report; a second
 Ctrl-C aborts them at once.
 
-A k6 script (script.js, .mjs or .ts) runs under the governor instead of
-URLs: each scenario of its options is one governed phase (arrival-rate
-executors in rate mode, VU executors in concurrency mode, the authored
-value the ceiling; per-vu-iterations and shared-iterations run as
-authored). Every request of the script is an attempt. -e KEY=VALUE fills
-__ENV beside the process environment; the governor flags (--floor,
---start, --high, --low, --window, --min-attempts, --tick, --settle)
-override the script's throttle.configure settings for every scenario;
---no-governor runs every scenario as authored. --out writes one report
-with a "phases" entry per scenario. Modules other than k6, k6/http,
-k6/execution, k6/encoding and k6/x/throttle, and remote imports, are
-refused before any traffic.`,
+A k6 script (script.js, .mjs or .ts) runs instead of URLs. It is governed
+only when it imports k6/x/throttle or --govern is given; otherwise every
+executor runs as authored (VUs, rates, stages, iterations), with no
+governor movement lines. Governing changes this: each VU or arrival-rate
+scenario becomes one governed phase (arrival-rate executors in rate mode,
+VU executors in concurrency mode) whose authored value is the ceiling —
+for ramping executors the stage target at that moment — and the governor
+starts at --start and climbs below it, so the run's VUs, rates and
+iteration counts are the governed ones; per-vu-iterations and
+shared-iterations always run as authored. Every request of the script is
+an attempt. -e KEY=VALUE fills __ENV beside the process environment; the
+governor flags (--floor, --start, --high, --low, --window, --min-attempts,
+--tick, --settle) override the script's throttle.configure settings for
+every scenario; --no-governor runs every scenario as authored even when
+the script imports k6/x/throttle. --out writes one report with a "phases"
+entry per scenario. Modules the runner does not implement, and remote
+imports, are refused before any traffic.`,
 		Example: `  # Open loop up to 5000 req/s, default bound (5 % attempt failures):
   throttle run --rate 5000 http://127.0.0.1:8080/
 

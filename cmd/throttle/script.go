@@ -17,6 +17,7 @@ import (
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/script/bundle"
+	"github.com/throttlekit/throttle/internal/script/k6out"
 )
 
 // isScript reports whether a run argument names a k6 script rather than a
@@ -192,15 +193,15 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 	}
 	defer p.metrics.stop()
 	cfg.Custom = p.metrics.custom()
-	var points *k6JSON
+	var points *k6out.JSON
 	if p.k6.jsonOut != "" {
-		if points, err = openK6JSON(p.k6.jsonOut); err != nil {
-			return err
+		if points, err = k6out.OpenJSON(p.k6.jsonOut); err != nil {
+			return usagef("--out json=%s: %v", p.k6.jsonOut, err)
 		}
-		cfg.Points = points.point
+		cfg.Points = points.Point
 		defer func() {
 			if points != nil {
-				_ = points.close()
+				_ = points.Close()
 			}
 		}()
 	}
@@ -217,9 +218,9 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 		return usageError{err}
 	}
 	if points != nil {
-		points.thresholds = map[string][]string{}
+		points.Thresholds = map[string][]string{}
 		for _, th := range r.Thresholds() {
-			points.thresholds[th.Metric] = append(points.thresholds[th.Metric], th.Source)
+			points.Thresholds[th.Metric] = append(points.Thresholds[th.Metric], th.Source)
 		}
 	}
 	for _, ph := range r.Phases() {
@@ -265,12 +266,12 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 	out := e
 	if res.HandleSummary {
 		werr = res.SummaryErr
-		if err := writeOutputs(e, res.Outputs); err != nil && werr == nil {
+		if err := k6out.WriteOutputs(e.stdout, e.stderr, res.Outputs); err != nil && werr == nil {
 			werr = err
 		}
 		out.stdout = e.stderr
 	} else {
-		writeK6Summary(e.stdout, summary)
+		k6out.WriteSummary(e.stdout, summary)
 		fmt.Fprintln(e.stdout)
 	}
 	for i, ph := range phases {
@@ -307,7 +308,7 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 		werr = err
 	}
 	if points != nil {
-		err := points.close()
+		err := points.Close()
 		points = nil
 		if err == nil {
 			fmt.Fprintf(out.stdout, "wrote        %s\n", p.k6.jsonOut)
