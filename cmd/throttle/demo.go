@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/targets"
@@ -115,7 +116,7 @@ func (b *builtinFlags) backlog(fs *pflag.FlagSet, tc *target.Config) error {
 	case fs.Changed("capacity"):
 		if want := tc.PerSecond(); b.latency <= 0 || math.Abs(want-b.capacity) > 1e-6*b.capacity {
 			return usagef("--capacity %s disagrees with --servers %d / --latency %v = %s req/s; give two of the three",
-				short(b.capacity), b.servers, b.latency, short(want))
+				live.Short(b.capacity), b.servers, b.latency, live.Short(want))
 		}
 	}
 	return nil
@@ -196,7 +197,7 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	}
 	if !f.quiet {
 		fmt.Fprintf(e.stderr, "demo: %s on %s; governing %v from %s/s (ceiling %s/s)\n",
-			tc, srv.URL(), f.duration, short(l.Start), short(l.Ceiling))
+			tc, srv.URL(), f.duration, live.Short(l.Start), live.Short(l.Ceiling))
 	}
 	return runPhase(e, &f.phaseFlags, cfg, tc.String(), foundVsTrue(e, tc))
 }
@@ -207,7 +208,7 @@ func foundVsTrue(e env, tc target.Config) func(*report.Report) {
 		c := r.Capacity
 		truth := tc.PerSecond()
 		if !c.Found {
-			fmt.Fprintf(e.stdout, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, short(truth))
+			fmt.Fprintf(e.stdout, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, live.Short(truth))
 			return
 		}
 		// Rounded before printing, so a deviation under 0.05 % prints +0.0,
@@ -216,7 +217,7 @@ func foundVsTrue(e env, tc target.Config) func(*report.Report) {
 		if dev == 0 {
 			dev = 0 // -0 → +0
 		}
-		fmt.Fprintf(e.stdout, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", short(c.GoodputPerS), short(truth), dev)
+		fmt.Fprintf(e.stdout, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", live.Short(c.GoodputPerS), live.Short(truth), dev)
 	}
 }
 

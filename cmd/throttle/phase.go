@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"time"
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/report"
 )
 
@@ -21,13 +20,13 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 	if err != nil {
 		return usageError{err}
 	}
-	con := newConsole(e.stderr, terminal(e.stderr))
+	con := live.NewConsole(e.stderr, terminal(e.stderr))
 	level := slog.LevelInfo
 	if p.verbose {
 		level = slog.LevelDebug
 	}
 	if !p.quiet {
-		cfg.Logger = slog.New(newLineHandler(con, level))
+		cfg.Logger = slog.New(live.NewHandler(con, level))
 	}
 	if err := p.metrics.start(e); err != nil {
 		return err
@@ -54,15 +53,15 @@ func runPhase(e env, p *phaseFlags, cfg engine.Config, target string, after func
 	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
-	go watchSignals(e.signals, done, cancel, eng.Abort, func() int64 { return eng.Snapshot().InFlight }, con, max(cfg.Grace, 0))
+	go live.WatchSignals(e.signals, done, cancel, eng.Abort, func() int64 { return eng.Snapshot().InFlight }, con, max(cfg.Grace, 0))
 
-	var live *liveView
+	var view *live.View
 	if !p.quiet {
-		live = startLive(con, engineSource(eng, rec))
+		view = live.Start(con, engineSource(eng, rec))
 	}
 	res, err := eng.Run(ctx)
-	if live != nil {
-		live.stop(con)
+	if view != nil {
+		view.Stop(con)
 	}
 	if err != nil {
 		return err
@@ -144,25 +143,10 @@ func writeFiles(e env, p *phaseFlags, r *report.Report, saveJSON func(string) er
 	return first
 }
 
-// watchSignals turns the first signal into a graceful stop and the second
-// into an abort of what is still in flight.
-func watchSignals(sig <-chan os.Signal, done <-chan struct{}, stop context.CancelFunc, abort func(), inFlight func() int64, con *console, grace time.Duration) {
-	if sig == nil {
-		return
+// engineSource follows a URL run's engine.
+func engineSource(eng *engine.Engine, rec *report.Recorder) live.Source {
+	mode := eng.Config().Limits.Mode
+	return func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+		return eng.Snapshot(), mode, rec, ""
 	}
-	select {
-	case <-sig:
-	case <-done:
-		return
-	}
-	stop()
-	con.line(fmt.Sprintf("interrupted: no new arrivals; waiting up to %v for %d in flight (Ctrl-C again to abort them)",
-		grace, inFlight()))
-	select {
-	case <-sig:
-	case <-done:
-		return
-	}
-	abort()
-	con.line("aborting in-flight attempts")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
@@ -150,7 +151,7 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 	if err != nil {
 		return err
 	}
-	con := newConsole(e.stderr, terminal(e.stderr))
+	con := live.NewConsole(e.stderr, terminal(e.stderr))
 	level := slog.LevelInfo
 	switch {
 	case p.quiet:
@@ -176,13 +177,13 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 		TrendStats: p.k6.trendStats,
 		StdoutTTY:  terminal(e.stdout),
 		StderrTTY:  terminal(e.stderr),
-		Logger:     slog.New(newLineHandler(con, level)),
+		Logger:     slog.New(live.NewHandler(con, level)),
 		Console: func(l slog.Level, msg string) {
 			prefix := "console: "
 			if l >= slog.LevelWarn {
 				prefix = "console " + strings.ToLower(l.String()) + ": "
 			}
-			con.line(prefix + msg)
+			con.Line(prefix + msg)
 		},
 	}
 	if fs.Changed("timeout") {
@@ -233,15 +234,15 @@ func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env,
 	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
-	go watchSignals(e.signals, done, cancel, r.Abort, func() int64 { return inFlight(r) }, con, 0)
+	go live.WatchSignals(e.signals, done, cancel, r.Abort, func() int64 { return inFlight(r) }, con, 0)
 
-	var live *liveView
+	var view *live.View
 	if !p.quiet {
-		live = startLive(con, scriptSource(r))
+		view = live.Start(con, scriptSource(r))
 	}
 	res, err := r.Run(ctx)
-	if live != nil {
-		live.stop(con)
+	if view != nil {
+		view.Stop(con)
 	}
 	if err != nil {
 		return err
@@ -374,7 +375,7 @@ func (s *scriptRun) reports(r *script.Runner, p *phaseFlags, res *script.RunResu
 
 // scriptSource follows one running scenario until it ends, then the next
 // running one; when none runs, the one it followed last.
-func scriptSource(r *script.Runner) liveSource {
+func scriptSource(r *script.Runner) live.Source {
 	phases := r.Phases()
 	cur := phases[0]
 	return func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
