@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/report"
+	"github.com/throttlekit/throttle/internal/session"
 	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/targets"
 )
@@ -95,7 +97,7 @@ func (b *builtinFlags) config(fs *pflag.FlagSet, concurrent bool) (target.Config
 		}
 	}
 	if err := tc.Validate(); err != nil {
-		return tc, usageError{err}
+		return tc, usageError{Err: err}
 	}
 	return tc, nil
 }
@@ -149,13 +151,14 @@ throttle.configure settings apply unless a flag overrides them.`, demoCapacity, 
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, e) },
 	}
-	fs := cmd.Flags()
-	fs.SortFlags = false
-	f.builtinFlags.register(fs, "the built-in target's true capacity, req/s")
-	fs.Float64Var(&f.ceiling, "rate", demoCeiling, "the phase's ceiling, iterations/s")
-	f.phaseFlags.register(fs, phaseDefaults{duration: demoDuration, window: demoWindow, floor: demoFloor, start: demoStart})
-	fs.StringVar(&f.script, "script", "", "run this k6 script against the built-in target (__ENV.BASE is its URL)")
-	fs.StringArrayVarP(&f.env, "env", "e", nil, "with --script: KEY=VALUE for __ENV (repeatable)")
+	var g flagGroups
+	f.builtinFlags.register(g.group("Built-in target"), "the built-in target's true capacity, req/s")
+	g.group("Load").Float64Var(&f.ceiling, "rate", demoCeiling, "the phase's ceiling, iterations/s")
+	f.phaseFlags.register(&g, phaseDefaults{duration: demoDuration, window: demoWindow, floor: demoFloor, start: demoStart})
+	k6 := g.group("k6 script")
+	k6.StringVar(&f.script, "script", "", "run this k6 script against the built-in target (__ENV.BASE is its URL)")
+	k6.StringArrayVarP(&f.env, "env", "e", nil, "with --script: KEY=VALUE for __ENV (repeatable)")
+	g.install(cmd)
 	return cmd
 }
 
@@ -168,47 +171,38 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	if f.script != "" {
 		return f.runScript(fs, tc, e)
 	}
-	if fs.Changed("env") {
-		return usagef("-e/--env fills a k6 script's __ENV; give --script FILE")
-	}
-	if err := f.k6.notWithoutScript(fs, f.out); err != nil {
+	if err := f.notWithoutScript(fs, "--script FILE"); err != nil {
 		return err
 	}
-	l, err := f.limits(fs, governor.Rate, f.ceiling, "--rate")
+	u, err := f.phaseRun(fs, governor.Rate, f.ceiling, "--rate")
 	if err != nil {
 		return err
 	}
-	if err := f.outputs(); err != nil {
-		return err
-	}
-	defer f.metrics.stop()
-	srv, stop, err := f.serveBuiltin(e, tc, mainPhase)
+	ss := f.session(e)
+	srv, stop, err := serveBuiltin(ss, tc, session.MainPhase)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	list, err := targets.FromURLs([]string{srv.URL() + "/"}, "GET", nil, nil)
-	if err != nil {
+	defer f.metrics.Stop()
+	if u.Engine.Targets, err = targets.FromURLs([]string{srv.URL() + "/"}, "GET", nil, nil); err != nil {
 		return err
 	}
-	cfg, err := f.engineConfig(list, l)
-	if err != nil {
-		return err
-	}
+	u.Settings.Target, u.After = tc.String(), foundVsTrue(tc)
 	if !f.quiet {
 		fmt.Fprintf(e.stderr, "demo: %s on %s; governing %v from %s/s (ceiling %s/s)\n",
-			tc, srv.URL(), f.duration, live.Short(l.Start), live.Short(l.Ceiling))
+			tc, srv.URL(), f.duration, live.Short(u.Engine.Limits.Start), live.Short(u.Engine.Limits.Ceiling))
 	}
-	return runPhase(e, &f.phaseFlags, cfg, tc.String(), foundVsTrue(e, tc))
+	return ss.RunURL(u)
 }
 
 // foundVsTrue prints the capacity a report found beside the true one.
-func foundVsTrue(e env, tc target.Config) func(*report.Report) {
-	return func(r *report.Report) {
+func foundVsTrue(tc target.Config) func(io.Writer, *report.Report) {
+	return func(w io.Writer, r *report.Report) {
 		c := r.Capacity
 		truth := tc.PerSecond()
 		if !c.Found {
-			fmt.Fprintf(e.stdout, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, live.Short(truth))
+			fmt.Fprintf(w, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, live.Short(truth))
 			return
 		}
 		// Rounded before printing, so a deviation under 0.05 % prints +0.0,
@@ -217,22 +211,22 @@ func foundVsTrue(e env, tc target.Config) func(*report.Report) {
 		if dev == 0 {
 			dev = 0 // -0 → +0
 		}
-		fmt.Fprintf(e.stdout, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", live.Short(c.GoodputPerS), live.Short(truth), dev)
+		fmt.Fprintf(w, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", live.Short(c.GoodputPerS), live.Short(truth), dev)
 	}
 }
 
 // serveBuiltin starts the built-in target on a loopback port, its
 // counters exported under phase with --metrics (started here, before any
 // traffic); stop shuts the target down.
-func (f *demoFlags) serveBuiltin(e env, tc target.Config, phase string) (*target.Server, func(), error) {
+func serveBuiltin(ss *session.Session, tc target.Config, phase string) (*target.Server, func(), error) {
 	tg, err := target.New(tc)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, usageError{Err: err}
 	}
-	if err := f.metrics.start(e); err != nil {
+	if err := ss.Metrics.Start(ss.Stderr); err != nil {
 		return nil, nil, err
 	}
-	if err := f.metrics.addTarget(phase, tg); err != nil {
+	if err := ss.Metrics.AddTarget(phase, tg); err != nil {
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -249,20 +243,20 @@ func (f *demoFlags) serveBuiltin(e env, tc target.Config, phase string) (*target
 
 // runScript is demo --script: the script against the built-in target.
 func (f *demoFlags) runScript(fs *pflag.FlagSet, tc target.Config, e env) error {
-	for _, name := range []string{"rate", "duration", "max-vus", "tries", "fail-on", "grace"} {
-		if fs.Changed(name) {
-			return usagef("--%s does not apply to a k6 script: %s", name, notForScripts[name])
-		}
+	sc, err := f.scriptRun(fs, scriptRun{path: f.script, env: f.env}, foundVsTrue(tc))
+	if err != nil {
+		return err
 	}
-	defer f.metrics.stop()
-	srv, stop, err := f.serveBuiltin(e, tc, "target")
+	ss := f.scriptSession(e)
+	srv, stop, err := serveBuiltin(ss, tc, "target")
 	if err != nil {
 		return err
 	}
 	defer stop()
+	defer f.metrics.Stop()
 	if !f.quiet {
 		fmt.Fprintf(e.stderr, "demo: %s on %s; running %s against it\n", tc, srv.URL(), f.script)
 	}
-	s := scriptRun{path: f.script, env: f.env, base: srv.URL()}
-	return s.run(e, &f.phaseFlags, fs, func(out env, r *report.Report) { foundVsTrue(out, tc)(r) })
+	sc.Config.Env["BASE"] = srv.URL()
+	return ss.RunScript(sc)
 }

@@ -26,6 +26,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/session"
 )
 
 func main() {
@@ -54,14 +55,17 @@ func terminal(w io.Writer) bool {
 }
 
 // usageError is bad input: exit code 2.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
+type usageError = session.BadInput
 
 // usagef returns a usage error.
 func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+	return usageError{Err: fmt.Errorf(format, args...)}
+}
+
+// session is where a command's run writes, for the flags' view settings.
+func (e env) session(quiet, verbose bool, out session.Outputs, m *session.Metrics) *session.Session {
+	return &session.Session{Stdout: e.stdout, Stderr: e.stderr, StdoutTTY: terminal(e.stdout), StderrTTY: terminal(e.stderr),
+		Signals: e.signals, Quiet: quiet, Verbose: verbose, Outputs: out, Metrics: m, Started: e.started}
 }
 
 // run runs the command line args and returns the exit code.
@@ -74,11 +78,10 @@ func run(args []string, e env) int {
 	}
 	msg := strings.ReplaceAll(tidy(err.Error()), "\n", " ")
 	fmt.Fprintf(e.stderr, "throttle: %s\n", msg)
-	var u usageError
-	if errors.As(err, &u) || isCobraUsage(err) {
+	if session.IsBadInput(err) || isCobraUsage(err) {
 		return 2
 	}
-	var th thresholdsCrossed
+	var th session.ThresholdsCrossed
 	if errors.As(err, &th) {
 		return 99
 	}
@@ -90,7 +93,7 @@ var strconvNoise = regexp.MustCompile(`strconv\.\w+: parsing "[^"]*": `)
 
 // pkgPrefix is an internal package's "pkg: " prefix, at the start of a
 // message or of a wrapped cause: the user knows no packages, only flags.
-var pkgPrefix = regexp.MustCompile(`(^|: )(?:governor|target|targets|engine|report): `)
+var pkgPrefix = regexp.MustCompile(`(^|: )(?:governor|target|targets|engine|phase|report): `)
 
 // tidy makes an error message read in the user's terms.
 func tidy(msg string) string {
@@ -132,7 +135,7 @@ thresholds crossed (after the report is written).`,
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 	root.AddCommand(newRunCmd(e), newDemoCmd(e), newTargetCmd(e), newVersionCmd(e))
 	return root
 }

@@ -481,12 +481,16 @@ func TestDefaultTickFollowsTheWindow(t *testing.T) {
 		{[]string{"--window", "1s", "--tick", "500ms"}, 500 * time.Millisecond},
 	} {
 		var p phaseFlags
+		var g flagGroups
+		p.register(&g, phaseDefaults{duration: time.Minute, window: governor.DefaultWindow, floor: 1, start: 1})
 		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
-		p.register(fs, phaseDefaults{duration: time.Minute, window: governor.DefaultWindow, floor: 1, start: 1})
+		for _, x := range g {
+			fs.AddFlagSet(x.fs)
+		}
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := p.limits(fs, governor.Rate, 100, "--rate"); err != nil {
+		if _, err := p.phaseRun(fs, governor.Rate, 100, "--rate"); err != nil {
 			t.Fatalf("%v: %v", c.args, err)
 		}
 		if p.tick != c.tick || p.settle != c.tick || !p.earlyBreach {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/throttlekit/throttle/internal/session"
 	"github.com/throttlekit/throttle/internal/target"
 )
 
@@ -20,7 +21,7 @@ type targetFlags struct {
 	concurrent bool
 	anyAddr    bool
 	downClose  bool
-	metrics    metricsServer
+	metrics    session.Metrics
 }
 
 func newTargetCmd(e env) *cobra.Command {
@@ -59,7 +60,7 @@ overloaded on purpose and is not meant to be exposed.`, target.DefaultBacklogDep
 	fs.BoolVar(&f.concurrent, "concurrent", false, "capacity bounds requests in service at once instead of a rate")
 	fs.BoolVar(&f.downClose, "reset-when-down", false, "reserved for tests: reset connections instead of 503 while down")
 	fs.BoolVar(&f.anyAddr, "allow-remote", false, "allow a --listen address other than loopback")
-	f.metrics.register(fs)
+	registerMetrics(fs, &f.metrics)
 	_ = fs.MarkHidden("reset-when-down")
 	return cmd
 }
@@ -72,13 +73,13 @@ func (f *targetFlags) run(fs *pflag.FlagSet, e env) error {
 	tc.DownClose = f.downClose
 	tg, err := target.New(tc)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
-	if err := f.metrics.start(e); err != nil {
+	if err := f.metrics.Start(e.stderr); err != nil {
 		return err
 	}
-	defer f.metrics.stop()
-	if err := f.metrics.addTarget(targetPhase, tg); err != nil {
+	defer f.metrics.Stop()
+	if err := f.metrics.AddTarget(targetPhase, tg); err != nil {
 		return err
 	}
 	var opts []target.ServeOption
@@ -89,7 +90,7 @@ func (f *targetFlags) run(fs *pflag.FlagSet, e env) error {
 	defer cancel()
 	srv, err := target.Serve(ctx, f.listen, tg, opts...)
 	if err != nil {
-		return listenFailure("listen", f.listen, err)
+		return session.ListenFailure("--listen", f.listen, err)
 	}
 	fmt.Fprintf(e.stdout, "serving %s on %s (Ctrl-C to stop)\n", tc, srv.URL())
 	if e.signals != nil {
