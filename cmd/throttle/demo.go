@@ -129,20 +129,7 @@ func newDemoCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Find the capacity of a built-in target whose true capacity is known",
-		Long: fmt.Sprintf(`demo starts the built-in target on a loopback port (capacity %d req/s,
-shedding the excess with 503s), governs a %v open-loop phase against it,
-prints the report and compares the capacity found with the true one.
-
-It needs nothing but this binary. The demo's governor settings are chosen
-to settle well inside the phase: %v windows read every %v tick, a
-floor of %d/s and a start of %d/s, the ceiling far above the capacity
-(%d/s). Change the target with --capacity, --model and --latency, the phase
-with any flag run also takes.
-
-With --script FILE it runs a k6 script against the built-in target instead
-(__ENV.BASE is the target's URL) and compares the capacity the script's
-first governed scenario found with the true one; the script's own
-throttle.configure settings apply unless a flag overrides them.`, demoCapacity, demoDuration, demoWindow, governor.DefaultTickFor(demoWindow), demoFloor, demoStart, demoCeiling),
+		Long:  fmt.Sprintf(helpText("demo"), demoCapacity, demoDuration, demoWindow, governor.DefaultTickFor(demoWindow), demoFloor, demoStart, demoCeiling),
 		Example: `  throttle demo
   throttle demo --capacity 2000 --model queue
   throttle demo --model backlog --servers 2 --latency 10ms   # a thread pool: 200 req/s, every answer 200

@@ -13,6 +13,7 @@
 package main
 
 import (
+	"embed"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +53,20 @@ type env struct {
 func terminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// helpTexts are the commands' long help, kept as text beside the code.
+//
+//go:embed help/*.txt
+var helpTexts embed.FS
+
+// helpText is the long help of the command name.
+func helpText(name string) string {
+	b, err := helpTexts.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err) // embedded at build time: a missing file is a build mistake
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // usageError is bad input: exit code 2.
@@ -113,17 +128,7 @@ func newRoot(e env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "throttle",
 		Short: "Find an HTTP target's capacity at a declared failure bound",
-		Long: `throttle governs a load test instead of just generating it. It starts gently,
-doubles the load while the target stays clean, backs off in proportion to the
-attempt-failure fraction, remembers where congestion was seen and probes
-additively near it. The throttled steady state is the measurement: the
-target's capacity at the failure bound you declare (--high, default 5 %).
-
-Retries cannot hide failures: every attempt counts, and the report shows the
-ok % after tries beside the attempt-failure %.
-
-Exit codes: 0 success, 1 runtime failure, 2 bad input, 99 a k6 script's
-thresholds crossed (after the report is written).`,
+		Long:  helpText("root"),
 		Example: `  throttle demo                                   # see it find a built-in target's capacity
   throttle run --rate 5000 http://127.0.0.1:8080/  # govern an open-loop phase up to 5000 req/s
   throttle run --concurrency 64 --targets targets.txt --out report.json

@@ -37,50 +37,7 @@ func newRunCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] [URL... | script.js]",
 		Short: "Govern a load phase against HTTP targets and report their capacity",
-		Long: `run governs one load phase against HTTP targets and reports the capacity it
-found at the failure bound.
-
-Give exactly one of --rate (open loop: iterations per second, arrivals on a
-schedule whatever the response times; latency measured from the intended
-start) or --concurrency (closed loop: iterations in flight, back to back).
-Either value is the ceiling: the governor starts at --start (default
---floor) and never goes above it.
-
-Targets are URLs (as arguments or --url, sent round-robin with --method, -H
-and --body) or a targets file in vegeta's HTTP format (--targets FILE, "-"
-for stdin):
-
-    GET http://127.0.0.1:8080/items
-    X-Account: 42
-
-    POST http://127.0.0.1:8080/items
-    Content-Type: application/json
-    @item.json
-
-While it runs, a status line shows the offer, attempts/s, attempt-fail %,
-ok %, p50/p99 and the governor's state, with a line for every move of the
-offer above it (plain lines every 5 s when stderr is not a terminal). At the
-end the report goes to stdout. Ctrl-C stops new arrivals, lets in-flight
-iterations finish (up to --grace) and writes the full report; a second
-Ctrl-C aborts them at once.
-
-A k6 script (script.js, .mjs or .ts) runs instead of URLs. It is governed
-only when it imports k6/x/throttle or --govern is given; otherwise every
-executor runs as authored (VUs, rates, stages, iterations), with no
-governor movement lines. Governing changes this: each VU or arrival-rate
-scenario becomes one governed phase (arrival-rate executors in rate mode,
-VU executors in concurrency mode) whose authored value is the ceiling —
-for ramping executors the stage target at that moment — and the governor
-starts at --start and climbs below it, so the run's VUs, rates and
-iteration counts are the governed ones; per-vu-iterations and
-shared-iterations always run as authored. Every request of the script is
-an attempt. -e KEY=VALUE fills __ENV beside the process environment; the
-governor flags (--floor, --start, --high, --low, --window, --min-attempts,
---tick, --settle) override the script's throttle.configure settings for
-every scenario; --no-governor runs every scenario as authored even when
-the script imports k6/x/throttle. --out writes one report with a "phases"
-entry per scenario. Modules the runner does not implement, and remote
-imports, are refused before any traffic.`,
+		Long:  helpText("run"),
 		Example: `  # Open loop up to 5000 req/s, default bound (5 % attempt failures):
   throttle run --rate 5000 http://127.0.0.1:8080/
 

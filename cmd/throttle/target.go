@@ -29,23 +29,7 @@ func newTargetCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "target",
 		Short: "Serve the built-in target, with a known capacity, until Ctrl-C",
-		Long: fmt.Sprintf(`target serves the built-in HTTP target demo uses, standalone, for experiments
-and benchmarks. Every path and method is served alike: 200 "ok" within
-capacity; above it the model decides.
-
-  shed      excess requests get 503 at once (failure fraction (x − c)/x)
-  queue     excess requests wait in a short queue, then get 503
-  collapse  goodput falls as load rises past capacity (500s), like a
-            fragile service: only c·(1 − (x − c)/(2c)) succeed per second
-  backlog   a thread-pool server: --servers workers, each busy --latency
-            per request, behind a deep FIFO queue (--queue-depth, default
-            %d); every answer is 200, only later; capacity = servers /
-            latency. A request whose client gave up still takes a worker
-            when it reaches the front (a zombie) unless --drop-abandoned
-            is given
-
-It listens on loopback only unless --allow-remote is given: it can be
-overloaded on purpose and is not meant to be exposed.`, target.DefaultBacklogDepth),
+		Long:  fmt.Sprintf(helpText("target"), target.DefaultBacklogDepth),
 		Example: `  throttle target                                  # 800 req/s, shed, on 127.0.0.1:8080
   throttle target --capacity 2000 --model collapse --listen 127.0.0.1:9000
   throttle target --capacity 16 --concurrent --latency 20ms  # 16 in service at once
