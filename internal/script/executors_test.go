@@ -2,6 +2,7 @@ package script
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // fast are governor settings that judge many windows in a test of a few
@@ -242,13 +244,8 @@ export default function () { http.get(__ENV.BASE + '/'); sleep(0.01); }
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	go func() {
-		for r.Phases()[1].Counts().IterOK < 5 {
-			time.Sleep(10 * time.Millisecond)
-		}
-		cancel()
-	}()
-	done := make(chan *RunResult)
+	defer cancel()
+	done := make(chan *RunResult, 1)
 	go func() {
 		res, err := r.Run(ctx)
 		if err != nil {
@@ -256,36 +253,45 @@ export default function () { http.get(__ENV.BASE + '/'); sleep(0.01); }
 		}
 		done <- res
 	}()
-	select {
-	case res := <-done:
-		if res == nil || !res.Interrupted {
-			t.Fatalf("result %+v: want interrupted", res)
+	testwait.Until(t, testwait.Deadline, "five iterations of the second scenario", func() bool { return r.Phases()[1].Counts().IterOK >= 5 })
+	cancel()
+	var res *RunResult
+	testwait.Until(t, testwait.Deadline, "the run to end after its context was cancelled", func() bool {
+		select {
+		case res = <-done:
+			return true
+		default:
+			return false
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the run did not end after its context was cancelled")
+	})
+	if res == nil || !res.Interrupted {
+		t.Fatalf("result %+v: want interrupted", res)
 	}
 }
 
-// runWatched runs r, calling watch every 20 ms on one goroutine until the
-// run returns (and not after).
+// runWatched runs r, calling watch on the test's goroutine as testwait
+// polls, until the run returns (and not after).
 func runWatched(t *testing.T, r *Runner, watch func()) (*RunResult, error) {
-	stop := make(chan struct{})
-	done := make(chan struct{})
+	type result struct {
+		res *RunResult
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			watch()
-		}
+		res, err := r.Run(t.Context())
+		done <- result{res, err}
 	}()
-	res, err := r.Run(t.Context())
-	close(stop)
-	<-done
-	return res, err
+	var out result
+	testwait.Until(t, testwait.Deadline, "the run to end", func() bool {
+		select {
+		case out = <-done:
+			return true
+		default:
+			watch()
+			return false
+		}
+	})
+	return out.res, out.err
 }
 
 // TestScriptSaturationIsTheGenerators: a scenario whose JavaScript eats the
@@ -320,5 +326,48 @@ export default function () {
 	}
 	if !seen {
 		t.Errorf("no window saw the generator saturated: the governor must read the watch's verdict")
+	}
+}
+
+// TestGovernorIsOptIn: a script that does not import k6/x/throttle runs as
+// authored — every window at the authored 4 VUs, no movement line — and
+// the same script with Config.Govern (--govern) is governed from the floor.
+func TestGovernorIsOptIn(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "plain.js", `
+import http from 'k6/http';
+export const options = { vus: 4, duration: '1200ms' };
+export default function () { http.get(__ENV.BASE + '/'); }
+`)
+	var moves testwait.Buffer
+	cfg := fast()
+	cfg.Logger = slog.New(slog.NewTextHandler(&moves, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	r, _ := runScript(t, path, base, cfg, 30*time.Second)
+	p := r.Phases()[0]
+	if p.Governed() {
+		t.Fatal("a script that does not import k6/x/throttle is not governed")
+	}
+	ws := p.Windows()
+	if len(ws) == 0 {
+		t.Fatal("no windows recorded")
+	}
+	for _, w := range ws {
+		if w.Offer != 4 {
+			t.Errorf("window at offer %v: want the authored 4 VUs throughout", w.Offer)
+		}
+	}
+	if s := p.Snapshot(); s.Workers != 4 {
+		t.Errorf("%d VUs made, want the authored 4", s.Workers)
+	}
+	if moves.Contains("offer=") {
+		t.Errorf("movement lines from an ungoverned run: %q", moves.String())
+	}
+
+	cfg = fast()
+	cfg.Govern = true
+	r, _ = runScript(t, path, base, cfg, 30*time.Second)
+	p = r.Phases()[0]
+	if ws := p.Windows(); !p.Governed() || len(ws) == 0 || ws[0].Offer != 1 {
+		t.Fatalf("governed %v, windows %+v: --govern governs from the floor", p.Governed(), ws)
 	}
 }
