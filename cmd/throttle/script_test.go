@@ -61,6 +61,8 @@ func TestRunScriptBadInput(t *testing.T) {
 		{[]string{"run", filepath.Join(t.TempDir(), "missing.js")}, "missing.js"},
 		{[]string{"run", writeFile(t, "bad.js", "export const options = { scenarios: { a: { executor: 'externally-controlled' } } };\nexport default function () {}\n")}, `executor "externally-controlled" is not supported`},
 		{[]string{"run", writeFile(t, "syntax.js", "export default function () {\n")}, "syntax.js:"},
+		{[]string{"run", "--govern", "--no-governor", path}, "--govern conflicts with --no-governor"},
+		{[]string{"run", "--govern", "--rate", "1", "http://127.0.0.1:1/"}, "--govern applies to a k6 script"},
 	} {
 		r := cli(t, "", nil, c.args...)
 		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {

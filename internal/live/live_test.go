@@ -1,6 +1,8 @@
 package live
 
 import (
+	"go.uber.org/goleak"
+
 	"bytes"
 	"log/slog"
 	"strings"
@@ -81,3 +83,5 @@ func TestStatusLine(t *testing.T) {
 		t.Errorf("a saturated generator says so: %q", got)
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
