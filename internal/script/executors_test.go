@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -369,5 +370,23 @@ export default function () { http.get(__ENV.BASE + '/'); }
 	p = r.Phases()[0]
 	if ws := p.Windows(); !p.Governed() || len(ws) == 0 || ws[0].Offer != 1 {
 		t.Fatalf("governed %v, windows %+v: --govern governs from the floor", p.Governed(), ws)
+	}
+
+	// The import opts in wherever it is: here in a local module the script imports.
+	path = writeScript(t, "lib.js", `
+import http from 'k6/http';
+import throttle from 'k6/x/throttle';
+export function get() { return throttle.tries(1, () => http.get(__ENV.BASE + '/')); }
+`, "main.js", `
+import { get } from './lib.js';
+export const options = { vus: 4, duration: '600ms' };
+export default function () { get(); }
+`)
+	r, err := Load(filepath.Join(filepath.Dir(path), "main.js"), withBase(fast(), base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Phases()[0].Governed() {
+		t.Error("a script whose local module imports k6/x/throttle is governed")
 	}
 }
