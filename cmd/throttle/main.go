@@ -20,10 +20,12 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/throttlekit/throttle/internal/engine"
@@ -103,16 +105,33 @@ func run(args []string, e env) int {
 	return 1
 }
 
-// strconvNoise is the parser detail pflag leaves in its messages.
-var strconvNoise = regexp.MustCompile(`strconv\.\w+: parsing "[^"]*": `)
-
 // pkgPrefix is an internal package's "pkg: " prefix, at the start of a
 // message or of a wrapped cause: the user knows no packages, only flags.
 var pkgPrefix = regexp.MustCompile(`(^|: )(?:governor|target|targets|engine|phase|report): `)
 
 // tidy makes an error message read in the user's terms.
 func tidy(msg string) string {
-	return pkgPrefix.ReplaceAllString(strconvNoise.ReplaceAllString(msg, ""), "$1")
+	return pkgPrefix.ReplaceAllString(msg, "$1")
+}
+
+// flagError words a flag's parse error in the user's terms: a number that
+// does not parse says why (invalid syntax, out of range), without the Go
+// parser's name.
+func flagError(err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) {
+		return err
+	}
+	cause := iv.Unwrap()
+	var num *strconv.NumError
+	if errors.As(cause, &num) {
+		cause = num.Err
+	}
+	name := "--" + iv.GetFlag().Name
+	if sh := iv.GetFlag().Shorthand; sh != "" {
+		name = "-" + sh + ", " + name
+	}
+	return fmt.Errorf("invalid argument %q for %q flag: %v", iv.GetValue(), name, cause)
 }
 
 // isCobraUsage recognises the one error cobra itself returns for a bad
@@ -140,7 +159,7 @@ func newRoot(e env) *cobra.Command {
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: flagError(err)} })
 	root.AddCommand(newRunCmd(e), newDemoCmd(e), newTargetCmd(e), newVersionCmd(e))
 	return root
 }
