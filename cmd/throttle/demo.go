@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -166,7 +165,7 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 		return err
 	}
 	ss := f.session(e)
-	srv, stop, err := serveBuiltin(ss, tc, session.MainPhase)
+	srv, stop, err := ss.ServeBuiltin(tc, session.MainPhase)
 	if err != nil {
 		return err
 	}
@@ -202,32 +201,6 @@ func foundVsTrue(tc target.Config) func(io.Writer, *report.Report) {
 	}
 }
 
-// serveBuiltin starts the built-in target on a loopback port, its
-// counters exported under phase with --metrics (started here, before any
-// traffic); stop shuts the target down.
-func serveBuiltin(ss *session.Session, tc target.Config, phase string) (*target.Server, func(), error) {
-	tg, err := target.New(tc)
-	if err != nil {
-		return nil, nil, usageError{Err: err}
-	}
-	if err := ss.Metrics.Start(ss.Stderr); err != nil {
-		return nil, nil, err
-	}
-	if err := ss.Metrics.AddTarget(phase, tg); err != nil {
-		return nil, nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := target.Serve(ctx, "", tg, target.WithShutdownGrace(time.Second))
-	if err != nil {
-		cancel()
-		return nil, nil, fmt.Errorf("starting the built-in target: %w", err)
-	}
-	return srv, func() {
-		cancel()
-		_ = srv.Wait()
-	}, nil
-}
-
 // runScript is demo --script: the script against the built-in target.
 func (f *demoFlags) runScript(fs *pflag.FlagSet, tc target.Config, e env) error {
 	sc, err := f.scriptRun(fs, scriptRun{path: f.script, env: f.env}, foundVsTrue(tc))
@@ -235,7 +208,7 @@ func (f *demoFlags) runScript(fs *pflag.FlagSet, tc target.Config, e env) error 
 		return err
 	}
 	ss := f.scriptSession(e)
-	srv, stop, err := serveBuiltin(ss, tc, "target")
+	srv, stop, err := ss.ServeBuiltin(tc, "target")
 	if err != nil {
 		return err
 	}

@@ -44,11 +44,14 @@ type phaseDefaults struct {
 	start, floor     float64
 }
 
-// flagGroups are a command's flags by what they are about, for its help.
-type flagGroups []struct {
+// flagGroup is a titled set of a command's flags, for its help.
+type flagGroup struct {
 	title string
 	fs    *pflag.FlagSet
 }
+
+// flagGroups are a command's flags by what they are about.
+type flagGroups []flagGroup
 
 // group returns the group's flag set, making it on first use.
 func (g *flagGroups) group(title string) *pflag.FlagSet {
@@ -57,13 +60,10 @@ func (g *flagGroups) group(title string) *pflag.FlagSet {
 			return x.fs
 		}
 	}
-	fs := pflag.NewFlagSet(title, pflag.ContinueOnError)
-	fs.SortFlags = false
-	*g = append(*g, struct {
-		title string
-		fs    *pflag.FlagSet
-	}{title, fs})
-	return fs
+	x := flagGroup{title, pflag.NewFlagSet(title, pflag.ContinueOnError)}
+	x.fs.SortFlags = false
+	*g = append(*g, x)
+	return x.fs
 }
 
 // install adds the groups' flags to cmd and prints them by group in its

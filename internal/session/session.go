@@ -7,16 +7,19 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/report"
+	"github.com/throttlekit/throttle/internal/target"
 )
 
 // BadInput is an error in what the user gave (exit code 2), as opposed to a
@@ -187,4 +190,30 @@ func countsInto(in *report.Input, c engine.Counts) {
 // generatorOf is the report's view of a phase's watch of itself.
 func generatorOf(g engine.GeneratorSummary) report.Generator {
 	return report.Generator{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals}
+}
+
+// ServeBuiltin starts the built-in target on a loopback port (demo), its
+// counters exported under phase with --metrics (started here, before any
+// traffic); stop shuts the target down.
+func (s *Session) ServeBuiltin(tc target.Config, phase string) (srv *target.Server, stop func(), err error) {
+	tg, err := target.New(tc)
+	if err != nil {
+		return nil, nil, BadInput{err}
+	}
+	if err := s.metrics().Start(s.Stderr); err != nil {
+		return nil, nil, err
+	}
+	if err := s.Metrics.AddTarget(phase, tg); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err = target.Serve(ctx, "", tg, target.WithShutdownGrace(time.Second))
+	if err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("starting the built-in target: %w", err)
+	}
+	return srv, func() {
+		cancel()
+		_ = srv.Wait()
+	}, nil
 }
