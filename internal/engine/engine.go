@@ -147,6 +147,10 @@ func SnapshotOf(ph *phase.Phase, m *Meter) Snapshot {
 		Workers: st.Workers, Governor: st.Governor, Generator: st.Generator}
 }
 
+// Stopping is closed when the phase stops starting iterations: its grace
+// period begins.
+func (e *Engine) Stopping() <-chan struct{} { return e.ph.Stopping() }
+
 // Abort cuts off the in-flight attempts of a stopping phase at once instead
 // of waiting out the grace period (a second Ctrl-C). Run still returns its
 // Result.
