@@ -282,16 +282,7 @@ func TestReportSchemaAndAttribution(t *testing.T) {
 // code.
 func exited(t *testing.T, code <-chan int, what string) int {
 	t.Helper()
-	var c int
-	testwait.Until(t, testwait.Deadline, what, func() bool {
-		select {
-		case c = <-code:
-			return true
-		default:
-			return false
-		}
-	})
-	return c
+	return testwait.Receive(t, code, what)
 }
 
 func keys(m map[string]any) []string {

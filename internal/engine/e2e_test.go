@@ -218,23 +218,9 @@ func TestGraceAndAbort(t *testing.T) {
 	// Abort once all three hang and the phase is over, so the grace period
 	// (a minute) has begun: it must end at once.
 	testwait.Until(t, testwait.Deadline, "three attempts hanging", func() bool { return arrived.Load() >= 3 })
-	testwait.Until(t, testwait.Deadline, "the phase to stop and its grace to begin", func() bool {
-		select {
-		case <-e.Stopping():
-			return true
-		default:
-			return false
-		}
-	})
+	testwait.Receive(t, e.Stopping(), "the phase to stop and its grace to begin")
 	e.Abort()
-	testwait.Until(t, testwait.Deadline, "Abort to end the minute's grace at once", func() bool {
-		select {
-		case res = <-results:
-			return true
-		default:
-			return false
-		}
-	})
+	res = testwait.Receive(t, results, "Abort to end the minute's grace at once")
 	if res == nil {
 		t.Fatal("no result")
 	}

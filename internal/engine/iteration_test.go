@@ -297,15 +297,7 @@ func TestIterateAbort(t *testing.T) {
 			// a slow machine may take long to send it).
 			testwait.Until(t, testwait.Deadline, "the attempt in flight", func() bool { return m.Load().Started > 0 })
 			cancel()
-			var out Outcome
-			testwait.Until(t, testwait.Deadline, "the aborted attempt to return (its timeout is a minute)", func() bool {
-				select {
-				case out = <-outs:
-					return true
-				default:
-					return false
-				}
-			})
+			out := testwait.Receive(t, outs, "the aborted attempt to return (its timeout is a minute)")
 			if c := m.Counts(); out != IterationAborted || c.Aborted != 1 || c.OK+c.Failed != 0 {
 				t.Errorf("outcome %v, counts %+v", out, c)
 			}

@@ -154,14 +154,7 @@ func runRamp(t *testing.T, governed bool, check func(elapsed time.Duration, st S
 		check(at, p.Status())
 	}
 	clk.Advance(time.Second)
-	testwait.Until(t, 10*time.Second, "the phase to end", func() bool {
-		select {
-		case <-done:
-			return true
-		default:
-			return false
-		}
-	})
+	testwait.Receive(t, done, "the phase to end")
 	return res
 }
 

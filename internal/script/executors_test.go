@@ -256,15 +256,7 @@ export default function () { http.get(__ENV.BASE + '/'); sleep(0.01); }
 	}()
 	testwait.Until(t, testwait.Deadline, "five iterations of the second scenario", func() bool { return r.Phases()[1].Counts().IterOK >= 5 })
 	cancel()
-	var res *RunResult
-	testwait.Until(t, testwait.Deadline, "the run to end after its context was cancelled", func() bool {
-		select {
-		case res = <-done:
-			return true
-		default:
-			return false
-		}
-	})
+	res := testwait.Receive(t, done, "the run to end after its context was cancelled")
 	if res == nil || !res.Interrupted {
 		t.Fatalf("result %+v: want interrupted", res)
 	}
