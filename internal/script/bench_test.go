@@ -205,3 +205,34 @@ func heap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// BenchmarkIterationJS is the JavaScript side of an iteration, no request:
+// a default function reaching into three imported k6 modules (a check, a
+// property of k6/execution, a function of k6/http), called on one VU.
+func BenchmarkIterationJS(b *testing.B) {
+	path := writeScriptB(b, "js.js", `
+import http from 'k6/http';
+import { check } from 'k6';
+import exec from 'k6/execution';
+export const options = { iterations: 1 };
+export default function () {
+  check(exec.scenario.name, { named: (n) => n === 'default' });
+  return typeof http.get;
+}
+`)
+	r, err := Load(path, Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vu, err := r.newVU(r.Phases()[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := vu.fn(nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

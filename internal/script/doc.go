@@ -2,9 +2,10 @@
 // governed when it imports k6/x/throttle (or Config.Govern, --govern);
 // otherwise every scenario runs as authored.
 //
-// Load bundles the script (package bundle: ES modules and TypeScript into
-// one program, the k6 modules left for the runtime, anything unsupported
-// refused with its file and line), compiles it once, and runs its init
+// Load loads the script's modules (package bundle: each ES module, local
+// or TypeScript, a sobek module record compiled once for every VU; the k6
+// modules synthetic records whose exports are the VU's module objects;
+// anything unsupported refused with its file and line) and runs its init
 // context in a first VU, which reads the exported options (package
 // options) and records throttle.configure's settings. Every scenario
 // becomes a Phase. Every problem with the script is an error from Load,
@@ -17,9 +18,10 @@
 //
 // # VUs
 //
-// A VU is one goja runtime, used by one goroutine at a time, in which the
-// init context ran once. Its module objects, its HTTP request and result
-// and its sleep timer are made once and reused; a Response is a small Go
+// A VU is one sobek runtime, used by one goroutine at a time, in which the
+// init context ran once: the script's modules, instantiated and evaluated
+// in that runtime, top-level await included. Its module objects, its HTTP
+// request and result and its sleep timer are made once and reused; a Response is a small Go
 // value shown to JavaScript as a dynamic object whose fields are built only
 // when read, so an iteration that makes one request and looks at its
 // status allocates little beyond the request itself.
