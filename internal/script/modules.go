@@ -272,8 +272,8 @@ func (r *Runner) iterationsDone() uint64 {
 func (r *Runner) elapsedMs() int64 {
 	var first int64
 	for _, p := range r.phases {
-		if s := p.startNanos.Load(); s != 0 && (first == 0 || s < first) {
-			first = s
+		if start, _ := p.Span(); !start.IsZero() && (first == 0 || start.UnixNano() < first) {
+			first = start.UnixNano()
 		}
 	}
 	if first == 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/script/bundle"
 	"github.com/throttlekit/throttle/internal/script/options"
 )
@@ -64,6 +65,11 @@ type Config struct {
 	Governance Governance
 	// Fixed runs every scenario exactly as authored (--no-governor).
 	Fixed bool
+	// Govern governs every scenario of the script (--govern), as importing
+	// k6/x/throttle does; otherwise the scenarios run as authored.
+	Govern bool
+	// Watch tunes the generator's watch of itself in every scenario.
+	Watch phase.WatchConfig
 	// Tick and Settle are the governors' (default governor.DefaultTick, 0).
 	Tick, Settle time.Duration
 	// Governor are options every scenario's governor gets after the

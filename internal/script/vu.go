@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/phase"
 )
 
 // VU is one virtual user: its own goja runtime, in which the script's init
@@ -41,7 +42,7 @@ type VU struct {
 
 	modules map[string]sobek.Value
 	http    *httpModule
-	pause   *time.Timer
+	pause   phase.Pause
 
 	// slots send the VU's requests through the engine's attempt runner:
 	// slot 0 its requests one at a time, the others a batch's extra ones.
@@ -94,9 +95,7 @@ func (vu *VU) close() {
 	}
 	vu.slots = nil
 	vu.forget()
-	if vu.pause != nil {
-		vu.pause.Stop()
-	}
+	vu.pause.Stop()
 }
 
 // errAborted interrupts a VU's JavaScript when its phase aborts it.
@@ -302,36 +301,11 @@ func (vu *VU) show(v sobek.Value) string {
 	return v.String()
 }
 
-// serve is a rate-mode VU: one iteration per arrival handed to it.
-func (vu *VU) serve(work <-chan struct{}) {
-	for range work {
-		vu.iteration()
-	}
-}
-
-// loop is a concurrency-mode VU: back-to-back iterations, each holding a
-// permit of the concurrency gate, until ctx ends.
-func (vu *VU) loop(ctx context.Context) {
-	for {
-		pm, err := vu.ph.gate.Acquire(ctx)
-		if err != nil {
-			return
-		}
-		vu.iteration()
-		pm.Release()
-	}
-}
-
 // iteration runs the exec function once and counts its outcome: ok when
 // none of its requests failed (for throttle.tries, the last try's) and it
 // did not throw.
 func (vu *VU) iteration() {
 	p := vu.ph
-	select {
-	case <-p.stop:
-		return
-	default:
-	}
 	p.inflight.Add(1)
 	defer p.inflight.Add(-1)
 	vu.scenarioIter = int64(p.iterations.Add(1) - 1)
@@ -372,14 +346,5 @@ func (vu *VU) sleep(d time.Duration) {
 	if vu.ph != nil {
 		hard = vu.ph.hard.Done()
 	}
-	if vu.pause == nil {
-		vu.pause = time.NewTimer(d)
-	} else {
-		vu.pause.Reset(d)
-	}
-	select {
-	case <-vu.pause.C:
-	case <-hard:
-		vu.pause.Stop()
-	}
+	vu.pause.Wait(d, nil, hard)
 }

@@ -1,4 +1,7 @@
-package main
+// Package k6out writes what a k6 user reads after a script run: the
+// end-of-test summary in k6's layout, the summary export, k6's JSON-lines
+// metric output (--out json=FILE) and what handleSummary returned.
+package k6out
 
 import (
 	"fmt"
@@ -12,13 +15,13 @@ import (
 	"github.com/throttlekit/throttle/internal/script"
 )
 
-// writeK6Summary prints a script run's end-of-test summary in k6's
+// WriteSummary prints a script run's end-of-test summary in k6's
 // (legacy) layout: the tree of checks (✓ all passed, ✗ with the pass
 // share and counts beneath), then every metric alphabetically, its name
 // padded with dots, marked ✓ or ✗ when it has thresholds, a sub-metric
 // ({tag:value}) under its metric, and last each crossed threshold. It
 // returns how many thresholds were crossed.
-func writeK6Summary(w io.Writer, s *script.Summary) int {
+func WriteSummary(w io.Writer, s *script.Summary) int {
 	fmt.Fprintln(w)
 	writeGroup(w, s.Root, 5)
 	type line struct {

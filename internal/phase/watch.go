@@ -1,4 +1,4 @@
-package engine
+package phase
 
 import (
 	"runtime"
@@ -10,7 +10,7 @@ import (
 // whose scheduler falls behind, produces figures that are its own and not
 // the target's (dropped arrivals, inflated latency, an achieved rate below
 // the offer). A governor that took them for the target's would back off
-// from a healthy server. So every WatchConfig.Every the engine compares
+// from a healthy server. So every WatchConfig.Every a phase compares
 // three readings over the tick with thresholds:
 //
 //   - cpu: the process's own CPU time (getrusage) over the tick, in cores,
@@ -26,7 +26,7 @@ import (
 // A tick is saturated when a rule holds in it and in the WatchConfig.Ticks − 1
 // ticks before it (by default two in a row): a busy shared machine delays a
 // goroutine for a few milliseconds now and then, and a generator that can
-// keep up recovers within a tick. The verdict is the Meter's
+// keep up recovers within a tick. The verdict is the counters'
 // GeneratorSaturated (so the governor reads it with the counters), the live
 // view's and the report's "generator saturated at N/s", where N is the
 // attempt rate reached over the saturated ticks.
@@ -228,33 +228,37 @@ func (w *watcher) saturatedRate() float64 {
 	return w.sum.Rate
 }
 
-// reading takes the engine's cumulative readings now.
-func (e *Engine) reading() watchReading {
-	m := e.meter
-	return watchReading{
-		at:       time.Now(),
+// reading takes the phase's cumulative readings now.
+func (p *Phase) reading() watchReading {
+	c := p.cfg.Counters
+	lagSum, lagged := c.LagTotal()
+	r := watchReading{
+		at:       p.clk.Now(),
 		cpu:      processCPU(),
-		started:  m.started.Load(),
-		arrivals: e.arrivals.Load(),
-		lagSum:   time.Duration(m.lagSum.Load()),
-		lagged:   m.lagged.Load(),
-		offer:    e.gate.Offer(),
+		started:  c.Load().Started,
+		arrivals: p.arrivals.Load(),
+		lagSum:   lagSum,
+		lagged:   lagged,
 	}
+	if p.gate != nil {
+		r.offer = p.gate.Offer()
+	}
+	return r
 }
 
 // watchLoop ticks the watch until stop closes, publishing each verdict to
-// the Meter.
-func (e *Engine) watchLoop(stop <-chan struct{}) {
-	e.watch.observe(e.reading())
-	t := time.NewTicker(e.watch.cfg.Every)
+// the counters (where the governor reads it with the rest of its evidence).
+func (p *Phase) watchLoop(stop <-chan struct{}) {
+	p.watch.observe(p.reading())
+	t := p.clk.NewTicker(p.watch.cfg.Every)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case <-t.C():
 		}
-		st := e.watch.observe(e.reading())
-		e.meter.setSaturated(st.Saturated, e.watch.saturatedRate())
+		st := p.watch.observe(p.reading())
+		p.cfg.Counters.SetSaturated(st.Saturated, p.watch.saturatedRate())
 	}
 }

@@ -1,4 +1,9 @@
-package main
+// Package live is what a person watching a run sees on stderr: the
+// console (one status line redrawn in place on a terminal, plain lines
+// elsewhere), the movement lines of the governor as a slog handler, the
+// status line's figures, and the Ctrl-C handling (the first stops the run
+// gracefully, the second aborts what is in flight).
+package live
 
 import (
 	"context"
@@ -20,10 +25,10 @@ import (
 	"github.com/throttlekit/throttle/internal/report"
 )
 
-// console serialises everything the live view writes. On a terminal it keeps
+// Console serialises everything the live view writes. On a terminal it keeps
 // one status line at the bottom, redrawn in place, and prints other lines
 // (the governor's movements) above it; elsewhere every line is plain.
-type console struct {
+type Console struct {
 	mu     sync.Mutex
 	w      io.Writer
 	tty    bool
@@ -31,8 +36,8 @@ type console struct {
 	status string // the status line on screen; "" for none
 }
 
-func newConsole(w io.Writer, tty bool) *console {
-	c := &console{w: w, tty: tty, width: 120}
+func NewConsole(w io.Writer, tty bool) *Console {
+	c := &Console{w: w, tty: tty, width: 120}
 	if f, ok := w.(*os.File); ok && tty {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
 			c.width = cols
@@ -41,23 +46,23 @@ func newConsole(w io.Writer, tty bool) *console {
 	return c
 }
 
-const eraseLine = "\r\x1b[2K"
+const EraseLine = "\r\x1b[2K"
 
-// line prints s on its own line, above the status line.
-func (c *console) line(s string) {
+// Line prints s on its own line, above the status line.
+func (c *Console) Line(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.tty && c.status != "" {
-		io.WriteString(c.w, eraseLine+s+"\n"+c.status)
+		io.WriteString(c.w, EraseLine+s+"\n"+c.status)
 		return
 	}
 	io.WriteString(c.w, s+"\n")
 }
 
-// setStatus replaces the status line (on a terminal) or prints it.
-func (c *console) setStatus(s string) {
+// SetStatus replaces the status line (on a terminal) or prints it.
+func (c *Console) SetStatus(s string) {
 	if !c.tty {
-		c.line(s)
+		c.Line(s)
 		return
 	}
 	// A status line that wraps cannot be redrawn in place: cut it to fit.
@@ -67,38 +72,39 @@ func (c *console) setStatus(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.status = s
-	io.WriteString(c.w, eraseLine+s)
+	io.WriteString(c.w, EraseLine+s)
 }
 
-// clearStatus removes the status line.
-func (c *console) clearStatus() {
+// ClearStatus removes the status line.
+func (c *Console) ClearStatus() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.tty && c.status != "" {
-		io.WriteString(c.w, eraseLine)
+		io.WriteString(c.w, EraseLine)
 	}
 	c.status = ""
 }
 
-// lineHandler is a slog.Handler that prints each record as one line through
+// Handler is a slog.Handler that prints each record as one line through
 // the console, prefixed with the time since the phase started:
 //
 //	[  4.2s] throttle phase=main offer=400→800 signal=slow-start frac=0% ...
-type lineHandler struct {
-	con    *console
+type Handler struct {
+	con    *Console
 	level  slog.Level
 	start  time.Time
 	prefix string // attributes from WithAttrs, preformatted
 	group  string
 }
 
-func newLineHandler(con *console, level slog.Level) *lineHandler {
-	return &lineHandler{con: con, level: level, start: time.Now()}
+// NewHandler prints records at level and above through con.
+func NewHandler(con *Console, level slog.Level) *Handler {
+	return &Handler{con: con, level: level, start: time.Now()}
 }
 
-func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
+func (h *Handler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
 
-func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%6.1fs] %s", time.Since(h.start).Seconds(), r.Message)
 	b.WriteString(h.prefix)
@@ -106,11 +112,11 @@ func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 		appendAttr(&b, h.group, a)
 		return true
 	})
-	h.con.line(b.String())
+	h.con.Line(b.String())
 	return nil
 }
 
-func (h *lineHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
 	var b strings.Builder
 	for _, a := range attrs {
@@ -120,7 +126,7 @@ func (h *lineHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return &c
 }
 
-func (h *lineHandler) WithGroup(name string) slog.Handler {
+func (h *Handler) WithGroup(name string) slog.Handler {
 	c := *h
 	c.group += name + "."
 	return &c
@@ -144,27 +150,20 @@ func appendAttr(b *strings.Builder, group string, a slog.Attr) {
 	fmt.Fprintf(b, " %s%s=%s", group, a.Key, v)
 }
 
-// liveView refreshes the status line: four times a second on a terminal,
+// View refreshes the status line: four times a second on a terminal,
 // every five seconds as a plain line elsewhere.
-type liveView struct {
+type View struct {
 	quit, done chan struct{}
 }
 
-// liveSource is what the live view follows: the phase's snapshot, mode and
+// Source is what the live view follows: the phase's snapshot, mode and
 // latency recorder, and its name ("" for a URL run's one phase). A script
 // run's source moves from scenario to scenario as they run.
-type liveSource func() (s engine.Snapshot, mode governor.Mode, rec *report.Recorder, name string)
+type Source func() (s engine.Snapshot, mode governor.Mode, rec *report.Recorder, name string)
 
-// engineSource follows a URL run's engine.
-func engineSource(eng *engine.Engine, rec *report.Recorder) liveSource {
-	mode := eng.Config().Limits.Mode
-	return func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
-		return eng.Snapshot(), mode, rec, ""
-	}
-}
-
-func startLive(con *console, src liveSource) *liveView {
-	v := &liveView{quit: make(chan struct{}), done: make(chan struct{})}
+// Start refreshes the status line from src until Stop.
+func Start(con *Console, src Source) *View {
+	v := &View{quit: make(chan struct{}), done: make(chan struct{})}
 	every, span := 5*time.Second, 5*time.Second
 	if con.tty {
 		// Rates over the last second, refreshed 4×/s: steady enough to
@@ -197,24 +196,25 @@ func startLive(con *console, src liveSource) *liveView {
 			if l := rec.Recent(); l.Count > 0 {
 				lat = l
 			}
-			line := statusLine(ring[0], s, lat, mode)
+			line := StatusLine(ring[0], s, lat, mode)
 			if name != "" {
 				line = name + "  " + line
 			}
-			con.setStatus(line)
+			con.SetStatus(line)
 		}
 	}()
 	return v
 }
 
-func (v *liveView) stop(con *console) {
+// Stop ends the view and clears its status line.
+func (v *View) Stop(con *Console) {
 	close(v.quit)
 	<-v.done
-	con.clearStatus()
+	con.ClearStatus()
 }
 
-// statusLine formats the live figures between two snapshots.
-func statusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mode) string {
+// StatusLine formats the live figures between two snapshots.
+func StatusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mode) string {
 	secs := (cur.Elapsed - prev.Elapsed).Seconds()
 	dOK := cur.Counts.OK - prev.Counts.OK
 	dFail := cur.Counts.Failed - prev.Counts.Failed
@@ -224,18 +224,18 @@ func statusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mod
 	if secs > 0 {
 		rate = float64(dOK+dFail) / secs
 	}
-	offer := fmt.Sprintf("%s/s", short(cur.Offer))
+	offer := fmt.Sprintf("%s/s", Short(cur.Offer))
 	if mode == governor.Concurrency {
-		offer = short(cur.Offer) + " in flight"
+		offer = Short(cur.Offer) + " in flight"
 	}
 	s := fmt.Sprintf("%6.1fs  offer %s  %s attempts/s  fail %s  ok %s  p50 %s  p99 %s  %s",
-		cur.Elapsed.Seconds(), offer, short(rate), percent(dFail, dOK+dFail), percent(dIterOK, dIterOK+dIterFail),
+		cur.Elapsed.Seconds(), offer, Short(rate), percent(dFail, dOK+dFail), percent(dIterOK, dIterOK+dIterFail),
 		dur(lat.P50, lat.Count), dur(lat.P99, lat.Count), state(cur.Governor))
 	if cur.Counts.Dropped > 0 {
 		s += fmt.Sprintf("  dropped %d", cur.Counts.Dropped)
 	}
 	if g := cur.Generator; g.Saturated {
-		s += fmt.Sprintf("  generator saturated at %s/s (%s)", short(g.Rate), g.Signal)
+		s += fmt.Sprintf("  generator saturated at %s/s (%s)", Short(g.Rate), g.Signal)
 	}
 	return s
 }
@@ -251,12 +251,13 @@ func state(g governor.State) string {
 	}
 	s := "[" + g.Last.Signal.String()
 	if g.LastBad > 0 {
-		s += ", last bad " + short(g.LastBad)
+		s += ", last bad " + Short(g.LastBad)
 	}
 	return s + "]"
 }
 
-func short(v float64) string {
+// Short prints a rate or a count: whole from 100 up, one decimal below.
+func Short(v float64) string {
 	if v >= 100 || v == math.Trunc(v) {
 		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
 	}
@@ -281,4 +282,27 @@ func dur(d time.Duration, n int64) string {
 		return strconv.FormatFloat(float64(d)/1e6, 'f', 0, 64) + "ms"
 	}
 	return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) + "ms"
+}
+
+// WatchSignals turns the first signal into a graceful stop and the second
+// into an abort of what is still in flight; it returns when done closes.
+func WatchSignals(sig <-chan os.Signal, done <-chan struct{}, stop context.CancelFunc, abort func(), inFlight func() int64, con *Console, grace time.Duration) {
+	if sig == nil {
+		return
+	}
+	select {
+	case <-sig:
+	case <-done:
+		return
+	}
+	stop()
+	con.Line(fmt.Sprintf("interrupted: no new arrivals; waiting up to %v for %d in flight (Ctrl-C again to abort them)",
+		grace, inFlight()))
+	select {
+	case <-sig:
+	case <-done:
+		return
+	}
+	abort()
+	con.Line("aborting in-flight attempts")
 }
