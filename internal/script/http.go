@@ -92,6 +92,7 @@ func newHTTPModule(vu *VU) *httpModule {
 			return m.request(strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
 		},
 		"batch":            m.batch,
+		"asyncRequest":     m.asyncRequest,
 		"expectedStatuses": m.expectedStatuses,
 		"setResponseCallback": func(cb sobek.Value) {
 			m.callback = m.callbackOf(cb)

@@ -34,6 +34,8 @@ func (vu *VU) module(name string) sobek.Value {
 		return vu.metricsModule()
 	case "k6/data":
 		return vu.dataModule()
+	case "k6/timers":
+		return vu.object(vu.timerFuncs())
 	}
 	return nil
 }

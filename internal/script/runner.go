@@ -369,7 +369,7 @@ func (r *Runner) handleSummary(fn sobek.Callable, span time.Duration) ([]Summary
 	if err != nil {
 		return nil, err
 	}
-	v, err := fn(sobek.Undefined(), data)
+	v, err := vu.call(fn, nil, data)
 	if err != nil {
 		return nil, r.scriptError(err)
 	}
@@ -436,7 +436,7 @@ func (r *Runner) setup() error {
 	if !ok {
 		return nil
 	}
-	v, err := fn(sobek.Undefined())
+	v, err := r.setupVU.call(fn, nil)
 	if err != nil {
 		return fmt.Errorf("setup: %w", r.scriptError(err))
 	}
@@ -459,7 +459,7 @@ func (r *Runner) teardown() error {
 		}
 		data = v
 	}
-	if _, err := fn(sobek.Undefined(), data); err != nil {
+	if _, err := vu.call(fn, nil, data); err != nil {
 		return fmt.Errorf("teardown: %w", r.scriptError(err))
 	}
 	return nil
