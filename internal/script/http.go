@@ -98,6 +98,9 @@ func newHTTPModule(vu *VU) *httpModule {
 			m.callback = m.callbackOf(cb)
 		},
 	})
+	for k, f := range vu.cookieJarFuncs() {
+		_ = m.obj.Set(k, f)
+	}
 	return m
 }
 
@@ -135,13 +138,24 @@ func (m *httpModule) callbackOf(v sobek.Value) *statusSet {
 	return nil
 }
 
-// prepare fills m.req from the script's arguments and returns the
-// request's response callback, response type and tags.
-func (m *httpModule) prepare(req *engine.Request, method string, u, body, params sobek.Value) (cb *statusSet, respType string, tags map[string]string, name string) {
+// reqInfo is what a request's params say about its response: its
+// callback, response type, tags, name tag and cookie jar.
+type reqInfo struct {
+	cb       *statusSet
+	respType string
+	tags     map[string]string
+	name     string
+	jar      *cookieJar // nil: the VU's own
+}
+
+// prepare fills req from the script's arguments and returns what its
+// params say about its response.
+func (m *httpModule) prepare(req *engine.Request, method string, u, body, params sobek.Value) (info reqInfo) {
 	vu := m.vu
 	*req = engine.Request{Method: method, Timeout: vu.r.cfg.Timeout, Redirects: DefaultRedirects}
-	req.URL, name = urlOf(u)
-	cb, respType = m.callback, "text"
+	req.URL, info.name = urlOf(u)
+	info.cb, info.respType = m.callback, "text"
+	var cookies *sobek.Object
 	if p, ok := params.(*sobek.Object); ok {
 		for _, k := range p.Keys() {
 			v := p.Get(k)
@@ -155,12 +169,12 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 				}
 			case "tags":
 				if t, ok := v.(*sobek.Object); ok {
-					tags = map[string]string{}
+					info.tags = map[string]string{}
 					for _, tk := range t.Keys() {
-						tags[tk] = t.Get(tk).String()
+						info.tags[tk] = t.Get(tk).String()
 					}
-					if n, ok := tags["name"]; ok {
-						name = n
+					if n, ok := info.tags["name"]; ok {
+						info.name = n
 					}
 				}
 			case "timeout":
@@ -172,20 +186,25 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 			case "redirects":
 				req.Redirects = int(v.ToInteger())
 			case "responseType":
-				switch respType = v.String(); respType {
+				switch info.respType = v.String(); info.respType {
 				case "text", "binary", "none":
 				default:
-					vu.throw("params.responseType: want text, binary or none, got %q", respType)
+					vu.throw("params.responseType: want text, binary or none, got %q", info.respType)
 				}
 			case "responseCallback":
-				cb = m.callbackOf(v)
+				info.cb = m.callbackOf(v)
+			case "cookies":
+				cookies, _ = v.(*sobek.Object)
+			case "jar":
+				info.jar = vu.jarOf(v)
 			}
 		}
 	}
 	if body != nil && !sobek.IsUndefined(body) && !sobek.IsNull(body) {
 		req.Body = m.body(req, body)
 	}
-	return cb, respType, tags, name
+	vu.addCookies(req, info.jar, cookies)
+	return info
 }
 
 // urlOf reads a URL argument: a string, or http.url's {url, name} object.
@@ -237,11 +256,11 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	}
 	req := &m.reqs[m.next]
 	m.next ^= 1
-	cb, respType, tags, name := m.prepare(req, method, u, body, params)
+	info := m.prepare(req, method, u, body, params)
 	s := m.lane(0)
-	s.cb = cb
+	s.cb = info.cb
 	out := s.runner.Iterate(req, time.Time{}, &m.res)
-	return m.resolve(req, &m.res, out, respType, tags, name)
+	return m.resolve(req, &m.res, out, &info)
 }
 
 // lane is the VU's i-th request lane; a lane that cannot be made (a bad
@@ -257,9 +276,11 @@ func (m *httpModule) lane(i int) *slot {
 // resolve makes the script's Response of an attempt the engine's runner
 // sent, judged and counted into the phase's attempt plane; a failed one
 // fails the iteration.
-func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engine.Outcome, respType string, tags map[string]string, name string) sobek.Value {
+func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engine.Outcome, info *reqInfo) sobek.Value {
 	vu := m.vu
-	r := &response{m: m, res: *res, method: req.Method, respType: respType}
+	tags, name := info.tags, info.name
+	r := &response{m: m, res: *res, method: req.Method, respType: info.respType}
+	vu.storeCookies(info.jar, res)
 	if out == engine.IterationAborted {
 		// Cut off by the phase's own stop: not the target's doing, and not
 		// counted as ok or failed.
@@ -303,10 +324,7 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 		req      engine.Request
 		res      engine.Response
 		out      engine.Outcome
-		cb       *statusSet
-		respType string
-		tags     map[string]string
-		name     string
+		info     reqInfo
 	}
 	keys := arg.Keys()
 	items := make([]item, len(keys))
@@ -314,14 +332,14 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 		it := &items[i]
 		it.key = k
 		method, u, body, params := m.batchRequest(arg.Get(k))
-		it.cb, it.respType, it.tags, it.name = m.prepare(&it.req, method, u, body, params)
+		it.info = m.prepare(&it.req, method, u, body, params)
 	}
 	// Each request has its own lane (runner and callback), so they go out
 	// at once; lanes are kept for the next batch.
 	lanes := make([]*slot, len(items))
 	for i := range items {
 		lanes[i] = m.lane(i)
-		lanes[i].cb = items[i].cb
+		lanes[i].cb = items[i].info.cb
 	}
 	var wg sync.WaitGroup
 	for i := range items {
@@ -340,7 +358,7 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 	}
 	for i := range items {
 		it := &items[i]
-		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.out, it.respType, it.tags, it.name))
+		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.out, &it.info))
 	}
 	return out
 }
@@ -406,7 +424,7 @@ type response struct {
 	cache    map[string]sobek.Value
 }
 
-var responseKeys = []string{"status", "status_text", "body", "headers", "timings", "error", "error_code", "url", "proto", "request", "json"}
+var responseKeys = []string{"status", "status_text", "body", "headers", "cookies", "timings", "error", "error_code", "url", "proto", "request", "json"}
 
 func (r *response) Get(key string) sobek.Value {
 	rt := r.m.vu.rt
@@ -452,6 +470,8 @@ func (r *response) Get(key string) sobek.Value {
 			_ = h.Set(k, strings.Join(vs, ", "))
 		}
 		v = h
+	case "cookies":
+		v = r.m.vu.responseCookies(r.res.Header)
 	case "timings":
 		t := rt.NewObject()
 		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -56,13 +56,13 @@ func (m *httpModule) asyncRequest(call sobek.FunctionCall) sobek.Value {
 	rt := vu.rt
 	promise, resolve, reject := rt.NewPromise()
 	req := &engine.Request{}
-	cb, respType, tags, name := m.prepare(req, strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
+	info := m.prepare(req, strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
 	lane, err := vu.async.take(vu)
 	if err != nil {
 		_ = reject(rt.NewGoError(err))
 		return rt.ToValue(promise)
 	}
-	lane.cb = cb
+	lane.cb = info.cb
 	finish := vu.eventLoop().register()
 	vu.async.inflight.Add(1)
 	go func() {
@@ -71,7 +71,7 @@ func (m *httpModule) asyncRequest(call sobek.FunctionCall) sobek.Value {
 		out := lane.runner.Iterate(req, time.Time{}, res)
 		vu.async.give(lane)
 		finish(func() error {
-			_ = resolve(m.resolve(req, res, out, respType, tags, name))
+			_ = resolve(m.resolve(req, res, out, &info))
 			return nil
 		})
 	}()

@@ -49,6 +49,8 @@ type VU struct {
 	rejected []*sobek.Promise
 	// async are the lanes of http.asyncRequest (http_async.go).
 	async asyncLanes
+	// jar is the VU's cookie jar, made on first use (cookies.go).
+	jar *cookieJar
 
 	// slots send the VU's requests through the engine's attempt runner:
 	// slot 0 its requests one at a time, the others a batch's extra ones.
@@ -370,6 +372,7 @@ func (vu *VU) iteration() {
 	}
 	vu.iter++
 	vu.failed, vu.group = false, ""
+	vu.resetCookies()
 	data := vu.data
 	if data == nil {
 		data = sobek.Undefined()
