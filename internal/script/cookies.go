@@ -252,4 +252,3 @@ func (vu *VU) cookieJarFuncs() map[string]any {
 		},
 	}
 }
-

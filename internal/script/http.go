@@ -320,11 +320,11 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 		vu.throw("http.batch: want an array or an object of requests")
 	}
 	type item struct {
-		key      string
-		req      engine.Request
-		res      engine.Response
-		out      engine.Outcome
-		info     reqInfo
+		key  string
+		req  engine.Request
+		res  engine.Response
+		out  engine.Outcome
+		info reqInfo
 	}
 	keys := arg.Keys()
 	items := make([]item, len(keys))
