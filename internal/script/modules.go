@@ -34,6 +34,8 @@ func (vu *VU) module(name string) sobek.Value {
 		return vu.metricsModule()
 	case "k6/data":
 		return vu.dataModule()
+	case "k6/crypto":
+		return vu.cryptoModule()
 	case "k6/timers":
 		return vu.object(vu.timerFuncs())
 	}
@@ -335,7 +337,12 @@ func (vu *VU) bytes(v sobek.Value) []byte {
 	}
 	if o, ok := v.(*sobek.Object); ok {
 		if buf, ok := o.Get("buffer").Export().(sobek.ArrayBuffer); ok {
-			return buf.Bytes()
+			// A typed array or DataView: its own window of the buffer.
+			b := buf.Bytes()
+			if off, n := o.Get("byteOffset"), o.Get("byteLength"); off != nil && n != nil {
+				return b[off.ToInteger() : off.ToInteger()+n.ToInteger()]
+			}
+			return b
 		}
 	}
 	return []byte(v.String())

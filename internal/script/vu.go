@@ -178,6 +178,10 @@ func (r *Runner) newRuntime(p *Phase) *VU {
 	for k, f := range vu.timerFuncs() {
 		_ = g.Set(k, f)
 	}
+	for k, f := range vu.textCodecs() {
+		_ = g.Set(k, f)
+	}
+	_ = g.Set("crypto", vu.webCrypto())
 	rt.SetPromiseRejectionTracker(vu.trackRejections)
 	r.vus.Store(rt, vu)
 	return vu
