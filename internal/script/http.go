@@ -37,6 +37,9 @@ type httpModule struct {
 	vu       *VU
 	obj      *sobek.Object
 	jsonFn   sobek.Value
+	// htmlFn, submitFn and clickFn are Response.html, submitForm and
+	// clickLink (html.go).
+	htmlFn, submitFn, clickFn sobek.Value
 	callback *statusSet // the default response callback; nil marks nothing failed
 	// reqs alternate from request to request: the engine's runner reuses
 	// its wire request when it is handed the same *Request twice in a row,
@@ -72,6 +75,7 @@ func newHTTPModule(vu *VU) *httpModule {
 	m := &httpModule{vu: vu, callback: defaultStatuses}
 	rt := vu.rt
 	m.jsonFn = rt.ToValue(m.json)
+	m.htmlFn, m.submitFn, m.clickFn = rt.ToValue(m.htmlOf), rt.ToValue(m.submitForm), rt.ToValue(m.clickLink)
 	verb := func(method string, hasBody bool) func(sobek.FunctionCall) sobek.Value {
 		return func(call sobek.FunctionCall) sobek.Value {
 			if hasBody {
@@ -424,7 +428,7 @@ type response struct {
 	cache    map[string]sobek.Value
 }
 
-var responseKeys = []string{"status", "status_text", "body", "headers", "cookies", "timings", "error", "error_code", "url", "proto", "request", "json"}
+var responseKeys = []string{"status", "status_text", "body", "headers", "cookies", "timings", "error", "error_code", "url", "proto", "request", "json", "html", "submitForm", "clickLink"}
 
 func (r *response) Get(key string) sobek.Value {
 	rt := r.m.vu.rt
@@ -435,6 +439,12 @@ func (r *response) Get(key string) sobek.Value {
 		return rt.ToValue(r.res.ErrorCode)
 	case "json":
 		return r.m.jsonFn
+	case "html":
+		return r.m.htmlFn
+	case "submitForm":
+		return r.m.submitFn
+	case "clickLink":
+		return r.m.clickFn
 	case "url":
 		return rt.ToValue(r.res.URL)
 	case "proto":

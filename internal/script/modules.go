@@ -34,6 +34,8 @@ func (vu *VU) module(name string) sobek.Value {
 		return vu.metricsModule()
 	case "k6/data":
 		return vu.dataModule()
+	case "k6/html":
+		return vu.html().Object()
 	case "k6/crypto":
 		return vu.cryptoModule()
 	case "k6/timers":

@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script/k6html"
 )
 
 // VU is one virtual user: its own goja runtime, in which the script's init
@@ -51,6 +52,8 @@ type VU struct {
 	async asyncLanes
 	// jar is the VU's cookie jar, made on first use (cookies.go).
 	jar *cookieJar
+	// htmlMod is k6/html, made on first use (html.go).
+	htmlMod *k6html.Module
 
 	// slots send the VU's requests through the engine's attempt runner:
 	// slot 0 its requests one at a time, the others a batch's extra ones.
