@@ -34,13 +34,13 @@ type Sample struct {
 // from request to request; each Response is a small Go value shown to the
 // script as a dynamic object whose fields are made only when read.
 type httpModule struct {
-	vu       *VU
-	obj      *sobek.Object
-	jsonFn   sobek.Value
+	vu     *VU
+	obj    *sobek.Object
+	jsonFn sobek.Value
 	// htmlFn, submitFn and clickFn are Response.html, submitForm and
 	// clickLink (html.go).
 	htmlFn, submitFn, clickFn sobek.Value
-	callback *statusSet // the default response callback; nil marks nothing failed
+	callback                  *statusSet // the default response callback; nil marks nothing failed
 	// reqs alternate from request to request: the engine's runner reuses
 	// its wire request when it is handed the same *Request twice in a row,
 	// and each of a script's requests is a new one.

@@ -78,13 +78,13 @@ func (s *Selection) Children(sel sobek.Value) *Selection {
 
 func (s *Selection) Closest(sel string) *Selection { return s.wrap(s.sel.Closest(sel)) }
 func (s *Selection) Contents() *Selection          { return s.wrap(s.sel.Contents()) }
-func (s *Selection) Eq(i int) *Selection            { return s.wrap(s.sel.Eq(i)) }
-func (s *Selection) Find(sel string) *Selection     { return s.wrap(s.sel.Find(sel)) }
-func (s *Selection) First() *Selection              { return s.wrap(s.sel.First()) }
-func (s *Selection) Last() *Selection               { return s.wrap(s.sel.Last()) }
-func (s *Selection) Has(sel string) *Selection      { return s.wrap(s.sel.Has(sel)) }
-func (s *Selection) Size() int                      { return s.sel.Size() }
-func (s *Selection) Text() string                   { return s.sel.Text() }
+func (s *Selection) Eq(i int) *Selection           { return s.wrap(s.sel.Eq(i)) }
+func (s *Selection) Find(sel string) *Selection    { return s.wrap(s.sel.Find(sel)) }
+func (s *Selection) First() *Selection             { return s.wrap(s.sel.First()) }
+func (s *Selection) Last() *Selection              { return s.wrap(s.sel.Last()) }
+func (s *Selection) Has(sel string) *Selection     { return s.wrap(s.sel.Has(sel)) }
+func (s *Selection) Size() int                     { return s.sel.Size() }
+func (s *Selection) Text() string                  { return s.sel.Text() }
 
 // Html is html(): the first element's inner HTML.
 func (s *Selection) Html() sobek.Value {
