@@ -102,19 +102,6 @@ export default async function () {
 	}
 }
 
-// TestEventLoopUnsettled: a top-level await nothing can settle is an init
-// error naming the cause, not a hang.
-func TestEventLoopUnsettled(t *testing.T) {
-	path := writeScript(t, "never.js", `
-await new Promise(() => {});
-export default function () {}
-`)
-	_, err := Load(path, Config{})
-	if err == nil || !strings.Contains(err.Error(), "never settled") {
-		t.Fatalf("err = %v, want the unsettled top-level await named", err)
-	}
-}
-
 // logLines collects the runner's log lines as text.
 type logLines struct {
 	mu  sync.Mutex

@@ -105,7 +105,48 @@ func newHTTPModule(vu *VU) *httpModule {
 	for k, f := range vu.cookieJarFuncs() {
 		_ = m.obj.Set(k, f)
 	}
+	_ = m.obj.Set("url", m.taggedURL)
+	for k, v := range httpConstants {
+		_ = m.obj.Set(k, v)
+	}
+	vu.refuseNames(m.obj, "k6/http", "file")
 	return m
+}
+
+// httpConstants are k6/http's TLS version and OCSP names.
+var httpConstants = map[string]string{
+	"SSL_3_0": "ssl3.0", "TLS_1_0": "tls1.0", "TLS_1_1": "tls1.1", "TLS_1_2": "tls1.2", "TLS_1_3": "tls1.3",
+	"OCSP_STATUS_GOOD": "good", "OCSP_STATUS_REVOKED": "revoked", "OCSP_STATUS_SERVER_FAILED": "server_failed",
+	"OCSP_STATUS_UNKNOWN": "unknown", "OCSP_REASON_AA_COMPROMISE": "aa_compromise",
+	"OCSP_REASON_AFFILIATION_CHANGED": "affiliation_changed", "OCSP_REASON_CA_COMPROMISE": "ca_compromise",
+	"OCSP_REASON_CERTIFICATE_HOLD": "certificate_hold", "OCSP_REASON_CESSATION_OF_OPERATION": "cessation_of_operation",
+	"OCSP_REASON_KEY_COMPROMISE": "key_compromise", "OCSP_REASON_PRIVILEGE_WITHDRAWN": "privilege_withdrawn",
+	"OCSP_REASON_REMOVE_FROM_CRL": "remove_from_crl", "OCSP_REASON_SUPERSEDED": "superseded",
+	"OCSP_REASON_UNSPECIFIED": "unspecified",
+}
+
+// taggedURL is the http.url tagged template: the URL, and one name tag
+// for every URL it makes, its placeholders shown as ${}.
+func (m *httpModule) taggedURL(call sobek.FunctionCall) sobek.Value {
+	strs, ok := call.Argument(0).(*sobek.Object)
+	if !ok {
+		m.vu.throw("http.url is a tagged template: http.url`https://host/items/${id}`")
+	}
+	n := int(strs.Get("length").ToInteger())
+	var u, name strings.Builder
+	for i := range n {
+		part := strs.Get(strconv.Itoa(i)).String()
+		u.WriteString(part)
+		name.WriteString(part)
+		if i+1 < n {
+			u.WriteString(call.Argument(i + 1).String())
+			name.WriteString("${}")
+		}
+	}
+	o := m.vu.rt.NewObject()
+	_ = o.Set("url", u.String())
+	_ = o.Set("name", name.String())
+	return o
 }
 
 // expectedStatuses(200, {min: 300, max: 399}, ...) makes a response callback.

@@ -53,6 +53,19 @@ func (vu *VU) object(methods map[string]any) *sobek.Object {
 	return o
 }
 
+// refuseNames gives a module object the names k6 documents that throttle
+// does not provide: reading one throws, naming it. They are not
+// enumerable, so an import of one by name is refused at load with the
+// rest (bundle gathers them).
+func (vu *VU) refuseNames(obj *sobek.Object, module string, names ...string) {
+	for _, n := range names {
+		_ = obj.DefineAccessorProperty(n, vu.rt.ToValue(func() sobek.Value {
+			vu.throw("%s's %s is not supported by throttle", module, n)
+			return nil
+		}), nil, sobek.FLAG_FALSE, sobek.FLAG_FALSE)
+	}
+}
+
 // throw raises a JavaScript Error with msg.
 func (vu *VU) throw(format string, args ...any) {
 	panic(vu.rt.NewGoError(fmt.Errorf(format, args...)))
@@ -100,6 +113,11 @@ func (vu *VU) k6Module() *sobek.Object {
 			_ = vu.r.builtin.groupDuration.addTagged(vu.phaseName(), float64(time.Since(began))/float64(time.Millisecond),
 				func() map[string]string { return vu.tags(nil) })
 			return v
+		},
+		// randomSeed seeds Math.random, for the VU, as k6 does.
+		"randomSeed": func(seed int64) {
+			src := rand.New(rand.NewPCG(uint64(seed), uint64(seed)))
+			rt.SetRandSource(src.Float64)
 		},
 		"fail": func(msg sobek.Value) {
 			s := ""

@@ -205,7 +205,7 @@ func (vu *VU) init() error {
 	vu.inInit = false
 	if err != nil {
 		if errors.Is(err, errUnsettled) {
-			return errors.New("script: the init context's top-level await never settled: nothing it waits on is pending")
+			return errors.New("script: the init context's top-level await did not settle: nothing it waits on is pending (no timer, no request)")
 		}
 		var ge *sobek.Exception
 		if errors.As(err, &ge) {

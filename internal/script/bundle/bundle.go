@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -61,6 +62,10 @@ type Bundle struct {
 	byRec   map[sobek.ModuleRecord]*module
 	k6      map[string]sobek.ModuleRecord
 	loading map[string]bool
+	// refused are the k6 modules and names the script imports that the
+	// runtime does not provide, each as file:line: reason; Load names
+	// them all at once.
+	refused []string
 }
 
 // module is one local file.
@@ -105,6 +110,9 @@ func Load(path string, opts Options) (*Bundle, error) {
 	b.mu.Unlock()
 	if err != nil {
 		return nil, err
+	}
+	if len(b.refused) > 0 {
+		return nil, &Error{Msg: strings.Join(b.refused, "; ")}
 	}
 	if err := b.link(main); err != nil {
 		return nil, err
@@ -159,6 +167,16 @@ func (b *Bundle) load(path string) (*module, error) {
 			continue
 		}
 		rec, err := b.resolveFrom(m.dir, imp.specifier)
+		at := fmt.Sprintf("%s:%d", m.name, prog.File.Position(imp.offset).Line)
+		if k6Module.MatchString(imp.specifier) {
+			// Every k6 module and name the runtime lacks is gathered, so
+			// that Load names them all at once.
+			if err != nil {
+				b.refused = append(b.refused, fmt.Sprintf("%s: %v", at, err))
+				continue
+			}
+			b.refuseMissing(at, imp, rec)
+		}
 		if err != nil {
 			var le *Error
 			if errors.As(err, &le) {
@@ -281,11 +299,27 @@ func (b *Bundle) name(path string) string {
 	return path
 }
 
-// importDecl is one static import or re-export: its specifier and where
-// it is in the file.
+// refuseMissing records each name imp imports that rec does not export.
+func (b *Bundle) refuseMissing(at string, imp importDecl, rec sobek.ModuleRecord) {
+	if len(imp.names) == 0 {
+		return
+	}
+	var have []string
+	rec.GetExportedNames(func(names []string) { have = names })
+	for _, n := range imp.names {
+		if !slices.Contains(have, n) {
+			b.refused = append(b.refused, fmt.Sprintf("%s: The requested module %q does not provide an export named %q", at, imp.specifier, n))
+		}
+	}
+}
+
+// importDecl is one static import or re-export: its specifier, where it
+// is in the file and the names it imports by name ("default" for a
+// default binding).
 type importDecl struct {
 	specifier string
 	offset    int
+	names     []string
 }
 
 // imports lists a module's static imports and re-exports in source order.
@@ -295,14 +329,31 @@ func imports(prog *ast.Program) []importDecl {
 	for _, st := range prog.Body {
 		switch d := st.(type) {
 		case *ast.ImportDeclaration:
+			var names []string
+			if c := d.ImportClause; c != nil {
+				if c.ImportedDefaultBinding != nil {
+					names = append(names, "default")
+				}
+				if c.NamedImports != nil {
+					for _, sp := range c.NamedImports.ImportsList {
+						names = append(names, sp.IdentifierName.String())
+					}
+				}
+			}
 			if d.FromClause != nil {
-				out = append(out, importDecl{d.FromClause.ModuleSpecifier.String(), at(d.Idx0())})
+				out = append(out, importDecl{d.FromClause.ModuleSpecifier.String(), at(d.Idx0()), names})
 			} else {
-				out = append(out, importDecl{d.ModuleSpecifier.String(), at(d.Idx0())})
+				out = append(out, importDecl{d.ModuleSpecifier.String(), at(d.Idx0()), names})
 			}
 		case *ast.ExportDeclaration:
 			if d.FromClause != nil {
-				out = append(out, importDecl{d.FromClause.ModuleSpecifier.String(), at(d.Idx0())})
+				var names []string
+				if c := d.ExportFromClause; c != nil && c.NamedExports != nil {
+					for _, sp := range c.NamedExports.ExportsList {
+						names = append(names, sp.IdentifierName.String())
+					}
+				}
+				out = append(out, importDecl{d.FromClause.ModuleSpecifier.String(), at(d.Idx0()), names})
 			}
 		}
 	}

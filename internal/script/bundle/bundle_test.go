@@ -123,3 +123,13 @@ func TestLoadSaysAMissingScriptIsMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalsAtOnce: every unsupported k6 module is named, in one line.
+func TestRefusalsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "main.js", "import ws from 'k6/ws';\nimport grpc from 'k6/net/grpc';\n")
+	_, err := Load(p, Options{K6: k6Stub})
+	if err == nil || !strings.Contains(err.Error(), `main.js:1: module "k6/ws"`) || !strings.Contains(err.Error(), `main.js:2: module "k6/net/grpc"`) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error %v, want both modules named in one line", err)
+	}
+}
