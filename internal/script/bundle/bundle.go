@@ -6,9 +6,11 @@
 //
 // An import is resolved relative to the importing file. A k6 module
 // ("k6/http") is the caller's: Options.K6 returns its record or refuses it.
-// A remote import (https://...) and a bare name with no node_modules to
-// come from are refused. Every refusal is one error naming the file and
-// line of the import, before any traffic.
+// A remote import (http:// or https://) is fetched once, at load (remote.go),
+// and its own relative imports are resolved against its URL. A bare name
+// with no node_modules to come from, and other URL schemes, are refused.
+// Every refusal is one error naming the file and line of the import,
+// before any traffic.
 //
 // esbuild is used only where it earns its place: TypeScript files are
 // transformed to JavaScript one file at a time (their imports and exports
@@ -20,6 +22,7 @@ package bundle
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -40,6 +43,9 @@ type Options struct {
 	// k6/...), or an error refusing it: the loader prefixes the importing
 	// file and line.
 	K6 func(specifier string) (sobek.ModuleRecord, error)
+	// HTTPClient fetches remote modules (default: http.DefaultClient,
+	// each fetch within RemoteTimeout).
+	HTTPClient *http.Client
 }
 
 // Bundle is a loaded script: its entry module and every module it
@@ -147,11 +153,11 @@ func (b *Bundle) load(path string) (*module, error) {
 	if m, ok := b.byPath[path]; ok {
 		return m, nil
 	}
-	src, err := os.ReadFile(path)
+	src, dir, err := b.read(path)
 	if err != nil {
 		return nil, err
 	}
-	m := &module{path: path, dir: filepath.Dir(path), name: b.name(path), imports: map[string]sobek.ModuleRecord{}}
+	m := &module{path: path, dir: dir, name: b.name(path), imports: map[string]sobek.ModuleRecord{}}
 	prog, err := parse(m.name, path, string(src))
 	if err != nil {
 		return nil, err
@@ -218,8 +224,20 @@ func (b *Bundle) resolveFrom(dir, spec string) (sobek.ModuleRecord, error) {
 		}
 		b.k6[spec] = rec
 		return rec, nil
+	case isHTTP(spec):
+		return b.loadRemote(spec)
 	case remote.MatchString(spec):
-		return nil, fmt.Errorf("remote import %q is not supported: throttle reaches no network but the target (vendor the file and import it by a relative path)", spec)
+		return nil, fmt.Errorf("remote import %q is not supported: throttle fetches modules over http and https only", spec)
+	case isHTTP(dir) && (strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/")):
+		u, err := url.Parse(dir)
+		if err != nil {
+			return nil, fmt.Errorf("import %q: %v", spec, err)
+		}
+		ref, err := u.Parse(spec)
+		if err != nil {
+			return nil, fmt.Errorf("import %q: %v", spec, err)
+		}
+		return b.loadRemote(ref.String())
 	}
 	var path string
 	switch {
@@ -291,8 +309,12 @@ func (b *Bundle) module(rec sobek.ModuleRecord) *module {
 	return b.byRec[rec]
 }
 
-// name is how errors show path: relative to the script's folder.
+// name is how errors show path: relative to the script's folder; a
+// remote module by its URL.
 func (b *Bundle) name(path string) string {
+	if isHTTP(path) {
+		return path
+	}
 	if rel, err := filepath.Rel(b.Dir, path); err == nil {
 		return filepath.ToSlash(rel)
 	}

@@ -85,7 +85,7 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 		{"\n\nimport grpc from 'k6/net/grpc';\n", `main.js:3: module "k6/net/grpc" is not supported`},
 		{"import x from 'lodash';\n", `main.js:1: cannot resolve "lodash"`},
 		{"import x from '//cdn.example/x.js';\n", `main.js:1: remote import "//cdn.example/x.js"`},
-		{"export * from 'https://cdn.example/x.js';\n", `main.js:1: remote import "https://cdn.example/x.js"`},
+		{"export * from 'ftp://cdn.example/x.js';\n", `main.js:1: remote import "ftp://cdn.example/x.js"`},
 		{"\nimport './nope.js';\n", `main.js:2: import "./nope.js": nope.js: no such file or directory`},
 		{"const a = 1;\n\nexport { a, nope };\n", `main.js:3: exporting unknown binding: "nope"`},
 	} {
