@@ -198,11 +198,19 @@ func (j *cookieJar) Set(rawURL, name, value string, opts sobek.Value) {
 }
 
 // CookiesForURL is jar.cookiesForURL(url): name → [values] of the cookies
-// a request to url would send.
-func (j *cookieJar) CookiesForURL(rawURL string) map[string][]string {
-	out := map[string][]string{}
+// a request to url would send, in the order it sends them.
+func (j *cookieJar) CookiesForURL(rawURL string) *sobek.Object {
+	vals := map[string][]string{}
+	var order []string
 	for _, c := range j.jar.Cookies(j.parseURL(rawURL)) {
-		out[c.Name] = append(out[c.Name], c.Value)
+		if _, ok := vals[c.Name]; !ok {
+			order = append(order, c.Name)
+		}
+		vals[c.Name] = append(vals[c.Name], c.Value)
+	}
+	out := j.vu.rt.NewObject()
+	for _, name := range order {
+		_ = out.Set(name, vals[name])
 	}
 	return out
 }

@@ -36,7 +36,7 @@ export default function () {
   const el = lis.get(0);
   console.log('element', el.nodeName(), el.className(), el.getAttribute('data-id'), el.hasAttribute('class'), el.innerHTML(), el.nextElementSibling().textContent());
   const form = doc.find('#f');
-  console.log('form', form.serialize(), ((o) => Object.keys(o).sort().map((k) => k + ':' + o[k]).join(','))(form.serializeObject()), form.find('select').val(), form.find('textarea').val());
+  console.log('form', form.serialize(), JSON.stringify(form.serializeObject()), form.find('select').val(), form.find('textarea').val());
   console.log('html', doc.find('ul').html().startsWith('<li'));
 }
 `)
@@ -45,7 +45,7 @@ export default function () {
 	for _, want := range []string{
 		"title Shop", "size 3 one three two", "filter 2 two true 1", "data 1 2.5 a dflt", "map ONE,TWO,THREE", "each 0LI,1LI,2LI",
 		"nav two two 2 items 1 2 3 2", "element LI a 1 true one two",
-		"form q=hat&c=on&s=2&t=note c:on,q:hat,s:2,t:note 2 note", "html true",
+		`form q=hat&c=on&s=2&t=note {"q":"hat","c":"on","s":"2","t":"note"} 2 note`, "html true",
 	} {
 		if !slices.Contains(got, want) {
 			t.Fatalf("console = %q\nwant %q", got, want)

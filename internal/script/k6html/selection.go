@@ -407,19 +407,25 @@ func (s *Selection) SerializeArray() []map[string]string {
 	return out
 }
 
-// SerializeObject is serializeObject(): {name: value}, a name given more
-// than once an array.
-func (s *Selection) SerializeObject() map[string]any {
-	out := map[string]any{}
+// SerializeObject is serializeObject(): {name: value} in the form's
+// order, a name given more than once an array.
+func (s *Selection) SerializeObject() *sobek.Object {
+	vals := map[string]any{}
+	var order []string
 	for _, f := range formFields(s.sel) {
-		switch prev := out[f[0]].(type) {
+		switch prev := vals[f[0]].(type) {
 		case nil:
-			out[f[0]] = f[1]
+			vals[f[0]] = f[1]
+			order = append(order, f[0])
 		case string:
-			out[f[0]] = []string{prev, f[1]}
+			vals[f[0]] = []string{prev, f[1]}
 		case []string:
-			out[f[0]] = append(prev, f[1])
+			vals[f[0]] = append(prev, f[1])
 		}
+	}
+	out := s.m.rt.NewObject()
+	for _, k := range order {
+		_ = out.Set(k, vals[k])
 	}
 	return out
 }
