@@ -1,13 +1,13 @@
 package script
 
 import (
-	"bytes"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // TestEventLoopTimersAndAsync: timers (global and k6/timers) run before the
@@ -73,7 +73,7 @@ export async function handleSummary() {
 // iteration, logged; a handled rejection is not.
 func TestEventLoopRejections(t *testing.T) {
 	_, base := startTarget(t, robust())
-	var logs logLines
+	var logs testwait.Buffer
 	path := writeScript(t, "reject.js", `
 export const options = { iterations: 4 };
 export default async function () {
@@ -85,7 +85,7 @@ export default async function () {
   }
 }
 `)
-	r, _ := runScript(t, path, base, Config{Logger: logs.logger()}, 30*time.Second)
+	r, _ := runScript(t, path, base, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, 30*time.Second)
 	c := r.Phases()[0].Counts()
 	if c.IterOK != 1 || c.IterFailed != 3 {
 		t.Fatalf("counts = %+v, want 1 ok and 3 failed iterations", c)
@@ -99,56 +99,5 @@ export default async function () {
 	}
 	if strings.Contains(text, "Error: caught") {
 		t.Fatalf("a handled rejection was logged:\n%s", text)
-	}
-}
-
-// logLines collects the runner's log lines as text.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logLines) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
-
-// TestAsyncRequest: http.asyncRequest's promises settle with Responses,
-// counted as requests; awaited together they are all in flight at once.
-func TestAsyncRequest(t *testing.T) {
-	_, base := startTarget(t, robust())
-	var out consoleLines
-	path := writeScript(t, "areq.js", `
-import http from 'k6/http';
-import { check } from 'k6';
-export const options = { iterations: 2 };
-export default async function () {
-  const [a, b] = await Promise.all([
-    http.asyncRequest('GET', __ENV.BASE + '/a'),
-    http.asyncRequest('post', __ENV.BASE + '/b', 'body', { tags: { name: 'bee' } }),
-  ]);
-  check(a, { 'a 200': (r) => r.status === 200 });
-  console.log(a.request.method, b.request.method, b.status);
-  const bad = await http.asyncRequest('GET', 'http://127.0.0.1:1/');
-  console.log('bad', bad.status, bad.error_code > 0);
-}
-`)
-	r, _ := runScript(t, path, base, Config{Console: out.add}, 30*time.Second)
-	c := r.Phases()[0].Counts()
-	if c.IterOK != 0 || c.IterFailed != 2 || c.OK != 4 || c.Failed != 2 {
-		t.Fatalf("counts = %+v, want 4 ok and 2 failed requests, the iterations failed by the refused one", c)
-	}
-	got := out.all()
-	if !slices.Contains(got, "GET POST 200") || !slices.Contains(got, "bad 0 true") {
-		t.Fatalf("console = %q", got)
 	}
 }
