@@ -103,6 +103,10 @@ type Config struct {
 	// HTTP2 sends through net/http (HTTP/2 where offered over TLS) instead
 	// of the engine's default fasthttp HTTP/1.1 client.
 	HTTP2 bool
+	// ModuleCache, if set, keeps the remote modules a script imports
+	// (bundle.Options.ModuleCache); Offline loads them from it only.
+	ModuleCache string
+	Offline     bool
 }
 
 // Runner runs one k6 script: Load prepares it (loads its modules, runs the
@@ -173,7 +177,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	vu := r.newRuntime(nil)
 	r.setupVU = vu
 	r.k6 = r.k6Records()
-	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module})
+	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline})
 	if err != nil {
 		return nil, err
 	}

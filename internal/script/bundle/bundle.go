@@ -46,6 +46,11 @@ type Options struct {
 	// HTTPClient fetches remote modules (default: http.DefaultClient,
 	// each fetch within RemoteTimeout).
 	HTTPClient *http.Client
+	// ModuleCache, if set, is a folder keeping every remote module
+	// fetched, so that a later run can load it with the network closed;
+	// Offline loads remote modules from it only, never fetching.
+	ModuleCache string
+	Offline     bool
 }
 
 // Bundle is a loaded script: its entry module and every module it

@@ -2,6 +2,8 @@ package bundle
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -47,9 +49,42 @@ func (b *Bundle) loadRemote(u string) (sobek.ModuleRecord, error) {
 	return m.record, nil
 }
 
-// fetch GETs a remote module, within RemoteTimeout. Anything but a 200
-// is an error naming the URL.
+// fetch is a remote module's source: from the network, kept in the
+// module cache if there is one; offline, from the cache only.
 func (b *Bundle) fetch(u string) ([]byte, error) {
+	cached := ""
+	if dir := b.opts.ModuleCache; dir != "" {
+		sum := sha256.Sum256([]byte(u))
+		cached = filepath.Join(dir, hex.EncodeToString(sum[:])+".js")
+	}
+	if b.opts.Offline {
+		if cached == "" {
+			return nil, fmt.Errorf("remote module %s: offline, and no module cache to load it from", u)
+		}
+		src, err := os.ReadFile(cached)
+		if err != nil {
+			return nil, fmt.Errorf("remote module %s: offline, and not in the module cache %s", u, b.opts.ModuleCache)
+		}
+		return src, nil
+	}
+	src, err := b.get(u)
+	if err != nil {
+		return nil, err
+	}
+	if cached != "" {
+		if err := os.MkdirAll(b.opts.ModuleCache, 0o755); err != nil {
+			return nil, fmt.Errorf("module cache: %v", err)
+		}
+		if err := os.WriteFile(cached, src, 0o644); err != nil {
+			return nil, fmt.Errorf("module cache: %v", err)
+		}
+	}
+	return src, nil
+}
+
+// get GETs a remote module, within RemoteTimeout. Anything but a 200 is
+// an error naming the URL.
+func (b *Bundle) get(u string) ([]byte, error) {
 	client := b.opts.HTTPClient
 	if client == nil {
 		client = http.DefaultClient

@@ -78,3 +78,25 @@ func TestRemoteModuleErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestModuleCacheOffline: a run with a module cache keeps what it
+// fetched; an offline run loads it from there with the server gone, and
+// names a module the cache lacks.
+func TestModuleCacheOffline(t *testing.T) {
+	base, hits := moduleServer(t, map[string]string{"/lib.js": "import { v } from './v.js';\nexport const w = v;\n", "/v.js": "export const v = 1;\n"})
+	dir, cache := t.TempDir(), t.TempDir()
+	p := write(t, dir, "main.js", "import { w } from '"+base+"/lib.js';\n")
+	if _, err := Load(p, Options{K6: k6Stub, ModuleCache: cache}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p, Options{K6: k6Stub, ModuleCache: cache, Offline: true}); err != nil {
+		t.Fatalf("offline from the cache: %v", err)
+	}
+	if hits("/lib.js") != 1 || hits("/v.js") != 1 {
+		t.Fatalf("fetches %d and %d, want one each (the offline load fetched nothing)", hits("/lib.js"), hits("/v.js"))
+	}
+	q := write(t, dir, "other.js", "import x from '"+base+"/other.js';\n")
+	if _, err := Load(q, Options{K6: k6Stub, ModuleCache: cache, Offline: true}); err == nil || !strings.Contains(err.Error(), "offline, and not in the module cache") {
+		t.Fatalf("error %v, want the missing module named", err)
+	}
+}
