@@ -34,10 +34,13 @@ type Sample struct {
 // from request to request; each Response is a small Go value shown to the
 // script as a dynamic object whose fields are made only when read.
 type httpModule struct {
-	vu       *VU
-	obj      *sobek.Object
-	jsonFn   sobek.Value
-	callback *statusSet // the default response callback; nil marks nothing failed
+	vu     *VU
+	obj    *sobek.Object
+	jsonFn sobek.Value
+	// htmlFn, submitFn and clickFn are Response.html, submitForm and
+	// clickLink (html.go).
+	htmlFn, submitFn, clickFn sobek.Value
+	callback                  *statusSet // the default response callback; nil marks nothing failed
 	// reqs alternate from request to request: the engine's runner reuses
 	// its wire request when it is handed the same *Request twice in a row,
 	// and each of a script's requests is a new one.
@@ -72,6 +75,7 @@ func newHTTPModule(vu *VU) *httpModule {
 	m := &httpModule{vu: vu, callback: defaultStatuses}
 	rt := vu.rt
 	m.jsonFn = rt.ToValue(m.json)
+	m.htmlFn, m.submitFn, m.clickFn = rt.ToValue(m.htmlOf), rt.ToValue(m.submitForm), rt.ToValue(m.clickLink)
 	verb := func(method string, hasBody bool) func(sobek.FunctionCall) sobek.Value {
 		return func(call sobek.FunctionCall) sobek.Value {
 			if hasBody {
@@ -92,12 +96,57 @@ func newHTTPModule(vu *VU) *httpModule {
 			return m.request(strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
 		},
 		"batch":            m.batch,
+		"asyncRequest":     m.asyncRequest,
 		"expectedStatuses": m.expectedStatuses,
 		"setResponseCallback": func(cb sobek.Value) {
 			m.callback = m.callbackOf(cb)
 		},
 	})
+	for k, f := range vu.cookieJarFuncs() {
+		_ = m.obj.Set(k, f)
+	}
+	_ = m.obj.Set("url", m.taggedURL)
+	for k, v := range httpConstants {
+		_ = m.obj.Set(k, v)
+	}
+	vu.refuseNames(m.obj, "k6/http", "file")
 	return m
+}
+
+// httpConstants are k6/http's TLS version and OCSP names.
+var httpConstants = map[string]string{
+	"SSL_3_0": "ssl3.0", "TLS_1_0": "tls1.0", "TLS_1_1": "tls1.1", "TLS_1_2": "tls1.2", "TLS_1_3": "tls1.3",
+	"OCSP_STATUS_GOOD": "good", "OCSP_STATUS_REVOKED": "revoked", "OCSP_STATUS_SERVER_FAILED": "server_failed",
+	"OCSP_STATUS_UNKNOWN": "unknown", "OCSP_REASON_AA_COMPROMISE": "aa_compromise",
+	"OCSP_REASON_AFFILIATION_CHANGED": "affiliation_changed", "OCSP_REASON_CA_COMPROMISE": "ca_compromise",
+	"OCSP_REASON_CERTIFICATE_HOLD": "certificate_hold", "OCSP_REASON_CESSATION_OF_OPERATION": "cessation_of_operation",
+	"OCSP_REASON_KEY_COMPROMISE": "key_compromise", "OCSP_REASON_PRIVILEGE_WITHDRAWN": "privilege_withdrawn",
+	"OCSP_REASON_REMOVE_FROM_CRL": "remove_from_crl", "OCSP_REASON_SUPERSEDED": "superseded",
+	"OCSP_REASON_UNSPECIFIED": "unspecified",
+}
+
+// taggedURL is the http.url tagged template: the URL, and one name tag
+// for every URL it makes, its placeholders shown as ${}.
+func (m *httpModule) taggedURL(call sobek.FunctionCall) sobek.Value {
+	strs, ok := call.Argument(0).(*sobek.Object)
+	if !ok {
+		m.vu.throw("http.url is a tagged template: http.url`https://host/items/${id}`")
+	}
+	n := int(strs.Get("length").ToInteger())
+	var u, name strings.Builder
+	for i := range n {
+		part := strs.Get(strconv.Itoa(i)).String()
+		u.WriteString(part)
+		name.WriteString(part)
+		if i+1 < n {
+			u.WriteString(call.Argument(i + 1).String())
+			name.WriteString("${}")
+		}
+	}
+	o := m.vu.rt.NewObject()
+	_ = o.Set("url", u.String())
+	_ = o.Set("name", name.String())
+	return o
 }
 
 // expectedStatuses(200, {min: 300, max: 399}, ...) makes a response callback.
@@ -134,13 +183,24 @@ func (m *httpModule) callbackOf(v sobek.Value) *statusSet {
 	return nil
 }
 
-// prepare fills m.req from the script's arguments and returns the
-// request's response callback, response type and tags.
-func (m *httpModule) prepare(req *engine.Request, method string, u, body, params sobek.Value) (cb *statusSet, respType string, tags map[string]string, name string) {
+// reqInfo is what a request's params say about its response: its
+// callback, response type, tags, name tag and cookie jar.
+type reqInfo struct {
+	cb       *statusSet
+	respType string
+	tags     map[string]string
+	name     string
+	jar      *cookieJar // nil: the VU's own
+}
+
+// prepare fills req from the script's arguments and returns what its
+// params say about its response.
+func (m *httpModule) prepare(req *engine.Request, method string, u, body, params sobek.Value) (info reqInfo) {
 	vu := m.vu
 	*req = engine.Request{Method: method, Timeout: vu.r.cfg.Timeout, Redirects: DefaultRedirects}
-	req.URL, name = urlOf(u)
-	cb, respType = m.callback, "text"
+	req.URL, info.name = urlOf(u)
+	info.cb, info.respType = m.callback, "text"
+	var cookies *sobek.Object
 	if p, ok := params.(*sobek.Object); ok {
 		for _, k := range p.Keys() {
 			v := p.Get(k)
@@ -154,12 +214,12 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 				}
 			case "tags":
 				if t, ok := v.(*sobek.Object); ok {
-					tags = map[string]string{}
+					info.tags = map[string]string{}
 					for _, tk := range t.Keys() {
-						tags[tk] = t.Get(tk).String()
+						info.tags[tk] = t.Get(tk).String()
 					}
-					if n, ok := tags["name"]; ok {
-						name = n
+					if n, ok := info.tags["name"]; ok {
+						info.name = n
 					}
 				}
 			case "timeout":
@@ -171,20 +231,25 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 			case "redirects":
 				req.Redirects = int(v.ToInteger())
 			case "responseType":
-				switch respType = v.String(); respType {
+				switch info.respType = v.String(); info.respType {
 				case "text", "binary", "none":
 				default:
-					vu.throw("params.responseType: want text, binary or none, got %q", respType)
+					vu.throw("params.responseType: want text, binary or none, got %q", info.respType)
 				}
 			case "responseCallback":
-				cb = m.callbackOf(v)
+				info.cb = m.callbackOf(v)
+			case "cookies":
+				cookies, _ = v.(*sobek.Object)
+			case "jar":
+				info.jar = vu.jarOf(v)
 			}
 		}
 	}
 	if body != nil && !sobek.IsUndefined(body) && !sobek.IsNull(body) {
 		req.Body = m.body(req, body)
 	}
-	return cb, respType, tags, name
+	vu.addCookies(req, info.jar, cookies)
+	return info
 }
 
 // urlOf reads a URL argument: a string, or http.url's {url, name} object.
@@ -236,11 +301,11 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	}
 	req := &m.reqs[m.next]
 	m.next ^= 1
-	cb, respType, tags, name := m.prepare(req, method, u, body, params)
+	info := m.prepare(req, method, u, body, params)
 	s := m.lane(0)
-	s.cb = cb
+	s.cb = info.cb
 	out := s.runner.Iterate(req, time.Time{}, &m.res)
-	return m.resolve(req, &m.res, out, respType, tags, name)
+	return m.resolve(req, &m.res, out, &info)
 }
 
 // lane is the VU's i-th request lane; a lane that cannot be made (a bad
@@ -256,9 +321,11 @@ func (m *httpModule) lane(i int) *slot {
 // resolve makes the script's Response of an attempt the engine's runner
 // sent, judged and counted into the phase's attempt plane; a failed one
 // fails the iteration.
-func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engine.Outcome, respType string, tags map[string]string, name string) sobek.Value {
+func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engine.Outcome, info *reqInfo) sobek.Value {
 	vu := m.vu
-	r := &response{m: m, res: *res, method: req.Method, respType: respType}
+	tags, name := info.tags, info.name
+	r := &response{m: m, res: *res, method: req.Method, respType: info.respType}
+	vu.storeCookies(info.jar, res)
 	if out == engine.IterationAborted {
 		// Cut off by the phase's own stop: not the target's doing, and not
 		// counted as ok or failed.
@@ -298,14 +365,11 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 		vu.throw("http.batch: want an array or an object of requests")
 	}
 	type item struct {
-		key      string
-		req      engine.Request
-		res      engine.Response
-		out      engine.Outcome
-		cb       *statusSet
-		respType string
-		tags     map[string]string
-		name     string
+		key  string
+		req  engine.Request
+		res  engine.Response
+		out  engine.Outcome
+		info reqInfo
 	}
 	keys := arg.Keys()
 	items := make([]item, len(keys))
@@ -313,14 +377,14 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 		it := &items[i]
 		it.key = k
 		method, u, body, params := m.batchRequest(arg.Get(k))
-		it.cb, it.respType, it.tags, it.name = m.prepare(&it.req, method, u, body, params)
+		it.info = m.prepare(&it.req, method, u, body, params)
 	}
 	// Each request has its own lane (runner and callback), so they go out
 	// at once; lanes are kept for the next batch.
 	lanes := make([]*slot, len(items))
 	for i := range items {
 		lanes[i] = m.lane(i)
-		lanes[i].cb = items[i].cb
+		lanes[i].cb = items[i].info.cb
 	}
 	var wg sync.WaitGroup
 	for i := range items {
@@ -339,7 +403,7 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 	}
 	for i := range items {
 		it := &items[i]
-		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.out, it.respType, it.tags, it.name))
+		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.out, &it.info))
 	}
 	return out
 }
@@ -405,7 +469,7 @@ type response struct {
 	cache    map[string]sobek.Value
 }
 
-var responseKeys = []string{"status", "status_text", "body", "headers", "timings", "error", "error_code", "url", "proto", "request", "json"}
+var responseKeys = []string{"status", "status_text", "body", "headers", "cookies", "timings", "error", "error_code", "url", "proto", "request", "json", "html", "submitForm", "clickLink"}
 
 func (r *response) Get(key string) sobek.Value {
 	rt := r.m.vu.rt
@@ -416,6 +480,12 @@ func (r *response) Get(key string) sobek.Value {
 		return rt.ToValue(r.res.ErrorCode)
 	case "json":
 		return r.m.jsonFn
+	case "html":
+		return r.m.htmlFn
+	case "submitForm":
+		return r.m.submitFn
+	case "clickLink":
+		return r.m.clickFn
 	case "url":
 		return rt.ToValue(r.res.URL)
 	case "proto":
@@ -451,6 +521,8 @@ func (r *response) Get(key string) sobek.Value {
 			_ = h.Set(k, strings.Join(vs, ", "))
 		}
 		v = h
+	case "cookies":
+		v = r.m.vu.responseCookies(r.res.Header)
 	case "timings":
 		t := rt.NewObject()
 		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

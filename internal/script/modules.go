@@ -34,6 +34,12 @@ func (vu *VU) module(name string) sobek.Value {
 		return vu.metricsModule()
 	case "k6/data":
 		return vu.dataModule()
+	case "k6/html":
+		return vu.html().Object()
+	case "k6/crypto":
+		return vu.cryptoModule()
+	case "k6/timers":
+		return vu.object(vu.timerFuncs())
 	}
 	return nil
 }
@@ -45,6 +51,19 @@ func (vu *VU) object(methods map[string]any) *sobek.Object {
 		_ = o.Set(k, f)
 	}
 	return o
+}
+
+// refuseNames gives a module object the names k6 documents that throttle
+// does not provide: reading one throws, naming it. They are not
+// enumerable, so an import of one by name is refused at load with the
+// rest (bundle gathers them).
+func (vu *VU) refuseNames(obj *sobek.Object, module string, names ...string) {
+	for _, n := range names {
+		_ = obj.DefineAccessorProperty(n, vu.rt.ToValue(func() sobek.Value {
+			vu.throw("%s's %s is not supported by throttle", module, n)
+			return nil
+		}), nil, sobek.FLAG_FALSE, sobek.FLAG_FALSE)
+	}
 }
 
 // throw raises a JavaScript Error with msg.
@@ -94,6 +113,11 @@ func (vu *VU) k6Module() *sobek.Object {
 			_ = vu.r.builtin.groupDuration.addTagged(vu.phaseName(), float64(time.Since(began))/float64(time.Millisecond),
 				func() map[string]string { return vu.tags(nil) })
 			return v
+		},
+		// randomSeed seeds Math.random, for the VU, as k6 does.
+		"randomSeed": func(seed int64) {
+			src := rand.New(rand.NewPCG(uint64(seed), uint64(seed)))
+			rt.SetRandSource(src.Float64)
 		},
 		"fail": func(msg sobek.Value) {
 			s := ""
@@ -333,7 +357,12 @@ func (vu *VU) bytes(v sobek.Value) []byte {
 	}
 	if o, ok := v.(*sobek.Object); ok {
 		if buf, ok := o.Get("buffer").Export().(sobek.ArrayBuffer); ok {
-			return buf.Bytes()
+			// A typed array or DataView: its own window of the buffer.
+			b := buf.Bytes()
+			if off, n := o.Get("byteOffset"), o.Get("byteLength"); off != nil && n != nil {
+				return b[off.ToInteger() : off.ToInteger()+n.ToInteger()]
+			}
+			return b
 		}
 	}
 	return []byte(v.String())

@@ -109,6 +109,10 @@ type Config struct {
 	// HTTP2 sends through net/http (HTTP/2 where offered over TLS) instead
 	// of the engine's default fasthttp HTTP/1.1 client.
 	HTTP2 bool
+	// ModuleCache, if set, keeps the remote modules a script imports
+	// (bundle.Options.ModuleCache); Offline loads them from it only.
+	ModuleCache string
+	Offline     bool
 }
 
 // Runner runs one k6 script: Load prepares it (loads its modules, runs the
@@ -179,7 +183,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	vu := r.newRuntime(nil)
 	r.setupVU = vu
 	r.k6 = r.k6Records()
-	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module})
+	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline})
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +379,7 @@ func (r *Runner) handleSummary(fn sobek.Callable, span time.Duration) ([]Summary
 	if err != nil {
 		return nil, err
 	}
-	v, err := fn(sobek.Undefined(), data)
+	v, err := vu.call(fn, nil, data)
 	if err != nil {
 		return nil, r.scriptError(err)
 	}
@@ -442,7 +446,7 @@ func (r *Runner) setup() error {
 	if !ok {
 		return nil
 	}
-	v, err := fn(sobek.Undefined())
+	v, err := r.setupVU.call(fn, nil)
 	if err != nil {
 		return fmt.Errorf("setup: %w", r.scriptError(err))
 	}
@@ -465,7 +469,7 @@ func (r *Runner) teardown() error {
 		}
 		data = v
 	}
-	if _, err := fn(sobek.Undefined(), data); err != nil {
+	if _, err := vu.call(fn, nil, data); err != nil {
 		return fmt.Errorf("teardown: %w", r.scriptError(err))
 	}
 	return nil

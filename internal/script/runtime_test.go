@@ -1,7 +1,10 @@
 package script
 
 import (
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -113,9 +116,43 @@ func TestUnsupportedModuleIsRefusedWithItsLine(t *testing.T) {
 			t.Fatalf("%s: error %q, want one line naming the module at s.js:3", mod, msg)
 		}
 	}
-	path := writeScript(t, "r.js", "import { x } from 'https://example.com/lib.js';\nexport default function () { x(); }\n")
-	if _, err := Load(path, Config{}); err == nil || !strings.HasPrefix(err.Error(), "r.js:1: remote import \"https://example.com/lib.js\"") {
+	path := writeScript(t, "r.js", "import { x } from 'ftp://127.0.0.1/lib.js';\nexport default function () { x(); }\n")
+	if _, err := Load(path, Config{}); err == nil || !strings.HasPrefix(err.Error(), "r.js:1: remote import \"ftp://127.0.0.1/lib.js\"") {
 		t.Fatalf("remote import: %v", err)
+	}
+}
+
+// TestRemoteModuleRuns: a module imported over http from a loopback
+// server (with a relative import of its own) runs in every VU; it was
+// fetched once, at load.
+func TestRemoteModuleRuns(t *testing.T) {
+	var mu sync.Mutex
+	fetched := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		fetched++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/k6-utils/1.4.0/index.js":
+			fmt.Fprint(w, "import { pick } from './pick.js';\nexport function randomItem(a) { return pick(a); }\n")
+		case "/k6-utils/1.4.0/pick.js":
+			fmt.Fprint(w, "export function pick(a) { return a[Math.floor(Math.random() * a.length)]; }\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	var out consoleLines
+	path := writeScript(t, "main.js", "import { randomItem } from '"+srv.URL+"/k6-utils/1.4.0/index.js';\n"+
+		"export const options = { vus: 3, iterations: 6 };\nexport default function () { console.log(randomItem(['a'])); }\n")
+	runScript(t, path, srv.URL, Config{Console: out.add}, 30*time.Second)
+	if got := out.all(); len(got) != 6 || got[0] != "a" {
+		t.Fatalf("console = %q, want six a", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fetched != 2 {
+		t.Fatalf("%d fetches, want the module and its import once each", fetched)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/phase"
+	"github.com/throttlekit/throttle/internal/script/k6html"
 )
 
 // VU is one virtual user: its own goja runtime, in which the script's init
@@ -44,6 +45,17 @@ type VU struct {
 	http    *httpModule
 	pause   phase.Pause
 
+	// events is the VU's event loop, made on first use (eventloop.go);
+	// rejected the promises rejected with no handler yet.
+	events   *eventLoop
+	rejected []*sobek.Promise
+	// async are the lanes of http.asyncRequest (http_async.go).
+	async asyncLanes
+	// jar is the VU's cookie jar, made on first use (cookies.go).
+	jar *cookieJar
+	// htmlMod is k6/html, made on first use (html.go).
+	htmlMod *k6html.Module
+
 	// slots send the VU's requests through the engine's attempt runner:
 	// slot 0 its requests one at a time, the others a batch's extra ones.
 	// Each slot has its own driver so that its FailedFunc reads the
@@ -62,39 +74,52 @@ type slot struct {
 // slot returns the VU's i-th lane, making it on first use.
 func (vu *VU) slot(i int) (*slot, error) {
 	for len(vu.slots) <= i {
-		s := &slot{}
-		meter, stop, abort := vu.r.setupMeter, (<-chan struct{})(nil), context.Context(nil)
-		if p := vu.ph; p != nil {
-			meter, stop, abort = p.meter, p.stop, p.hard
-		}
-		var latency engine.LatencyRecorder
-		if vu.ph != nil {
-			latency = vu.ph.rec
-		}
-		d, err := engine.NewDriver(engine.DriverConfig{
-			Meter: meter, Latency: latency, Timeout: vu.r.cfg.Timeout, Insecure: vu.r.cfg.Insecure,
-			HTTP2: vu.r.cfg.HTTP2, Slow: vu.r.cfg.Slow, Stop: stop, Abort: abort, Conns: 4,
-			// k6's http_req_failed: a transport error, or a status the
-			// callback does not expect.
-			Failed: func(r *engine.Response) bool { return r.Err != nil || s.cb != nil && !s.cb.expected(r.Status) },
-		})
+		s, err := vu.newSlot()
 		if err != nil {
 			return nil, err
 		}
-		s.driver, s.runner = d, d.Runner()
 		vu.slots = append(vu.slots, s)
 	}
 	return vu.slots[i], nil
 }
 
+// newSlot makes a request lane: its own driver and runner.
+func (vu *VU) newSlot() (*slot, error) {
+	s := &slot{}
+	meter, stop, abort := vu.r.setupMeter, (<-chan struct{})(nil), context.Context(nil)
+	if p := vu.ph; p != nil {
+		meter, stop, abort = p.meter, p.stop, p.hard
+	}
+	var latency engine.LatencyRecorder
+	if vu.ph != nil {
+		latency = vu.ph.rec
+	}
+	d, err := engine.NewDriver(engine.DriverConfig{
+		Meter: meter, Latency: latency, Timeout: vu.r.cfg.Timeout, Insecure: vu.r.cfg.Insecure,
+		HTTP2: vu.r.cfg.HTTP2, Slow: vu.r.cfg.Slow, Stop: stop, Abort: abort, Conns: 4,
+		// k6's http_req_failed: a transport error, or a status the
+		// callback does not expect.
+		Failed: func(r *engine.Response) bool { return r.Err != nil || s.cb != nil && !s.cb.expected(r.Status) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.driver, s.runner = d, d.Runner()
+	return s, nil
+}
+
 // close releases the VU's connections.
 func (vu *VU) close() {
-	for _, s := range vu.slots {
+	vu.async.wait()
+	for _, s := range append(vu.slots, vu.async.all...) {
 		s.runner.Close()
 		s.driver.Close()
 	}
 	vu.slots = nil
 	vu.forget()
+	if vu.events != nil {
+		vu.events.reset()
+	}
 	vu.pause.Stop()
 }
 
@@ -152,6 +177,14 @@ func (r *Runner) newRuntime(p *Phase) *VU {
 	_ = g.Set("open", vu.open)
 	_ = g.Set("console", vu.console())
 	_ = g.Set("require", vu.require)
+	for k, f := range vu.timerFuncs() {
+		_ = g.Set(k, f)
+	}
+	for k, f := range vu.textCodecs() {
+		_ = g.Set(k, f)
+	}
+	_ = g.Set("crypto", vu.webCrypto())
+	rt.SetPromiseRejectionTracker(vu.trackRejections)
 	r.vus.Store(rt, vu)
 	return vu
 }
@@ -166,12 +199,18 @@ func (vu *VU) init() error {
 	vu.rt.SetImportModuleDynamically(b.ImportDynamically(vu.rt))
 	vu.inInit = true
 	done := b.Main.Evaluate(vu.rt)
+	// Top-level await: the event loop runs until the evaluation settles.
+	_, err := vu.settle(vu.rt.ToValue(done), nil, vu.abortCh())
 	vu.inInit = false
-	switch done.State() {
-	case sobek.PromiseStateRejected:
-		return vu.rejection(done.Result())
-	case sobek.PromiseStatePending:
-		return errors.New("script: the init context's top-level await did not settle (throttle has no timers or async requests yet)")
+	if err != nil {
+		if errors.Is(err, errUnsettled) {
+			return errors.New("script: the init context's top-level await did not settle: nothing it waits on is pending (no timer, no request)")
+		}
+		var ge *sobek.Exception
+		if errors.As(err, &ge) {
+			return vu.r.scriptError(err)
+		}
+		return err
 	}
 	vu.exports = vu.rt.NamespaceObjectFor(b.Main)
 	return nil
@@ -314,12 +353,15 @@ func (vu *VU) iteration() {
 	}
 	vu.iter++
 	vu.failed, vu.group = false, ""
+	vu.resetCookies()
 	data := vu.data
 	if data == nil {
 		data = sobek.Undefined()
 	}
 	began := time.Now()
-	_, err := vu.fn(sobek.Undefined(), data)
+	// vu.call, not vu.fn: an async default function, its timers and its
+	// async requests are settled before the iteration ends (eventloop.go).
+	_, err := vu.call(vu.fn, p.hard.Done(), data)
 	switch {
 	case p.hard.Err() != nil:
 		return // aborted: neither ok nor failed
@@ -335,6 +377,14 @@ func (vu *VU) iteration() {
 	tags := func() map[string]string { return vu.tags(nil) }
 	_ = b.iterations.addTagged(p.sc.Name, 1, tags)
 	_ = b.iterationDuration.addTagged(p.sc.Name, float64(time.Since(began))/float64(time.Millisecond), tags)
+}
+
+// abortCh is closed when the VU's phase aborts it; nil for the setup VU.
+func (vu *VU) abortCh() <-chan struct{} {
+	if vu.ph == nil {
+		return nil
+	}
+	return vu.ph.hard.Done()
 }
 
 // sleep pauses the VU for d, or until its phase aborts.

@@ -6,9 +6,11 @@
 //
 // An import is resolved relative to the importing file. A k6 module
 // ("k6/http") is the caller's: Options.K6 returns its record or refuses it.
-// A remote import (https://...) and a bare name with no node_modules to
-// come from are refused. Every refusal is one error naming the file and
-// line of the import, before any traffic.
+// A remote import (http:// or https://) is fetched once, at load (remote.go),
+// and its own relative imports are resolved against its URL. A bare name
+// with no node_modules to come from, and other URL schemes, are refused.
+// Every refusal is one error naming the file and line of the import,
+// before any traffic.
 //
 // esbuild is used only where it earns its place: TypeScript files are
 // transformed to JavaScript one file at a time (their imports and exports
@@ -20,10 +22,12 @@ package bundle
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -39,6 +43,14 @@ type Options struct {
 	// k6/...), or an error refusing it: the loader prefixes the importing
 	// file and line.
 	K6 func(specifier string) (sobek.ModuleRecord, error)
+	// HTTPClient fetches remote modules (default: http.DefaultClient,
+	// each fetch within RemoteTimeout).
+	HTTPClient *http.Client
+	// ModuleCache, if set, is a folder keeping every remote module
+	// fetched, so that a later run can load it with the network closed;
+	// Offline loads remote modules from it only, never fetching.
+	ModuleCache string
+	Offline     bool
 }
 
 // Bundle is a loaded script: its entry module and every module it
@@ -61,6 +73,10 @@ type Bundle struct {
 	byRec   map[sobek.ModuleRecord]*module
 	k6      map[string]sobek.ModuleRecord
 	loading map[string]bool
+	// refused are the k6 modules and names the script imports that the
+	// runtime does not provide, each as file:line: reason; Load names
+	// them all at once.
+	refused []string
 }
 
 // module is one local file.
@@ -106,6 +122,9 @@ func Load(path string, opts Options) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(b.refused) > 0 {
+		return nil, &Error{Msg: strings.Join(b.refused, "; ")}
+	}
 	if err := b.link(main); err != nil {
 		return nil, err
 	}
@@ -139,11 +158,11 @@ func (b *Bundle) load(path string) (*module, error) {
 	if m, ok := b.byPath[path]; ok {
 		return m, nil
 	}
-	src, err := os.ReadFile(path)
+	src, dir, err := b.read(path)
 	if err != nil {
 		return nil, err
 	}
-	m := &module{path: path, dir: filepath.Dir(path), name: b.name(path), imports: map[string]sobek.ModuleRecord{}}
+	m := &module{path: path, dir: dir, name: b.name(path), imports: map[string]sobek.ModuleRecord{}}
 	prog, err := parse(m.name, path, string(src))
 	if err != nil {
 		return nil, err
@@ -159,6 +178,16 @@ func (b *Bundle) load(path string) (*module, error) {
 			continue
 		}
 		rec, err := b.resolveFrom(m.dir, imp.specifier)
+		at := fmt.Sprintf("%s:%d", m.name, prog.File.Position(imp.offset).Line)
+		if k6Module.MatchString(imp.specifier) {
+			// Every k6 module and name the runtime lacks is gathered, so
+			// that Load names them all at once.
+			if err != nil {
+				b.refused = append(b.refused, fmt.Sprintf("%s: %v", at, err))
+				continue
+			}
+			b.refuseMissing(at, imp, rec)
+		}
 		if err != nil {
 			var le *Error
 			if errors.As(err, &le) {
@@ -200,8 +229,20 @@ func (b *Bundle) resolveFrom(dir, spec string) (sobek.ModuleRecord, error) {
 		}
 		b.k6[spec] = rec
 		return rec, nil
+	case isHTTP(spec):
+		return b.loadRemote(spec)
 	case remote.MatchString(spec):
-		return nil, fmt.Errorf("remote import %q is not supported: throttle reaches no network but the target (vendor the file and import it by a relative path)", spec)
+		return nil, fmt.Errorf("remote import %q is not supported: throttle fetches modules over http and https only", spec)
+	case isHTTP(dir) && (strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/")):
+		u, err := url.Parse(dir)
+		if err != nil {
+			return nil, fmt.Errorf("import %q: %v", spec, err)
+		}
+		ref, err := u.Parse(spec)
+		if err != nil {
+			return nil, fmt.Errorf("import %q: %v", spec, err)
+		}
+		return b.loadRemote(ref.String())
 	}
 	var path string
 	switch {
@@ -273,19 +314,39 @@ func (b *Bundle) module(rec sobek.ModuleRecord) *module {
 	return b.byRec[rec]
 }
 
-// name is how errors show path: relative to the script's folder.
+// name is how errors show path: relative to the script's folder; a
+// remote module by its URL.
 func (b *Bundle) name(path string) string {
+	if isHTTP(path) {
+		return path
+	}
 	if rel, err := filepath.Rel(b.Dir, path); err == nil {
 		return filepath.ToSlash(rel)
 	}
 	return path
 }
 
-// importDecl is one static import or re-export: its specifier and where
-// it is in the file.
+// refuseMissing records each name imp imports that rec does not export.
+func (b *Bundle) refuseMissing(at string, imp importDecl, rec sobek.ModuleRecord) {
+	if len(imp.names) == 0 {
+		return
+	}
+	var have []string
+	rec.GetExportedNames(func(names []string) { have = names })
+	for _, n := range imp.names {
+		if !slices.Contains(have, n) {
+			b.refused = append(b.refused, fmt.Sprintf("%s: The requested module %q does not provide an export named %q", at, imp.specifier, n))
+		}
+	}
+}
+
+// importDecl is one static import or re-export: its specifier, where it
+// is in the file and the names it imports by name ("default" for a
+// default binding).
 type importDecl struct {
 	specifier string
 	offset    int
+	names     []string
 }
 
 // imports lists a module's static imports and re-exports in source order.
@@ -295,14 +356,31 @@ func imports(prog *ast.Program) []importDecl {
 	for _, st := range prog.Body {
 		switch d := st.(type) {
 		case *ast.ImportDeclaration:
+			var names []string
+			if c := d.ImportClause; c != nil {
+				if c.ImportedDefaultBinding != nil {
+					names = append(names, "default")
+				}
+				if c.NamedImports != nil {
+					for _, sp := range c.NamedImports.ImportsList {
+						names = append(names, sp.IdentifierName.String())
+					}
+				}
+			}
 			if d.FromClause != nil {
-				out = append(out, importDecl{d.FromClause.ModuleSpecifier.String(), at(d.Idx0())})
+				out = append(out, importDecl{d.FromClause.ModuleSpecifier.String(), at(d.Idx0()), names})
 			} else {
-				out = append(out, importDecl{d.ModuleSpecifier.String(), at(d.Idx0())})
+				out = append(out, importDecl{d.ModuleSpecifier.String(), at(d.Idx0()), names})
 			}
 		case *ast.ExportDeclaration:
 			if d.FromClause != nil {
-				out = append(out, importDecl{d.FromClause.ModuleSpecifier.String(), at(d.Idx0())})
+				var names []string
+				if c := d.ExportFromClause; c != nil && c.NamedExports != nil {
+					for _, sp := range c.NamedExports.ExportsList {
+						names = append(names, sp.IdentifierName.String())
+					}
+				}
+				out = append(out, importDecl{d.FromClause.ModuleSpecifier.String(), at(d.Idx0()), names})
 			}
 		}
 	}

@@ -85,7 +85,7 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 		{"\n\nimport grpc from 'k6/net/grpc';\n", `main.js:3: module "k6/net/grpc" is not supported`},
 		{"import x from 'lodash';\n", `main.js:1: cannot resolve "lodash"`},
 		{"import x from '//cdn.example/x.js';\n", `main.js:1: remote import "//cdn.example/x.js"`},
-		{"export * from 'https://cdn.example/x.js';\n", `main.js:1: remote import "https://cdn.example/x.js"`},
+		{"export * from 'ftp://cdn.example/x.js';\n", `main.js:1: remote import "ftp://cdn.example/x.js"`},
 		{"\nimport './nope.js';\n", `main.js:2: import "./nope.js": nope.js: no such file or directory`},
 		{"const a = 1;\n\nexport { a, nope };\n", `main.js:3: exporting unknown binding: "nope"`},
 	} {
@@ -121,5 +121,15 @@ func TestLoadSaysAMissingScriptIsMissing(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "resolve") {
 			t.Errorf("Load(%s): %v, want an error saying %q", path, err, want)
 		}
+	}
+}
+
+// TestRefusalsAtOnce: every unsupported k6 module is named, in one line.
+func TestRefusalsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "main.js", "import ws from 'k6/ws';\nimport grpc from 'k6/net/grpc';\n")
+	_, err := Load(p, Options{K6: k6Stub})
+	if err == nil || !strings.Contains(err.Error(), `main.js:1: module "k6/ws"`) || !strings.Contains(err.Error(), `main.js:2: module "k6/net/grpc"`) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error %v, want both modules named in one line", err)
 	}
 }

@@ -1,0 +1,79 @@
+package script
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/grafana/sobek"
+
+	"github.com/throttlekit/throttle/internal/engine"
+)
+
+// asyncLanes are a VU's request lanes for http.asyncRequest: each request
+// in flight has one of its own (its own connection), kept for reuse.
+type asyncLanes struct {
+	mu       sync.Mutex
+	free     []*slot
+	all      []*slot
+	inflight sync.WaitGroup
+}
+
+// wait waits for the requests in flight (the VU is closing).
+func (a *asyncLanes) wait() { a.inflight.Wait() }
+
+func (a *asyncLanes) take(vu *VU) (*slot, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n := len(a.free); n > 0 {
+		s := a.free[n-1]
+		a.free = a.free[:n-1]
+		return s, nil
+	}
+	s, err := vu.newSlot()
+	if err != nil {
+		return nil, err
+	}
+	a.all = append(a.all, s)
+	return s, nil
+}
+
+func (a *asyncLanes) give(s *slot) {
+	a.mu.Lock()
+	a.free = append(a.free, s)
+	a.mu.Unlock()
+}
+
+// asyncRequest is http.asyncRequest(method, url, body, params): the
+// request goes out on its own lane while the script runs on; the promise
+// settles on the VU's event loop with the Response, judged and counted
+// as a request made with http.request is.
+func (m *httpModule) asyncRequest(call sobek.FunctionCall) sobek.Value {
+	vu := m.vu
+	if vu.inInit {
+		vu.throw("http requests cannot be made in the init context (use setup())")
+	}
+	rt := vu.rt
+	promise, resolve, reject := rt.NewPromise()
+	req := &engine.Request{}
+	info := m.prepare(req, strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
+	lane, err := vu.async.take(vu)
+	if err != nil {
+		_ = reject(rt.NewGoError(err))
+		return rt.ToValue(promise)
+	}
+	lane.cb = info.cb
+	finish := vu.eventLoop().register()
+	vu.async.inflight.Add(1)
+	go func() {
+		defer vu.async.inflight.Done()
+		res := &engine.Response{}
+		out := lane.runner.Iterate(req, time.Time{}, res)
+		vu.async.give(lane)
+		finish(func() error {
+			_ = resolve(m.resolve(req, res, out, &info))
+			return nil
+		})
+	}()
+	return rt.ToValue(promise)
+}
