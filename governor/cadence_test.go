@@ -87,7 +87,7 @@ func TestRunSchedulesTicksFromTheConfirmation(t *testing.T) {
 	ctl := NewControl(a)
 	defer ctl.Close()
 	defer close(a.release) // an apply still waiting returns, so Close can finish
-	g, err := New(testLimits(), c, WithClock(fc), WithLogger(slog.New(slog.DiscardHandler)),
+	g, err := New(testLimits(), c, WithClock(fc), WithLogger(slog.New(slog.DiscardHandler)), WithQuickClimb(false),
 		WithObserver(func(w Window) { closed <- w }))
 	if err != nil {
 		t.Fatal(err)

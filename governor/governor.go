@@ -74,6 +74,10 @@ type Window struct {
 	// GeneratorSaturated is true when the host said it was saturated at
 	// any tick of the window.
 	GeneratorSaturated bool
+	// Quick is true for a window judged before it held the seed's evidence
+	// (its full Window and MinAttempts attempts): a clean multiplicative
+	// climb or a breach beyond doubt (WithQuickClimb).
+	Quick bool
 	// Drained is how long the window's start waited, after the settle
 	// span, for attempts started before a back-off to resolve.
 	Drained time.Duration
@@ -202,6 +206,7 @@ type Governor struct {
 	check    time.Duration // how often Run reads the counters
 	alpha    float64       // the early breach's level per look, corrected for a window's looks
 	early    bool
+	quick    bool // WithQuickClimb
 	evidence Evidence
 	loadc    LoadCounters // counters as LoadCounters, nil when they are not
 	log      *slog.Logger
@@ -247,7 +252,7 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 	if c == nil {
 		return nil, fmt.Errorf("governor: counters are required")
 	}
-	g := &Governor{limits: l, counters: c, clock: clock.Real(), early: true, evidence: EvidenceAll, log: slog.Default(), phase: "main"}
+	g := &Governor{limits: l, counters: c, clock: clock.Real(), early: true, quick: true, evidence: EvidenceAll, log: slog.Default(), phase: "main"}
 	g.loadc, _ = c.(LoadCounters)
 	for _, o := range opts {
 		o(g)
@@ -418,16 +423,18 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		// judged on evidence mostly gathered before the change.
 		w.Frac, w.Tail = frac, tail.span
 	}
+	// A window short of its full length or of MinAttempts is judged now only
+	// by the quick climb (clean evidence enough for a multiplicative climb)
+	// or, once full, on a breach beyond doubt (see quick.go).
+	short := n < g.limits.MinAttempts
+	quick := !breach && !w.GeneratorSaturated && g.quickReady(damaged, n, now.Sub(g.winStart))
+	clear := full && short && g.clearBreach(damaged, n)
 	var d Decision
 	switch {
-	case !full:
+	case !full && breach:
 		// Inside the window only a gross breach is decided: one that the
 		// evidence shows with confidence, and that moves the offer (a
 		// breach at the floor waits for the full window like any hold).
-		if !breach {
-			g.mu.Unlock()
-			return 0, false
-		}
 		d = Decide(frac, g.offer, g.lastBad, g.limits)
 		if d.Offer == g.offer {
 			g.mu.Unlock()
@@ -439,8 +446,8 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		}
 		g.streak, _ = MemoryClearStep(g.streak, false)
 		g.lastBad = d.LastBad
-	case n < g.limits.MinAttempts:
-		if now.Before(g.holdAt) {
+	case (!full || short) && !quick && !clear, (!full || short) && !clear && !g.climbs(&w, ld, n):
+		if !full || now.Before(g.holdAt) {
 			g.mu.Unlock()
 			return 0, false // keep collecting
 		}
@@ -458,6 +465,7 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		w.By = "generator"
 		d = Decision{Kind: KindHold, Signal: SignalGeneratorSaturated, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
 	default:
+		w.Quick = !full || short
 		g.latencyKnee(&w, ld, n)
 		d = Decide(w.Frac, g.offer, g.lastBad, g.limits)
 		qualifies := w.Frac <= g.limits.Low && g.lastBad > 0 && g.offer >= g.lastBad
@@ -567,8 +575,16 @@ func (g *Governor) Confirm(now time.Time, c Confirmation) {
 		g.drainTarget = ld.Started
 		g.drainUntil = now.Add(g.settle + drainBound*g.limits.Window)
 	}
-	if g.settle > 0 || g.drainTarget > 0 {
-		g.settleUntil = now.Add(g.settle)
+	settle := g.settle
+	if g.quick && wasPending && c.Origin == OriginGovernor && c.Applied > from {
+		// After a raise the answers still arriving were sent at the lower
+		// offer: they can only make the new offer look cleaner than it is,
+		// never damage it, so one read of them is discarded, not a tick
+		// (the quick climb would otherwise spend half its time settling).
+		settle = min(settle, g.check)
+	}
+	if settle > 0 || g.drainTarget > 0 {
+		g.settleUntil = now.Add(settle)
 	}
 	g.mu.Unlock()
 

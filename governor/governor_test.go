@@ -43,8 +43,10 @@ func (h *harness) start(t *testing.T, l Limits, c Counters, opts ...Option) *har
 	t.Helper()
 	h.t, h.now = t, t0
 	// No settle span unless a test asks for one: these tests count attempts
-	// from the confirmation on.
-	opts = append([]Option{WithSettle(0), WithLogger(slog.New(slog.DiscardHandler)), WithObserver(func(w Window) { h.windows = append(h.windows, w) })}, opts...)
+	// from the confirmation on. No quick climb either: most of them are about
+	// the full window's bookkeeping, and a clean window at a low offer would
+	// otherwise close half a tick in (quick_test.go asks for it).
+	opts = append([]Option{WithSettle(0), WithQuickClimb(false), WithLogger(slog.New(slog.DiscardHandler)), WithObserver(func(w Window) { h.windows = append(h.windows, w) })}, opts...)
 	g, err := New(l, c, opts...)
 	if err != nil {
 		t.Fatal(err)

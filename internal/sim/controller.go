@@ -71,11 +71,12 @@ func NewGovernor(l governor.Limits, opts ...GovernorOption) *Governor {
 const SeedCadence = "throttle, seed"
 
 // NewSeedGovernor returns the governor exactly as the seed states it: early
-// breach off, so every decision waits for the full window, and no evidence
-// beyond failed attempts (governor.EvidenceNone).
+// breach and quick climb off, so every decision waits for the full window
+// and MinAttempts, and no evidence beyond failed attempts
+// (governor.EvidenceNone).
 func NewSeedGovernor(l governor.Limits, opts ...GovernorOption) *Governor {
 	return NewGovernor(l, append([]GovernorOption{Named(SeedCadence),
-		WithGovernorOptions(governor.WithEarlyBreach(false), governor.WithEvidence(governor.EvidenceNone))}, opts...)...)
+		WithGovernorOptions(governor.WithEarlyBreach(false), governor.WithQuickClimb(false), governor.WithEvidence(governor.EvidenceNone))}, opts...)...)
 }
 
 // Name returns the controller's name: "throttle" unless Named said otherwise.
