@@ -117,6 +117,12 @@ const (
 	// measures). Any margin drains it; the windows that see it shrink are
 	// not judged on it.
 	standingQueueMax = 1 - backoffMax
+	// latencyFloor: in concurrency mode an excess over the baseline up to
+	// it is the host's jitter, whatever the inflation: a sub-millisecond
+	// answer moving by a tenth of a millisecond (p50 0.18 → 0.28 ms,
+	// inflation 1.5) is scheduling noise on a busy host, not a queue. A
+	// queue that matters waits a millisecond or more.
+	latencyFloor = time.Millisecond
 )
 
 // load is a read of LoadCounters with the attempt counts of the same tick.
@@ -136,8 +142,10 @@ func (l load) inFlight() uint64 {
 // attempts started before it to resolve, in windows.
 const drainBound = 1
 
-// mergeLatencyFrac returns the window's fraction with the latency knee's
-// verdict folded in, and whether latency decided it.
+// latencyFrac returns the window's fraction with the latency knee's verdict
+// folded in, and whether latency decided it. inflation is the cycle's: the
+// loop's cycle over the cycle without the excess (1/(1 − Waiting)), which
+// is the latency's own inflation when there is no think time.
 func (g *Governor) latencyFrac(frac, inflation float64) (float64, bool) {
 	switch {
 	case inflation > kneeHold:
