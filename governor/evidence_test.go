@@ -375,3 +375,44 @@ func TestLatencyInRateModeCatchesAStandingQueue(t *testing.T) {
 		t.Fatalf("host jitter: ask %v %v window %+v, want a clean slow start", ask, ok, h.last())
 	}
 }
+
+// Concurrency mode with think time, issue 28's noise: 4 VUs thinking a
+// second between requests answered in 0.18 ms, then 8 VUs answered in
+// 0.28 ms (inflation 1.56). A tenth of a millisecond is the host's jitter,
+// under latencyFloor: the offer doubles. With the excess over the floor
+// (10 → 20 ms, inflation 2) the loop's cycle is still a second (8 VUs, 40
+// requests in 5 s): the requests only waited a hundredth of it, so the
+// offer doubles again. Only a wait that is a real share of the cycle backs
+// off, by that share: 16 VUs whose requests wait 0.59 s of a 1.6 s cycle
+// back off by 37 %.
+func TestLatencyIsReadThroughLittlesLaw(t *testing.T) {
+	h := newLoadHarness(t, loadConcLimits(4))
+	h.lc.serve(20, 0, 180*time.Microsecond, 0, 0)
+	ask, ok := h.tick(5 * time.Second)
+	if !ok || ask != 8 || h.last().Baseline != 180*time.Microsecond {
+		t.Fatalf("4 VUs: ask %v %v window %+v, want slow start on a 0.18 ms baseline", ask, ok, h.last())
+	}
+	h.confirm(8)
+	h.lc.serve(40, 0, 280*time.Microsecond, 0, 0)
+	ask, ok = h.tick(5 * time.Second)
+	if w := h.last(); !ok || ask != 16 || w.By != "" || w.Waiting != 0 || w.Inflation < 1.5 {
+		t.Fatalf("0.18 → 0.28 ms: ask %v %v window %+v, want the slow start: a tenth of a millisecond is noise", ask, ok, w)
+	}
+
+	h = newLoadHarness(t, loadConcLimits(8))
+	h.lc.serve(40, 0, 10*time.Millisecond, 0, 0)
+	ask, _ = h.tick(5 * time.Second)
+	h.confirm(ask)
+	h.lc.serve(80, 0, 20*time.Millisecond, 0, 0) // 16 VUs, 80 requests in 5 s: a 1 s cycle
+	ask, ok = h.tick(5 * time.Second)
+	if w := h.last(); !ok || ask != 32 || w.By != "" || math.Abs(w.Waiting-0.01) > 1e-9 || w.Inflation != 2 {
+		t.Fatalf("10 → 20 ms with a second of think time: ask %v %v window %+v, want the slow start (waiting 1 %% of the cycle)", ask, ok, w)
+	}
+	h.confirm(32)
+	h.lc.serve(100, 0, 600*time.Millisecond, 0, 0) // 32 VUs, 100 requests in 5 s: a 1.6 s cycle
+	ask, ok = h.tick(5 * time.Second)
+	w := h.last()
+	if want := 0.59 / 1.6; !ok || w.By != "latency" || math.Abs(w.Waiting-want) > 1e-9 || math.Abs(w.Frac-want) > 1e-9 || ask != math.Floor(32*(1-want)) {
+		t.Fatalf("a queue of 0.59 s in a 1.6 s cycle: ask %v %v window %+v, want a latency back-off by %.3f", ask, ok, w, want)
+	}
+}

@@ -194,3 +194,25 @@ func TestQuickClimbDoesNotSettleAfterARaise(t *testing.T) {
 		t.Fatal("judged inside the settle span after a back-off")
 	}
 }
+
+// A quick window's latency counts: it sets the baseline, and a climb into a
+// queue (latency doubled at twice the VUs, no think time) is not quick: the
+// window waits for its full length and the latency knee backs off.
+func TestQuickClimbStopsAtAQueue(t *testing.T) {
+	h := newLoadHarness(t, loadConcLimits(2), WithQuickClimb(true))
+	h.lc.serve(400, 0, 10*time.Millisecond, 0, 0) // 2 ticks at 2 VUs, 10 ms each
+	ask, ok := h.tick(10 * oneRead)
+	if !ok || ask != 4 || !h.last().Quick || h.last().Baseline != 10*time.Millisecond {
+		t.Fatalf("2 VUs: ask %v %v window %+v, want a quick slow start setting a 10 ms baseline", ask, ok, h.last())
+	}
+	h.confirm(4)
+	h.lc.serve(400, 0, 20*time.Millisecond, 0, 0)
+	if _, ok := h.tick(10 * oneRead); ok {
+		t.Fatalf("4 VUs at twice the latency: the quick climb decided %+v", h.last())
+	}
+	h.lc.serve(600, 0, 20*time.Millisecond, 0, 0)
+	ask, ok = h.tick(15 * oneRead)
+	if w := h.last(); !ok || ask != 2 || w.Quick || w.By != "latency" {
+		t.Fatalf("full window: ask %v %v window %+v, want the latency back-off to 2", ask, ok, w)
+	}
+}
