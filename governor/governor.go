@@ -128,9 +128,10 @@ func WithTick(d time.Duration) Option { return func(g *Governor) { g.tick, g.tic
 // or a whole tick of them (see the package doc). The confidence is an exact
 // binomial test whose level is corrected for how often a window looks, so
 // that a window whose true fraction is at High is cut short less than 1 %
-// of the time. Clean, dead-band and memory-clear decisions always wait for
-// the full window. Off gives the seed's exact cadence: one read a tick, and
-// every decision waits for the full window.
+// of the time. Dead-band, probe and memory-clear decisions always wait for
+// the full window (a clean multiplicative climb is WithQuickClimb's). Off
+// gives the seed's exact cadence when WithQuickClimb is off too: one read a
+// tick, and every decision waits for the full window.
 func WithEarlyBreach(on bool) Option { return func(g *Governor) { g.early = on } }
 
 // WithLogger sets the logger for movement lines (default slog.Default()).
@@ -195,7 +196,8 @@ func DefaultTickFor(window time.Duration) time.Duration {
 // during a short settle span (WithSettle, one tick by default: they were
 // mostly sent at the old offer), then restarts the window from a fresh
 // snapshot of the counters. A window closes once it has lasted Limits.Window
-// and holds at least Limits.MinAttempts resolved attempts; one still short at
+// and holds at least Limits.MinAttempts resolved attempts (a clean climb
+// sooner, WithQuickClimb); one still short at
 // 4 × Window reports a no-evidence hold (and again every 4 × Window after)
 // but keeps its evidence and goes on collecting. A closed window goes through Decide and
 // MemoryClearStep; a move is written to the control path and the governor
