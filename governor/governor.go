@@ -130,8 +130,9 @@ func WithTick(d time.Duration) Option { return func(g *Governor) { g.tick, g.tic
 // that a window whose true fraction is at High is cut short less than 1 %
 // of the time. Dead-band, probe and memory-clear decisions always wait for
 // the full window (a clean multiplicative climb is WithQuickClimb's). Off
-// gives the seed's exact cadence when WithQuickClimb is off too: one read a
-// tick, and every decision waits for the full window.
+// gives the seed's exact cadence: one read a tick, and every decision waits
+// for the full window (off also switches the quick climb off, unless
+// WithQuickClimb says otherwise).
 func WithEarlyBreach(on bool) Option { return func(g *Governor) { g.early = on } }
 
 // WithLogger sets the logger for movement lines (default slog.Default()).
@@ -216,6 +217,7 @@ type Governor struct {
 	alpha    float64       // the early breach's level per look, corrected for a window's looks
 	early    bool
 	quick    bool // WithQuickClimb
+	quickSet bool // an explicit WithQuickClimb; otherwise quick follows early
 	evidence Evidence
 	loadc    LoadCounters // counters as LoadCounters, nil when they are not
 	log      *slog.Logger
@@ -268,6 +270,9 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 	}
 	if !g.tickSet {
 		g.tick = DefaultTickFor(l.Window)
+	}
+	if !g.quickSet {
+		g.quick = g.early
 	}
 	if g.tick <= 0 {
 		return nil, fmt.Errorf("governor: tick must be > 0, got %v", g.tick)

@@ -13,8 +13,9 @@ import (
 // on it (in concurrency mode also inside the window, see fewBreach); and no
 // evidence is discarded after a raise. See the package doc, "Evidence at low attempt
 // rates". Off gives the seed's cadence: every window lasts Window and holds
-// MinAttempts attempts.
-func WithQuickClimb(on bool) Option { return func(g *Governor) { g.quick = on } }
+// MinAttempts attempts. Unless it is given, the quick climb follows
+// WithEarlyBreach: WithEarlyBreach(false) alone is the seed's exact cadence.
+func WithQuickClimb(on bool) Option { return func(g *Governor) { g.quick, g.quickSet = on, true } }
 
 // quickSpan is how long a window lasts at least before the quick climb may
 // close it: one tick in rate mode, two in concurrency mode, never more than

@@ -216,3 +216,23 @@ func TestQuickClimbStopsAtAQueue(t *testing.T) {
 		t.Fatalf("full window: ask %v %v window %+v, want the latency back-off to 2", ask, ok, w)
 	}
 }
+
+// Unless it is given, the quick climb follows the early breach, so
+// WithEarlyBreach(false) alone (the CLI's --early-breach=false) is the
+// seed's exact cadence.
+func TestQuickClimbFollowsTheEarlyBreach(t *testing.T) {
+	for _, c := range []struct {
+		opts []Option
+		want bool
+	}{
+		{nil, true},
+		{[]Option{WithEarlyBreach(false)}, false},
+		{[]Option{WithEarlyBreach(false), WithQuickClimb(true)}, true},
+		{[]Option{WithQuickClimb(false), WithEarlyBreach(true)}, false},
+	} {
+		g, err := New(testLimits(), &counters{}, c.opts...)
+		if err != nil || g.quick != c.want {
+			t.Fatalf("%d options: quick %v (%v), want %v", len(c.opts), g.quick, err, c.want)
+		}
+	}
+}
