@@ -99,7 +99,8 @@
 //
 //   - A clean multiplicative climb (slow start, or a safe climb that stays
 //     below 0.75 × last-bad) is decided at the first read at least a tick
-//     into the window (two ticks in concurrency mode, never more than the
+//     into the window (two ticks in concurrency mode; never less than a
+//     fifth of the window a tick, however fine the tick, nor more than the
 //     window) once the window holds a tick's worth of attempts at the offer
 //     (one at 1/s, at most MinAttempts) and no damage at all: no failed
 //     attempt, no unserved load, and latency within the noise against the

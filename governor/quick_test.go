@@ -236,3 +236,27 @@ func TestQuickClimbFollowsTheEarlyBreach(t *testing.T) {
 		}
 	}
 }
+
+// A tick finer than a fifth of the window reads more often but does not
+// shorten the quick climb: a 400 ms window read every 25 ms still gives a
+// clean climb 80 ms (160 ms in concurrency mode) for damage to show.
+func TestQuickClimbLastsAFifthOfTheWindowAtLeast(t *testing.T) {
+	l := testLimits()
+	l.Window, l.Start = 400*time.Millisecond, 100
+	h := newQuickHarness(t, l, WithTick(25*time.Millisecond))
+	if got := h.g.quickSpan(); got != 80*time.Millisecond {
+		t.Fatalf("quick span %v, want 80ms", got)
+	}
+	h.c.add(50, 0)
+	if _, ok := h.tick(25 * time.Millisecond); ok {
+		t.Fatal("closed a tick in, at a fifteenth of the window")
+	}
+	h.tick(25 * time.Millisecond)
+	if ask, ok := h.tick(30 * time.Millisecond); !ok || ask != 200 {
+		t.Fatalf("80 ms in: ask %v %v, want 200", ask, ok)
+	}
+	l.Mode = Concurrency
+	if g, _ := New(l, &counters{}, WithTick(25*time.Millisecond)); g.quickSpan() != 160*time.Millisecond {
+		t.Fatalf("concurrency mode: quick span %v, want 160ms", g.quickSpan())
+	}
+}
