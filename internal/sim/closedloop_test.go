@@ -14,8 +14,8 @@ import (
 // VUs, start = floor = 1, ceiling 10 000, high 5 %, low 1 %, window 5 s,
 // MinAttempts 20.
 func closedLoopSetting() governor.Limits {
-	l := governor.NewLimits(governor.Concurrency, 10000)
-	l.Low = 0.01
+	l := Setting()
+	l.Mode = governor.Concurrency
 	return l
 }
 
