@@ -118,7 +118,7 @@
 // The climb from 1/s to 3000/s then takes twelve one-tick windows (12 s, a
 // robust nginx measured the same). The price is fewer clean attempts before
 // a doubling that overshoots: the failed share of the attempts before
-// settling, DESIGN §5's early-breach bar (≤ 8 %), holds from about 100
+// settling, docs/design.md §5's early-breach bar (≤ 8 %), holds from about 100
 // attempts a second at the capacity (the simulator's closed-loop bars, and
 // every model at c = 1000 and 1300), but at 20 to 50 requests a second it
 // reaches 10 to 14 % (a handful of requests: 14 of 100 at 20/s); over every

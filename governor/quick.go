@@ -25,7 +25,7 @@ func WithQuickClimb(on bool) Option { return func(g *Governor) { g.quick, g.quic
 // keeps a fast climb from costing a large share of failures: a doubling
 // that overshoots costs what the early breach needs to see it (a read at a
 // busy target, a few dozen attempts at a slow one), and the clean attempts
-// the climb rested on must stay many against that (DESIGN §5: at most 8 %
+// the climb rested on must stay many against that (docs/design.md §5: at most 8 %
 // of the attempts before settling fail). In rate mode one tick is what
 // lets a robust target climb from 1/s to 3000/s in twelve seconds; a closed
 // loop makes fewer attempts for its offer (N VUs with a second of think
@@ -123,7 +123,7 @@ func (g *Governor) climbs(w *Window, ld load, n uint64) bool {
 // loop with think time makes few requests for its offer (64 VUs thinking a
 // second make 13 a read), and a doubling that overshoots was otherwise seen
 // only after a tick: at 100 requests a second 8 % of the requests before
-// settling failed against DESIGN §5's bar of 8 %. Half of ten failing at a
+// settling failed against docs/design.md §5's bar of 8 %. Half of ten failing at a
 // true fraction of High happens less often than the early breach's level.
 // Rate mode keeps MinAttempts: there the offer is the request rate, a read
 // at 100/s holds 20 attempts, and the fraction a back-off takes is then

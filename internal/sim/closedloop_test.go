@@ -81,7 +81,7 @@ type loopQuality struct {
 }
 
 // checkClosedLoop runs the governor against spec with sampling noise and
-// asserts DESIGN §5's closed-loop bar: the reported capacity (goodput over
+// asserts docs/design.md §5's closed-loop bar: the reported capacity (goodput over
 // the settled windows) within ±10 % of Rate, 90 % of the capacity in VUs
 // reached within 60 s of the floor, and at most 8 % of the attempts failed
 // before the offer settled (see failedBeforeSettling).
