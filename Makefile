@@ -5,7 +5,7 @@ GO ?= go
 # that the core module never depends on vegeta's dependency tree.
 NESTED := adapters/vegeta examples/vegeta-adaptive
 
-.PHONY: all build test stress check-k6-reporter fmt vet bench bench-gate bench-report bench-metrics bench-controllers bench-engine fuzz report-golden demo
+.PHONY: all build test stress check-k6-reporter compat fmt vet bench bench-gate bench-report bench-metrics bench-controllers bench-engine fuzz report-golden demo
 
 all: build test
 
@@ -40,6 +40,17 @@ stress:
 # k6-html-reporter) renders a throttle run's handleSummary data; needs node.
 check-k6-reporter:
 	bash scripts/k6-html-reporter.sh
+
+# compat: the k6 compatibility suite (compat/): every script in
+# compat/scripts run by `throttle run` against one loopback server, checked
+# against what k6's documentation implies; a PASS/FAIL line per script, then
+# "N passed, N failed"; fails if any failed. Not part of `make test`: it
+# measures how far throttle is from k6 (COMPAT_RUN=regexp picks scripts).
+COMPAT_RUN ?=
+compat:
+	$(GO) test -tags compat -count=1 ./compat/...
+	@dir=$$(mktemp -d) && $(GO) build -o $$dir/compat ./compat/run && \
+		$$dir/compat -run '$(COMPAT_RUN)'; status=$$?; rm -rf $$dir; exit $$status
 
 fmt:
 	gofmt -w .

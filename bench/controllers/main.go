@@ -1,7 +1,7 @@
 // Command controllers compares load controllers on model targets and prints
 // the result as Markdown: throttle's governor beside AIMD, a linear ramp to
 // failure and fixed load at the ceiling, every one with the same start,
-// ceiling, windows and run length (DESIGN.md §5, issue 5). It runs the
+// ceiling, windows and run length (docs/design.md §5, issue 5). It runs the
 // deterministic simulator of internal/sim, so the figures are exact and the
 // same on every machine; it takes a few seconds.
 //
@@ -109,7 +109,7 @@ func run(args []string, out io.Writer) error {
 	l := sim.Setting()
 	runLen := time.Duration(cfg.windows) * l.Window
 	fmt.Fprintf(out, "# Controller quality\n\n")
-	fmt.Fprintf(out, "Setting (DESIGN.md §5): rate mode, start = floor = %g, ceiling %g, high %g %%, low %g %%, window %v, tick 1 s (throttle reads its counters every 200 ms, five times a tick, for the early breach; the seed once a tick), min attempts %d. "+
+	fmt.Fprintf(out, "Setting (docs/design.md §5): rate mode, start = floor = %g, ceiling %g, high %g %%, low %g %%, window %v, tick 1 s (throttle reads its counters every 200 ms, five times a tick, for the early breach; the seed once a tick), min attempts %d. "+
 		"Every controller gets the same start (fixed load excepted: it is the ceiling from the first tick), ceiling, window rule and run length. "+
 		"The ramp steps ceiling/20 = %g per window. A window is one decision: it lasts at least %v and until it holds %d resolved attempts "+
 		"(so at offer 1 it lasts 20 s, at offer 2 10 s), for every controller but one: throttle's quick climb (governor.WithQuickClimb, on by default; off in *throttle, seed*) "+

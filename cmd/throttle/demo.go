@@ -1,8 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/report"
+	"github.com/throttlekit/throttle/internal/session"
 	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/targets"
 )
@@ -94,7 +96,7 @@ func (b *builtinFlags) config(fs *pflag.FlagSet, concurrent bool) (target.Config
 		}
 	}
 	if err := tc.Validate(); err != nil {
-		return tc, usageError{err}
+		return tc, usageError{Err: err}
 	}
 	return tc, nil
 }
@@ -115,7 +117,7 @@ func (b *builtinFlags) backlog(fs *pflag.FlagSet, tc *target.Config) error {
 	case fs.Changed("capacity"):
 		if want := tc.PerSecond(); b.latency <= 0 || math.Abs(want-b.capacity) > 1e-6*b.capacity {
 			return usagef("--capacity %s disagrees with --servers %d / --latency %v = %s req/s; give two of the three",
-				short(b.capacity), b.servers, b.latency, short(want))
+				live.Short(b.capacity), b.servers, b.latency, live.Short(want))
 		}
 	}
 	return nil
@@ -126,20 +128,7 @@ func newDemoCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Find the capacity of a built-in target whose true capacity is known",
-		Long: fmt.Sprintf(`demo starts the built-in target on a loopback port (capacity %d req/s,
-shedding the excess with 503s), governs a %v open-loop phase against it,
-prints the report and compares the capacity found with the true one.
-
-It needs nothing but this binary. The demo's governor settings are chosen
-to settle well inside the phase: %v windows read every %v tick, a
-floor of %d/s and a start of %d/s, the ceiling far above the capacity
-(%d/s). Change the target with --capacity, --model and --latency, the phase
-with any flag run also takes.
-
-With --script FILE it runs a k6 script against the built-in target instead
-(__ENV.BASE is the target's URL) and compares the capacity the script's
-first governed scenario found with the true one; the script's own
-throttle.configure settings apply unless a flag overrides them.`, demoCapacity, demoDuration, demoWindow, governor.DefaultTickFor(demoWindow), demoFloor, demoStart, demoCeiling),
+		Long:  fmt.Sprintf(helpText("demo"), demoCapacity, demoDuration, demoWindow, governor.DefaultTickFor(demoWindow), demoFloor, demoStart, demoCeiling),
 		Example: `  throttle demo
   throttle demo --capacity 2000 --model queue
   throttle demo --model backlog --servers 2 --latency 10ms   # a thread pool: 200 req/s, every answer 200
@@ -148,13 +137,14 @@ throttle.configure settings apply unless a flag overrides them.`, demoCapacity, 
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, e) },
 	}
-	fs := cmd.Flags()
-	fs.SortFlags = false
-	f.builtinFlags.register(fs, "the built-in target's true capacity, req/s")
-	fs.Float64Var(&f.ceiling, "rate", demoCeiling, "the phase's ceiling, iterations/s")
-	f.phaseFlags.register(fs, phaseDefaults{duration: demoDuration, window: demoWindow, floor: demoFloor, start: demoStart})
-	fs.StringVar(&f.script, "script", "", "run this k6 script against the built-in target (__ENV.BASE is its URL)")
-	fs.StringArrayVarP(&f.env, "env", "e", nil, "with --script: KEY=VALUE for __ENV (repeatable)")
+	var g flagGroups
+	f.builtinFlags.register(g.group("Built-in target"), "the built-in target's true capacity, req/s")
+	g.group("Load").Float64Var(&f.ceiling, "rate", demoCeiling, "the phase's ceiling, iterations/s")
+	f.phaseFlags.register(&g, phaseDefaults{duration: demoDuration, window: demoWindow, floor: demoFloor, start: demoStart})
+	k6 := g.group("k6 script")
+	k6.StringVar(&f.script, "script", "", "run this k6 script against the built-in target (__ENV.BASE is its URL)")
+	k6.StringArrayVarP(&f.env, "env", "e", nil, "with --script: KEY=VALUE for __ENV (repeatable)")
+	g.install(cmd)
 	return cmd
 }
 
@@ -167,47 +157,38 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 	if f.script != "" {
 		return f.runScript(fs, tc, e)
 	}
-	if fs.Changed("env") {
-		return usagef("-e/--env fills a k6 script's __ENV; give --script FILE")
-	}
-	if err := f.k6.notWithoutScript(fs, f.out); err != nil {
+	if err := f.notWithoutScript(fs, "--script FILE"); err != nil {
 		return err
 	}
-	l, err := f.limits(fs, governor.Rate, f.ceiling, "--rate")
+	u, err := f.phaseRun(fs, governor.Rate, f.ceiling, "--rate")
 	if err != nil {
 		return err
 	}
-	if err := f.outputs(); err != nil {
-		return err
-	}
-	defer f.metrics.stop()
-	srv, stop, err := f.serveBuiltin(e, tc, mainPhase)
+	ss := f.session(e)
+	srv, stop, err := ss.ServeBuiltin(tc, session.MainPhase)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	list, err := targets.FromURLs([]string{srv.URL() + "/"}, "GET", nil, nil)
-	if err != nil {
+	defer f.metrics.Stop()
+	if u.Engine.Targets, err = targets.FromURLs([]string{srv.URL() + "/"}, "GET", nil, nil); err != nil {
 		return err
 	}
-	cfg, err := f.engineConfig(list, l)
-	if err != nil {
-		return err
-	}
+	u.Settings.Target, u.After = tc.String(), foundVsTrue(tc)
 	if !f.quiet {
 		fmt.Fprintf(e.stderr, "demo: %s on %s; governing %v from %s/s (ceiling %s/s)\n",
-			tc, srv.URL(), f.duration, short(l.Start), short(l.Ceiling))
+			tc, srv.URL(), f.duration, live.Short(u.Engine.Limits.Start), live.Short(u.Engine.Limits.Ceiling))
 	}
-	return runPhase(e, &f.phaseFlags, cfg, tc.String(), foundVsTrue(e, tc))
+	return ss.RunURL(u)
 }
 
 // foundVsTrue prints the capacity a report found beside the true one.
-func foundVsTrue(e env, tc target.Config) func(*report.Report) {
-	return func(r *report.Report) {
+func foundVsTrue(tc target.Config) func(io.Writer, *report.Report) {
+	return func(w io.Writer, r *report.Report) {
 		c := r.Capacity
 		truth := tc.PerSecond()
 		if !c.Found {
-			fmt.Fprintf(e.stdout, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, short(truth))
+			fmt.Fprintf(w, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, live.Short(truth))
 			return
 		}
 		// Rounded before printing, so a deviation under 0.05 % prints +0.0,
@@ -216,52 +197,26 @@ func foundVsTrue(e env, tc target.Config) func(*report.Report) {
 		if dev == 0 {
 			dev = 0 // -0 → +0
 		}
-		fmt.Fprintf(e.stdout, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", short(c.GoodputPerS), short(truth), dev)
+		fmt.Fprintf(w, "\nfound %s req/s vs true %s req/s (%+.1f %%)\n", live.Short(c.GoodputPerS), live.Short(truth), dev)
 	}
-}
-
-// serveBuiltin starts the built-in target on a loopback port, its
-// counters exported under phase with --metrics (started here, before any
-// traffic); stop shuts the target down.
-func (f *demoFlags) serveBuiltin(e env, tc target.Config, phase string) (*target.Server, func(), error) {
-	tg, err := target.New(tc)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	if err := f.metrics.start(e); err != nil {
-		return nil, nil, err
-	}
-	if err := f.metrics.addTarget(phase, tg); err != nil {
-		return nil, nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := target.Serve(ctx, "", tg, target.WithShutdownGrace(time.Second))
-	if err != nil {
-		cancel()
-		return nil, nil, fmt.Errorf("starting the built-in target: %w", err)
-	}
-	return srv, func() {
-		cancel()
-		_ = srv.Wait()
-	}, nil
 }
 
 // runScript is demo --script: the script against the built-in target.
 func (f *demoFlags) runScript(fs *pflag.FlagSet, tc target.Config, e env) error {
-	for _, name := range []string{"rate", "duration", "max-vus", "tries", "fail-on", "grace"} {
-		if fs.Changed(name) {
-			return usagef("--%s does not apply to a k6 script: %s", name, notForScripts[name])
-		}
+	sc, err := f.scriptRun(fs, scriptRun{path: f.script, env: f.env}, foundVsTrue(tc))
+	if err != nil {
+		return err
 	}
-	defer f.metrics.stop()
-	srv, stop, err := f.serveBuiltin(e, tc, "target")
+	ss := f.scriptSession(e)
+	srv, stop, err := ss.ServeBuiltin(tc, "target")
 	if err != nil {
 		return err
 	}
 	defer stop()
+	defer f.metrics.Stop()
 	if !f.quiet {
 		fmt.Fprintf(e.stderr, "demo: %s on %s; running %s against it\n", tc, srv.URL(), f.script)
 	}
-	s := scriptRun{path: f.script, env: f.env, base: srv.URL()}
-	return s.run(e, &f.phaseFlags, fs, func(out env, r *report.Report) { foundVsTrue(out, tc)(r) })
+	sc.Config.Env["BASE"] = srv.URL()
+	return ss.RunScript(sc)
 }

@@ -98,3 +98,40 @@ func TestSummaryExportUnwritable(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: want exit 1 naming the file", r.code, r.stderr)
 	}
 }
+
+// TestHandleSummaryReplacesSummary: handleSummary's stdout replaces k6's
+// summary, its files are written, the governor's section moves to stderr.
+func TestHandleSummaryReplacesSummary(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.txt")
+	path := writeFile(t, "h.js", strings.Replace(k6Script, "export default", `
+export function handleSummary(data) {
+  return { stdout: 'reqs ' + data.metrics.http_reqs.values.count + '\n', [__ENV.FILE]: 'checks ' + data.metrics.checks.values.passes };
+}
+export default`, 1))
+	r := cli(t, "", nil, "demo", "--quiet", "--script", path, "-e", "FILE="+file)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r.stdout != "reqs 12\n" {
+		t.Errorf("stdout %q: want only handleSummary's", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "throttle report:") {
+		t.Errorf("stderr %q: want the governor's section", r.stderr)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "checks 18" {
+		t.Errorf("file %q, %v", b, err)
+	}
+	// a key that cannot be written is exit 1 after the run
+	bad := writeFile(t, "b.js", strings.Replace(k6Script, "export default", "export function handleSummary() { return { '/dev/full': 'x' }; }\nexport default", 1))
+	r = cli(t, "", nil, "demo", "--quiet", "--script", bad)
+	if r.code != 1 || strings.Count(r.stderr, "throttle:") != 1 || !strings.Contains(r.stderr, "handleSummary: writing /dev/full") {
+		t.Errorf("unwritable: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// one that throws: exit 1 after the governor's section and the report
+	report := filepath.Join(t.TempDir(), "r.json")
+	throws := writeFile(t, "t.js", strings.Replace(k6Script, "export default", "export function handleSummary() { throw new Error('boom'); }\nexport default", 1))
+	r = cli(t, "", nil, "demo", "--quiet", "--script", throws, "--out", report)
+	if _, err := os.Stat(report); r.code != 1 || !strings.Contains(r.stderr, "throttle: handleSummary: ") || !strings.Contains(r.stderr, "boom") || !strings.Contains(r.stderr, "throttle report:") || err != nil {
+		t.Errorf("throws: exit %d, stderr %q, report %v", r.code, r.stderr, err)
+	}
+}

@@ -13,19 +13,23 @@
 package main
 
 import (
+	"embed"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/session"
 )
 
 func main() {
@@ -53,15 +57,32 @@ func terminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// usageError is bad input: exit code 2.
-type usageError struct{ err error }
+// helpTexts are the commands' long help, kept as text beside the code.
+//
+//go:embed help/*.txt
+var helpTexts embed.FS
 
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
+// helpText is the long help of the command name.
+func helpText(name string) string {
+	b, err := helpTexts.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err) // embedded at build time: a missing file is a build mistake
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// usageError is bad input: exit code 2.
+type usageError = session.BadInput
 
 // usagef returns a usage error.
 func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+	return usageError{Err: fmt.Errorf(format, args...)}
+}
+
+// session is where a command's run writes, for the flags' view settings.
+func (e env) session(quiet, verbose bool, out session.Outputs, m *session.Metrics) *session.Session {
+	return &session.Session{Stdout: e.stdout, Stderr: e.stderr, StdoutTTY: terminal(e.stdout), StderrTTY: terminal(e.stderr),
+		Signals: e.signals, Quiet: quiet, Verbose: verbose, Outputs: out, Metrics: m, Started: e.started}
 }
 
 // run runs the command line args and returns the exit code.
@@ -74,27 +95,43 @@ func run(args []string, e env) int {
 	}
 	msg := strings.ReplaceAll(tidy(err.Error()), "\n", " ")
 	fmt.Fprintf(e.stderr, "throttle: %s\n", msg)
-	var u usageError
-	if errors.As(err, &u) || isCobraUsage(err) {
+	if session.IsBadInput(err) || isCobraUsage(err) {
 		return 2
 	}
-	var th thresholdsCrossed
+	var th session.ThresholdsCrossed
 	if errors.As(err, &th) {
 		return 99
 	}
 	return 1
 }
 
-// strconvNoise is the parser detail pflag leaves in its messages.
-var strconvNoise = regexp.MustCompile(`strconv\.\w+: parsing "[^"]*": `)
-
 // pkgPrefix is an internal package's "pkg: " prefix, at the start of a
 // message or of a wrapped cause: the user knows no packages, only flags.
-var pkgPrefix = regexp.MustCompile(`(^|: )(?:governor|target|targets|engine|report): `)
+var pkgPrefix = regexp.MustCompile(`(^|: )(?:governor|target|targets|engine|phase|report): `)
 
 // tidy makes an error message read in the user's terms.
 func tidy(msg string) string {
-	return pkgPrefix.ReplaceAllString(strconvNoise.ReplaceAllString(msg, ""), "$1")
+	return pkgPrefix.ReplaceAllString(msg, "$1")
+}
+
+// flagError words a flag's parse error in the user's terms: a number that
+// does not parse says why (invalid syntax, out of range), without the Go
+// parser's name.
+func flagError(err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) {
+		return err
+	}
+	cause := iv.Unwrap()
+	var num *strconv.NumError
+	if errors.As(cause, &num) {
+		cause = num.Err
+	}
+	name := "--" + iv.GetFlag().Name
+	if sh := iv.GetFlag().Shorthand; sh != "" {
+		name = "-" + sh + ", " + name
+	}
+	return fmt.Errorf("invalid argument %q for %q flag: %v", iv.GetValue(), name, cause)
 }
 
 // isCobraUsage recognises the one error cobra itself returns for a bad
@@ -110,17 +147,7 @@ func newRoot(e env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "throttle",
 		Short: "Find an HTTP target's capacity at a declared failure bound",
-		Long: `throttle governs a load test instead of just generating it. It starts gently,
-doubles the load while the target stays clean, backs off in proportion to the
-attempt-failure fraction, remembers where congestion was seen and probes
-additively near it. The throttled steady state is the measurement: the
-target's capacity at the failure bound you declare (--high, default 5 %).
-
-Retries cannot hide failures: every attempt counts, and the report shows the
-ok % after tries beside the attempt-failure %.
-
-Exit codes: 0 success, 1 runtime failure, 2 bad input, 99 a k6 script's
-thresholds crossed (after the report is written).`,
+		Long:  helpText("root"),
 		Example: `  throttle demo                                   # see it find a built-in target's capacity
   throttle run --rate 5000 http://127.0.0.1:8080/  # govern an open-loop phase up to 5000 req/s
   throttle run --concurrency 64 --targets targets.txt --out report.json
@@ -132,7 +159,7 @@ thresholds crossed (after the report is written).`,
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: flagError(err)} })
 	root.AddCommand(newRunCmd(e), newDemoCmd(e), newTargetCmd(e), newVersionCmd(e))
 	return root
 }

@@ -1,22 +1,17 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"log/slog"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/throttlekit/throttle/governor"
-	"github.com/throttlekit/throttle/internal/engine"
-	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
-	"github.com/throttlekit/throttle/internal/script/bundle"
+	"github.com/throttlekit/throttle/internal/session"
 )
 
 // isScript reports whether a run argument names a k6 script rather than a
@@ -53,38 +48,110 @@ var notForScripts = map[string]string{
 type scriptRun struct {
 	path     string
 	env      []string // -e KEY=VALUE
-	base     string   // demo: __ENV.BASE, the built-in target's URL
 	insecure bool
 	http2    bool
 }
 
-// governance turns the governor flags the user gave into overrides of every
-// scenario's settings.
-func (p *phaseFlags) governance(fs *pflag.FlagSet) script.Governance {
-	var g script.Governance
-	if fs.Changed("floor") {
-		g.Floor = &p.floor
-	}
-	if fs.Changed("start") {
-		g.Start = &p.start
-	}
-	if fs.Changed("high") {
-		g.High = &p.high
-	}
-	if fs.Changed("low") {
-		g.Low = &p.low
-	}
-	if fs.Changed("window") {
-		g.Window = &p.window
-	}
-	if fs.Changed("min-attempts") {
-		g.MinAttempts = &p.minAttempts
-	}
-	return g
+// scriptOverrides are what the command line sets over a script's own
+// settings (its options and throttle.configure): gathered in one value and
+// resolved in one place, overrides.config.
+type scriptOverrides struct {
+	// Governance overrides every scenario's governor settings.
+	Governance script.Governance
+	// Timeout overrides the default request timeout (nil: k6's).
+	Timeout *time.Duration
+	// TrendStats overrides options.summaryTrendStats.
+	TrendStats []string
+	// Fixed runs every scenario as authored; Govern governs every one.
+	Fixed, Govern bool
 }
 
-// scriptEnv is __ENV: the process environment, then -e KEY=VALUE, then
-// BASE for the demo.
+// overrides gathers the flags the user gave for a script.
+func (p *phaseFlags) overrides(fs *pflag.FlagSet) scriptOverrides {
+	o := scriptOverrides{TrendStats: p.trendStats, Fixed: p.noGovernor, Govern: p.govern}
+	g := &o.Governance
+	for name, set := range map[string]func(){
+		"floor": func() { g.Floor = &p.floor }, "start": func() { g.Start = &p.start }, "high": func() { g.High = &p.high },
+		"low": func() { g.Low = &p.low }, "window": func() { g.Window = &p.window }, "min-attempts": func() { g.MinAttempts = &p.minAttempts },
+	} {
+		if fs.Changed(name) {
+			set()
+		}
+	}
+	if fs.Changed("timeout") {
+		o.Timeout = &p.timeout
+	}
+	return o
+}
+
+// config is the one place where the command line's settings meet the
+// script's: flags over the script's options and configure, the script's
+// over the defaults (script.Load resolves what lies in the script).
+func (o scriptOverrides) config(env map[string]string) script.Config {
+	cfg := script.Config{Env: env, Governance: o.Governance, Fixed: o.Fixed, Govern: o.Govern, TrendStats: o.TrendStats}
+	if o.Timeout != nil {
+		cfg.Timeout = *o.Timeout
+	}
+	return cfg
+}
+
+// scriptRun checks the flags for a script run, before any traffic, and
+// returns it. after, if set, gets the top scenario's report (demo's found
+// vs true).
+func (p *phaseFlags) scriptRun(fs *pflag.FlagSet, s scriptRun, after func(io.Writer, *report.Report)) (session.Script, error) {
+	for name, why := range notForScripts {
+		if fs.Changed(name) {
+			return session.Script{}, usagef("--%s does not apply to a k6 script: %s", name, why)
+		}
+	}
+	if p.noGovernor && p.govern {
+		return session.Script{}, usagef("--govern conflicts with --no-governor")
+	}
+	if err := p.notWithNoGovernor(fs, "every scenario runs as authored"); err != nil {
+		return session.Script{}, err
+	}
+	gopts, err := p.governorSettings(fs)
+	if err != nil {
+		return session.Script{}, err
+	}
+	if err := p.checkTrendStats(); err != nil {
+		return session.Script{}, err
+	}
+	vars, err := s.scriptEnv()
+	if err != nil {
+		return session.Script{}, err
+	}
+	cfg := p.overrides(fs).config(vars)
+	cfg.Tick, cfg.Settle, cfg.Governor, cfg.Insecure, cfg.HTTP2, cfg.Slow = p.tick, p.settle, gopts, s.insecure, s.http2, p.slow
+	json, hasJSON := strings.CutPrefix(p.out, "json=")
+	if hasJSON && json == "" {
+		return session.Script{}, usagef("--out json=FILE: give a file")
+	}
+	return session.Script{Path: s.path, Config: cfg, SummaryExport: p.summaryExport, JSON: json, After: after,
+		Settings: p.reportSettings()}, nil
+}
+
+// runScript runs the script the flags describe.
+func (p *phaseFlags) runScript(fs *pflag.FlagSet, e env, s scriptRun) error {
+	sc, err := p.scriptRun(fs, s, nil)
+	if err != nil {
+		return err
+	}
+	return p.scriptSession(e).RunScript(sc)
+}
+
+// scriptSession is the session of a script run: --out json=FILE is k6's
+// output, not the report's.
+func (p *phaseFlags) scriptSession(e env) *session.Session {
+	ss := p.session(e)
+	if strings.HasPrefix(p.out, "json=") {
+		ss.Outputs.JSON = ""
+	}
+	return ss
+}
+
+// scriptEnv is __ENV: the process environment, then -e KEY=VALUE (the
+// demo sets BASE after it).
 func (s *scriptRun) scriptEnv() (map[string]string, error) {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
@@ -99,296 +166,5 @@ func (s *scriptRun) scriptEnv() (map[string]string, error) {
 		}
 		env[k] = v
 	}
-	if s.base != "" {
-		env["BASE"] = s.base
-	}
 	return env, nil
-}
-
-// run loads the script (every script problem is bad input, before any
-// traffic), runs it with the live view, and writes one report per
-// scenario. after, if set, gets the report of the top phase and where the
-// governor's section goes.
-func (s *scriptRun) run(e env, p *phaseFlags, fs *pflag.FlagSet, after func(env, *report.Report)) error {
-	if p.noGovernor {
-		for _, name := range []string{"start", "floor"} {
-			if fs.Changed(name) {
-				return usagef("--%s conflicts with --no-governor (every scenario runs as authored)", name)
-			}
-		}
-	}
-	if !fs.Changed("tick") {
-		// The tick follows the window, as for run (scripts that configure
-		// their own window keep this one tick).
-		p.tick = max(governor.DefaultTickFor(p.window), minTick)
-	}
-	switch {
-	case p.tick <= 0 || p.tick < minTick:
-		return usagef("--tick must be at least %v, got %v", minTick, p.tick)
-	case p.settle < 0:
-		return usagef("--settle must be >= 0, got %v", p.settle)
-	case p.timeout <= 0:
-		return usagef("--timeout must be > 0, got %v", p.timeout)
-	case p.slow < 0:
-		return usagef("--slow must be >= 0, got %v", p.slow)
-	}
-	gopts, err := p.governorOptions()
-	if err != nil {
-		return err
-	}
-	if err := p.k6.check(p); err != nil {
-		return err
-	}
-	if err := p.outputs(); err != nil {
-		return err
-	}
-	vars, err := s.scriptEnv()
-	if err != nil {
-		return err
-	}
-	con := newConsole(e.stderr, terminal(e.stderr))
-	level := slog.LevelInfo
-	switch {
-	case p.quiet:
-		level = slog.LevelWarn // warnings (a throwing iteration) still show
-	case p.verbose:
-		level = slog.LevelDebug
-	}
-	settle := p.tick
-	if fs.Changed("settle") {
-		settle = p.settle
-	}
-	cfg := script.Config{
-		Env:        vars,
-		Governance: p.governance(fs),
-		Fixed:      p.noGovernor,
-		Tick:       p.tick,
-		Settle:     settle,
-		Governor:   gopts,
-		Insecure:   s.insecure,
-		HTTP2:      s.http2,
-		Slow:       p.slow,
-		TrendStats: p.k6.trendStats,
-		StdoutTTY:  terminal(e.stdout),
-		StderrTTY:  terminal(e.stderr),
-		Logger:     slog.New(newLineHandler(con, level)),
-		Console: func(l slog.Level, msg string) {
-			prefix := "console: "
-			if l >= slog.LevelWarn {
-				prefix = "console " + strings.ToLower(l.String()) + ": "
-			}
-			con.line(prefix + msg)
-		},
-	}
-	if fs.Changed("timeout") {
-		cfg.Timeout = p.timeout
-	}
-	if err := p.metrics.start(e); err != nil {
-		return err
-	}
-	defer p.metrics.stop()
-	cfg.Custom = p.metrics.custom()
-	var points *k6JSON
-	if p.k6.jsonOut != "" {
-		if points, err = openK6JSON(p.k6.jsonOut); err != nil {
-			return err
-		}
-		cfg.Points = points.point
-		defer func() {
-			if points != nil {
-				_ = points.close()
-			}
-		}()
-	}
-	r, err := script.Load(s.path, cfg)
-	if err != nil {
-		var be *bundle.Error
-		if errors.As(err, &be) {
-			return usageError{err}
-		}
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return usagef("%s: %v", s.path, pe.Err)
-		}
-		return usageError{err}
-	}
-	if points != nil {
-		points.thresholds = map[string][]string{}
-		for _, th := range r.Thresholds() {
-			points.thresholds[th.Metric] = append(points.thresholds[th.Metric], th.Source)
-		}
-	}
-	for _, ph := range r.Phases() {
-		src := metrics.Source{Limits: ph.Limits(), Snapshot: ph.Snapshot, Windows: ph.Windows}
-		if err := p.metrics.scriptPhase(ph.Name(), ph.Recorder(), src); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	defer close(done)
-	go watchSignals(e.signals, done, cancel, r.Abort, func() int64 { return inFlight(r) }, con, 0)
-
-	var live *liveView
-	if !p.quiet {
-		live = startLive(con, scriptSource(r))
-	}
-	res, err := r.Run(ctx)
-	if live != nil {
-		live.stop(con)
-	}
-	if err != nil {
-		return err
-	}
-	phases, top, err := s.reports(r, p, res)
-	if err != nil {
-		return err
-	}
-	// k6's summary goes to stdout, or handleSummary's outputs instead of
-	// it; then the governor's section, on stderr when handleSummary owns
-	// stdout.
-	summary := r.Summary(res.End.Sub(res.Start))
-	crossed := 0
-	for _, m := range summary.Metrics {
-		for _, th := range m.Thresholds {
-			if !th.OK {
-				crossed++
-			}
-		}
-	}
-	var werr error
-	out := e
-	if res.HandleSummary {
-		werr = res.SummaryErr
-		if err := writeOutputs(e, res.Outputs); err != nil && werr == nil {
-			werr = err
-		}
-		out.stdout = e.stderr
-	} else {
-		writeK6Summary(e.stdout, summary)
-		fmt.Fprintln(e.stdout)
-	}
-	for i, ph := range phases {
-		if len(phases) > 1 {
-			if i > 0 {
-				fmt.Fprintln(out.stdout)
-			}
-			fmt.Fprintf(out.stdout, "scenario     %s (%s)\n", ph.Phase, ph.Executor)
-		}
-		if err := ph.WriteText(out.stdout); err != nil {
-			return err
-		}
-	}
-	if len(phases) > 1 {
-		fmt.Fprintln(out.stdout, "\nscenarios")
-		for _, ph := range phases {
-			fmt.Fprintf(out.stdout, "  %-12s %-22s %s\n", ph.Phase, ph.Executor, ph.Verdict)
-		}
-	}
-	if res.Aborted {
-		fmt.Fprintln(out.stdout, "\nthe script aborted the test (exec.test.abort)")
-	}
-	if after != nil {
-		after(out, phases[top].Report)
-	}
-	doc, err := report.NewPhased(phases, top)
-	if err != nil {
-		return err
-	}
-	if err := writeFiles(out, p, phases[top].Report, doc.SaveJSON); err != nil && werr == nil {
-		werr = err
-	}
-	if err := p.k6.writeSummaryExport(out, summary); err != nil && werr == nil {
-		werr = err
-	}
-	if points != nil {
-		err := points.close()
-		points = nil
-		if err == nil {
-			fmt.Fprintf(out.stdout, "wrote        %s\n", p.k6.jsonOut)
-		} else if werr == nil {
-			werr = err
-		}
-	}
-	if werr != nil {
-		return werr
-	}
-	if crossed > 0 {
-		return thresholdsCrossed(crossed)
-	}
-	return nil
-}
-
-// thresholdsCrossed is a run whose thresholds (options.thresholds) did not
-// all hold: exit 99, as in k6, after every report is written.
-type thresholdsCrossed int
-
-func (n thresholdsCrossed) Error() string {
-	return fmt.Sprintf("%d threshold(s) crossed", int(n))
-}
-
-// reports builds one report per scenario and picks the top one: the first
-// governed scenario, else the first.
-func (s *scriptRun) reports(r *script.Runner, p *phaseFlags, res *script.RunResult) ([]report.Phase, int, error) {
-	var out []report.Phase
-	top := -1
-	for _, ph := range r.Phases() {
-		start, end := ph.Span()
-		if start.IsZero() {
-			start, end = res.End, res.End // never started (interrupted first)
-		}
-		in := report.Input{
-			Settings: report.Settings{
-				Limits:      ph.Limits(),
-				Tick:        p.tick,
-				Governed:    ph.Governed(),
-				EarlyBreach: p.earlyBreach,
-				Evidence:    p.evidenceSet.String(),
-				Target:      fmt.Sprintf("%s scenario %s", filepath.Base(s.path), ph.Name()),
-			},
-			Windows:     ph.Windows(),
-			Start:       start,
-			End:         end,
-			Interrupted: res.Interrupted,
-			Latency:     ph.Recorder().Summary(),
-		}
-		countsInto(&in, ph.Counts())
-		rep, err := report.Build(in)
-		if err != nil {
-			return nil, 0, err
-		}
-		if top < 0 && ph.Governed() {
-			top = len(out)
-		}
-		out = append(out, report.Phase{Phase: ph.Name(), Executor: string(ph.Scenario().Executor), Report: rep})
-	}
-	return out, max(top, 0), nil
-}
-
-// scriptSource follows one running scenario until it ends, then the next
-// running one; when none runs, the one it followed last.
-func scriptSource(r *script.Runner) liveSource {
-	phases := r.Phases()
-	cur := phases[0]
-	return func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
-		if !cur.Running() {
-			for _, ph := range phases {
-				if ph.Running() {
-					cur = ph
-					break
-				}
-			}
-		}
-		return cur.Snapshot(), cur.Limits().Mode, cur.Recorder(), cur.Name()
-	}
-}
-
-// inFlight counts the iterations in flight across the scenarios.
-func inFlight(r *script.Runner) int64 {
-	var n int64
-	for _, ph := range r.Phases() {
-		n += ph.Snapshot().InFlight
-	}
-	return n
 }

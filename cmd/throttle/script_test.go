@@ -61,6 +61,8 @@ func TestRunScriptBadInput(t *testing.T) {
 		{[]string{"run", filepath.Join(t.TempDir(), "missing.js")}, "missing.js"},
 		{[]string{"run", writeFile(t, "bad.js", "export const options = { scenarios: { a: { executor: 'externally-controlled' } } };\nexport default function () {}\n")}, `executor "externally-controlled" is not supported`},
 		{[]string{"run", writeFile(t, "syntax.js", "export default function () {\n")}, "syntax.js:"},
+		{[]string{"run", "--govern", "--no-governor", path}, "--govern conflicts with --no-governor"},
+		{[]string{"run", "--govern", "--rate", "1", "http://127.0.0.1:1/"}, "--govern applies to a k6 script"},
 	} {
 		r := cli(t, "", nil, c.args...)
 		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
@@ -75,6 +77,7 @@ func TestRunScriptWritesPhases(t *testing.T) {
 	srv, n := counting(t)
 	path := writeFile(t, "two.js", `
 import http from 'k6/http';
+import 'k6/x/throttle';
 export const options = { scenarios: {
   warm: { executor: 'per-vu-iterations', vus: 2, iterations: 5 },
   load: { executor: 'constant-vus', vus: 4, duration: '2s', startTime: '200ms' },
@@ -245,7 +248,7 @@ export default function () { http.get(__ENV.BASE + '/'); }
 		{[]string{"--evidence", "drain"}, true, "drain"},
 	} {
 		out := filepath.Join(t.TempDir(), "report.json")
-		args := append([]string{"run", "--quiet", "--window", "200ms", "--tick", "20ms", "-e", "BASE=" + srv.URL, "--out", out}, c.flags...)
+		args := append([]string{"run", "--govern", "--quiet", "--window", "200ms", "--tick", "20ms", "-e", "BASE=" + srv.URL, "--out", out}, c.flags...)
 		r := cli(t, "", nil, append(args, path)...)
 		if r.code != 0 {
 			t.Fatalf("%v: exit %d, stderr %q", c.flags, r.code, r.stderr)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/throttlekit/throttle/internal/session"
 	"github.com/throttlekit/throttle/internal/target"
 )
 
@@ -20,7 +21,7 @@ type targetFlags struct {
 	concurrent bool
 	anyAddr    bool
 	downClose  bool
-	metrics    metricsServer
+	metrics    session.Metrics
 }
 
 func newTargetCmd(e env) *cobra.Command {
@@ -28,23 +29,7 @@ func newTargetCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "target",
 		Short: "Serve the built-in target, with a known capacity, until Ctrl-C",
-		Long: fmt.Sprintf(`target serves the built-in HTTP target demo uses, standalone, for experiments
-and benchmarks. Every path and method is served alike: 200 "ok" within
-capacity; above it the model decides.
-
-  shed      excess requests get 503 at once (failure fraction (x − c)/x)
-  queue     excess requests wait in a short queue, then get 503
-  collapse  goodput falls as load rises past capacity (500s), like a
-            fragile service: only c·(1 − (x − c)/(2c)) succeed per second
-  backlog   a thread-pool server: --servers workers, each busy --latency
-            per request, behind a deep FIFO queue (--queue-depth, default
-            %d); every answer is 200, only later; capacity = servers /
-            latency. A request whose client gave up still takes a worker
-            when it reaches the front (a zombie) unless --drop-abandoned
-            is given
-
-It listens on loopback only unless --allow-remote is given: it can be
-overloaded on purpose and is not meant to be exposed.`, target.DefaultBacklogDepth),
+		Long:  fmt.Sprintf(helpText("target"), target.DefaultBacklogDepth),
 		Example: `  throttle target                                  # 800 req/s, shed, on 127.0.0.1:8080
   throttle target --capacity 2000 --model collapse --listen 127.0.0.1:9000
   throttle target --capacity 16 --concurrent --latency 20ms  # 16 in service at once
@@ -59,7 +44,7 @@ overloaded on purpose and is not meant to be exposed.`, target.DefaultBacklogDep
 	fs.BoolVar(&f.concurrent, "concurrent", false, "capacity bounds requests in service at once instead of a rate")
 	fs.BoolVar(&f.downClose, "reset-when-down", false, "reserved for tests: reset connections instead of 503 while down")
 	fs.BoolVar(&f.anyAddr, "allow-remote", false, "allow a --listen address other than loopback")
-	f.metrics.register(fs)
+	registerMetrics(fs, &f.metrics)
 	_ = fs.MarkHidden("reset-when-down")
 	return cmd
 }
@@ -72,13 +57,13 @@ func (f *targetFlags) run(fs *pflag.FlagSet, e env) error {
 	tc.DownClose = f.downClose
 	tg, err := target.New(tc)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
-	if err := f.metrics.start(e); err != nil {
+	if err := f.metrics.Start(e.stderr); err != nil {
 		return err
 	}
-	defer f.metrics.stop()
-	if err := f.metrics.addTarget(targetPhase, tg); err != nil {
+	defer f.metrics.Stop()
+	if err := f.metrics.AddTarget(targetPhase, tg); err != nil {
 		return err
 	}
 	var opts []target.ServeOption
@@ -89,7 +74,7 @@ func (f *targetFlags) run(fs *pflag.FlagSet, e env) error {
 	defer cancel()
 	srv, err := target.Serve(ctx, f.listen, tg, opts...)
 	if err != nil {
-		return listenFailure("listen", f.listen, err)
+		return session.ListenFailure("--listen", f.listen, err)
 	}
 	fmt.Fprintf(e.stdout, "serving %s on %s (Ctrl-C to stop)\n", tc, srv.URL())
 	if e.signals != nil {

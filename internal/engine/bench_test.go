@@ -25,12 +25,13 @@ func BenchmarkAttempt(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.driver.Close()
-	w := e.newWorker(0)
-	defer w.r.Close()
+	pw, _ := e.newWorker(0)
+	w := pw.(*worker)
+	defer w.Close()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		w.iterate(time.Now())
+		w.Iterate(time.Now())
 	}
 	b.StopTimer()
 	if _, failed := e.Attempts(); failed != 0 {

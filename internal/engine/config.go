@@ -1,25 +1,26 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/targets"
 )
 
 // Defaults Config's zero fields take.
 const (
 	// DefaultMaxVUs bounds the rate-mode worker pool.
-	DefaultMaxVUs = 1000
+	DefaultMaxVUs = phase.DefaultMaxWorkers
 	// DefaultTimeout bounds one attempt, from sending to the last body byte.
 	DefaultTimeout = 10 * time.Second
 	// DefaultGrace is how long a stopping phase waits for in-flight
 	// iterations before it aborts them.
-	DefaultGrace = 5 * time.Second
+	DefaultGrace = phase.DefaultGrace
 	// BackoffBase and BackoffCap shape the pause between tries: try n waits
 	// a random time in [d/2, d] with d = min(BackoffCap, BackoffBase × 2^(n−1)).
 	// Small, because the governor, not the retry loop, is what relieves a
@@ -86,59 +87,31 @@ type Config struct {
 	Governor []governor.Option
 }
 
-// withDefaults fills the zero fields and checks the rest.
+// withDefaults fills the zero fields of the sending side and checks them;
+// the phase runtime checks and fills the rest (limits, duration, pool,
+// grace, tick, logger), and New copies them back.
 func (c Config) withDefaults() (Config, error) {
-	if len(c.Targets) == 0 {
-		return c, errors.New("engine: no targets")
-	}
-	if c.Fixed {
-		// No governor: the offer stays at the ceiling. Pinning floor and start
-		// to it lets the same window loop judge and record the phase.
-		c.Limits.Floor, c.Limits.Start = c.Limits.Ceiling, c.Limits.Ceiling
-	}
-	if err := c.Limits.Validate(); err != nil {
-		return c, err
-	}
-	if c.Limits.Mode == governor.Concurrency && c.Limits.Ceiling > math.MaxInt32 {
-		return c, fmt.Errorf("engine: concurrency ceiling %v is too large", c.Limits.Ceiling)
-	}
 	switch {
-	case c.MaxVUs < 0:
-		return c, fmt.Errorf("engine: max VUs must be > 0, got %d", c.MaxVUs)
+	case len(c.Targets) == 0:
+		return c, errors.New("engine: no targets")
 	case c.Timeout < 0:
 		return c, fmt.Errorf("engine: timeout must be > 0, got %v", c.Timeout)
 	case c.Tries < 0:
 		return c, fmt.Errorf("engine: tries must be >= 1, got %d", c.Tries)
-	case c.Duration < 0:
-		return c, fmt.Errorf("engine: duration must be >= 0, got %v", c.Duration)
 	case c.Slow < 0:
 		return c, fmt.Errorf("engine: slow must be >= 0, got %v", c.Slow)
-	case c.Tick < 0:
-		return c, fmt.Errorf("engine: tick must be > 0, got %v", c.Tick)
 	}
-	if c.MaxVUs == 0 {
-		c.MaxVUs = DefaultMaxVUs
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.Tries == 0 {
-		c.Tries = 1
-	}
-	if c.Grace == 0 {
-		c.Grace = DefaultGrace
-	}
-	if c.Tick == 0 {
-		c.Tick = governor.DefaultTick
-	}
+	c.Timeout, c.Tries = cmp.Or(c.Timeout, DefaultTimeout), cmp.Or(c.Tries, 1)
 	if c.FailOn == nil {
 		f, _ := ParseFailOn(DefaultFailOn)
 		c.FailOn = &f
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
 	return c, nil
+}
+
+// adopt takes the defaults the phase runtime filled in.
+func (c *Config) adopt(p phase.Config) {
+	c.Limits, c.MaxVUs, c.Grace, c.Tick, c.Logger = p.Limits, p.MaxWorkers, p.Grace, p.Tick, p.Logger
 }
 
 // workers is the most workers the phase may run.

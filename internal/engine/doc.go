@@ -1,26 +1,12 @@
 // Package engine is throttle's HTTP load engine: one governed load phase
 // against a set of HTTP targets, measured honestly.
 //
-// A phase joins three parts. The gate (package gate) admits iterations at
-// the offer; the governor (package governor) reads the engine's cumulative
-// counters (a Meter, which is a governor.LoadCounters) every tick, judges
-// each window and moves the offer through the control path; the engine
-// sends the requests and counts what became of them.
-//
-// # Modes
-//
-// Open-loop rate mode: a scheduler takes each admission from the rate gate
-// (Permit.Due is the arrival's intended start) and hands it to an idle
-// worker of a bounded pool (Config.MaxVUs), starting workers lazily. An
-// arrival that finds every worker busy is dropped and counted, never
-// silently skipped. Latency is measured from the intended start, so a
-// target that slows down cannot slow the measurement with it (no coordinated
-// omission).
-//
-// Closed-loop concurrency mode: workers iterate back to back, each iteration
-// holding a permit of the concurrency gate, so at most the offer are in
-// flight. Workers are started as the offer first reaches them (never more
-// than the ceiling); when the offer falls the extra workers wait at the gate.
+// The phase itself — gate, governor, arrival schedule (open-loop rate,
+// closed-loop concurrency), workers, drain, windows and the generator's
+// watch of itself — is the phase runtime's (package phase), the same one a
+// k6 script scenario runs on. The engine adds what is HTTP's: a worker
+// that sends the targets round-robin through a Runner, and the Meter, the
+// attempt plane the governor reads.
 //
 // # The iteration seam
 //
@@ -57,24 +43,12 @@
 // Config.Insecure. Config.HTTP2 switches to net/http (one shared pool,
 // HTTP/2 where the server offers it over TLS), timed with httptrace.
 //
-// # The generator watches itself
-//
-// Every WatchConfig.Every the engine reads its own CPU time, the schedule
-// lag of the tick's arrivals (when each was sent after its intended start)
-// and how many arrivals the scheduler produced against what the offer
-// asked for. When any shows the generator, not the target, limiting the
-// load, the tick is saturated: the Meter's Load says GeneratorSaturated (so
-// the governor can discount the window), and the live view and the report
-// say "generator saturated at N/s". See watch.go for the rules.
-//
 // # Stopping
 //
-// A phase ends when its duration passes or Run's context ends (Ctrl-C): the
-// governor stops, no new arrival is admitted and no new try is started, the
-// in-flight iterations get the grace period to finish and are then aborted
-// (Abort cuts the grace short: it closes the runners' connections). Aborted
-// attempts are counted apart: they are the engine's doing, not the
-// target's. Run returns the full Result either way.
+// A stopping phase (package phase) closes the driver's Stop: no new try
+// starts; its abort cancels the driver's Abort: in-flight attempts are cut
+// off and counted apart as aborted, the engine's doing and not the
+// target's.
 //
 // # Cost
 //

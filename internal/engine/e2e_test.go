@@ -207,24 +207,22 @@ func TestGraceAndAbort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Abort once all three hang and the phase is over, so the grace period
-	// has begun: it must end at once.
-	begin := time.Now()
+	results := make(chan *Result, 1)
 	go func() {
-		for arrived.Load() < 3 || time.Since(begin) < 200*time.Millisecond {
-			if time.Since(begin) > testwait.Deadline {
-				break // Run's counts will say what was missing
-			}
-			time.Sleep(5 * time.Millisecond)
+		res, err := e.Run(context.Background())
+		if err != nil {
+			t.Error(err)
 		}
-		e.Abort()
+		results <- res
 	}()
-	res, err = e.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(begin); took > testwait.Deadline+5*time.Second {
-		t.Errorf("Abort must end the grace at once; Run took %v", took)
+	// Abort once all three hang and the phase is over, so the grace period
+	// (a minute) has begun: it must end at once.
+	testwait.Until(t, testwait.Deadline, "three attempts hanging", func() bool { return arrived.Load() >= 3 })
+	testwait.Receive(t, e.Stopping(), "the phase to stop and its grace to begin")
+	e.Abort()
+	res = testwait.Receive(t, results, "Abort to end the minute's grace at once")
+	if res == nil {
+		t.Fatal("no result")
 	}
 	if res.Counts.Aborted != 3 || res.Counts.Failed != 0 || res.Counts.OK != 0 {
 		t.Errorf("counts %+v: three aborted attempts, nothing resolved", res.Counts)

@@ -2,14 +2,10 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/throttlekit/throttle/gate"
 	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/phase"
 )
 
 // LatencyRecorder receives the latency of every resolved attempt, measured
@@ -72,69 +68,51 @@ type Result struct {
 	Generator GeneratorSummary
 }
 
-// Engine runs one governed HTTP load phase. Make it with New, watch it with
-// Snapshot while Run runs, and run it once. It implements
+// The generator's watch of itself is the phase runtime's (package phase),
+// the same for a URL phase and a script scenario.
+type (
+	WatchConfig      = phase.WatchConfig
+	GeneratorStatus  = phase.GeneratorStatus
+	GeneratorSummary = phase.GeneratorSummary
+)
+
+// ScheduleSlack is how late the open-loop scheduler may fall behind its
+// schedule and still send every arrival it missed (phase.ScheduleSlack).
+const ScheduleSlack = phase.ScheduleSlack
+
+// Engine runs one governed HTTP load phase: the phase runtime (package
+// phase: gate, governor, schedule, workers, drain, windows, the generator's
+// watch) with a worker that sends the targets round-robin. Make it with New,
+// watch it with Snapshot while Run runs, and run it once. It implements
 // governor.LoadCounters (its Meter's).
 type Engine struct {
 	cfg    Config
-	gate   *gate.Gate
-	gov    *governor.Governor
+	ph     *phase.Phase
 	meter  *Meter
 	driver *Driver
 	reqs   []Request // one per target, read-only
-	watch  *watcher
-
-	arrivals    atomic.Uint64   // rate mode: arrivals the scheduler produced (handed out or dropped)
-	startNanos  atomic.Int64    // Run's start, Unix nanoseconds; 0 before Run
-	stop        chan struct{}   // closed when the phase stops: no new tries
-	hard        context.Context // cancelled to abort in-flight attempts
-	abort       context.CancelFunc
-	work        chan time.Time // rate mode: due instants handed to idle workers
-	workersMu   sync.Mutex     // guards spawning (concurrency mode)
-	workerCount atomic.Int64
-	wg          sync.WaitGroup
-	windowsMu   sync.Mutex
-	windows     []governor.Window
-	ran         atomic.Bool
 }
 
-// ScheduleSlack is how late the open-loop scheduler may fall behind its
-// schedule and still send every arrival it missed (each with its own due
-// instant, so the lateness shows in the latency). A window of a
-// millisecond or two (gate.DefaultBurst) lost 3–5 % of the arrivals at 200–400/s on a busy two-core machine,
-// where a goroutine or timer is often woken a few milliseconds late; 10 ms
-// keeps the achieved rate at the offer, and bounds the catch-up after a
-// longer stall to offer × 10 ms arrivals.
-const ScheduleSlack = 10 * time.Millisecond
-
-// New prepares a phase: it checks cfg, builds the gate, the governor and
-// the HTTP transport. Nothing is sent until Run.
+// New prepares a phase: it checks cfg, builds the phase runtime and the
+// HTTP transport. Nothing is sent until Run.
 func New(cfg Config) (*Engine, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	l := cfg.Limits
-	mode := gate.Rate
-	if l.Mode == governor.Concurrency {
-		mode = gate.Concurrency
-	}
-	g, err := gate.New(gate.Config{Mode: mode, Floor: l.Floor, Ceiling: l.Ceiling, Offer: l.Start}, gate.WithBurst(ScheduleSlack))
+	e := &Engine{cfg: cfg, meter: NewMeter()}
+	e.ph, err = phase.New(phase.Config{
+		Limits: cfg.Limits, Governed: !cfg.Fixed, Duration: cfg.Duration, MaxWorkers: cfg.MaxVUs, Grace: cfg.Grace,
+		Tick: cfg.Tick, Settle: cfg.Settle, Logger: cfg.Logger, Observer: cfg.Observer, Governor: cfg.Governor,
+		Watch: cfg.Watch, Counters: e.meter, NewWorker: e.newWorker,
+	})
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, gate: g, meter: NewMeter(), stop: make(chan struct{}), work: make(chan time.Time)}
-	e.hard, e.abort = context.WithCancel(context.Background())
-	gov, err := governor.New(l, e.meter, append([]governor.Option{
-		governor.WithTick(cfg.Tick), governor.WithSettle(cfg.Settle), governor.WithLogger(cfg.Logger), governor.WithObserver(e.observe)},
-		cfg.Governor...)...)
-	if err != nil {
-		return nil, err
-	}
-	e.gov = gov
+	e.cfg.adopt(e.ph.Config())
 	e.driver, err = NewDriver(DriverConfig{
 		Meter: e.meter, Latency: cfg.Latency, Tries: cfg.Tries, Timeout: cfg.Timeout, FailOn: cfg.FailOn, Slow: cfg.Slow,
-		HTTP2: cfg.HTTP2, Insecure: cfg.Insecure, Conns: cfg.workers(), Stop: e.stop, Abort: e.hard,
+		HTTP2: cfg.HTTP2, Insecure: cfg.Insecure, Conns: cfg.workers(), Stop: e.ph.Stopping(), Abort: e.ph.Hard(),
 	})
 	if err != nil {
 		return nil, err
@@ -142,7 +120,6 @@ func New(cfg Config) (*Engine, error) {
 	for _, t := range cfg.Targets {
 		e.reqs = append(e.reqs, Request{Method: t.Method, URL: t.URL.String(), Header: t.Header, Body: t.Body, DiscardBody: true})
 	}
-	e.watch = newWatcher(cfg.Limits.Mode == governor.Rate, cfg.Watch)
 	return e, nil
 }
 
@@ -160,35 +137,24 @@ func (e *Engine) Meter() *Meter { return e.meter }
 
 // Snapshot returns a live view of the phase. It is safe to call at any time,
 // from any goroutine.
-func (e *Engine) Snapshot() Snapshot {
-	s := Snapshot{
-		Counts:    e.meter.Counts(),
-		InFlight:  e.meter.InFlight(),
-		Offer:     e.gate.Offer(),
-		Workers:   int(e.workerCount.Load()),
-		Governor:  e.gov.State(),
-		Generator: e.watch.status(),
-	}
-	if n := e.startNanos.Load(); n != 0 {
-		s.Elapsed = time.Since(time.Unix(0, n))
-	}
-	return s
+func (e *Engine) Snapshot() Snapshot { return SnapshotOf(e.ph, e.meter) }
+
+// SnapshotOf is the live view of a phase runtime and its counters, the
+// same for a URL phase and a script scenario.
+func SnapshotOf(ph *phase.Phase, m *Meter) Snapshot {
+	st := ph.Status()
+	return Snapshot{Elapsed: st.Elapsed, Counts: m.Counts(), InFlight: st.InFlight, Offer: st.Offer,
+		Workers: st.Workers, Governor: st.Governor, Generator: st.Generator}
 }
 
-// observe runs on the governor's loop at each window close.
-func (e *Engine) observe(w governor.Window) {
-	e.windowsMu.Lock()
-	e.windows = append(e.windows, w)
-	e.windowsMu.Unlock()
-	if e.cfg.Observer != nil {
-		e.cfg.Observer(w)
-	}
-}
+// Stopping is closed when the phase stops starting iterations: its grace
+// period begins.
+func (e *Engine) Stopping() <-chan struct{} { return e.ph.Stopping() }
 
 // Abort cuts off the in-flight attempts of a stopping phase at once instead
 // of waiting out the grace period (a second Ctrl-C). Run still returns its
 // Result.
-func (e *Engine) Abort() { e.abort() }
+func (e *Engine) Abort() { e.ph.Abort() }
 
 // Run runs the phase until its duration passes or ctx ends, whichever is
 // first; then it stops new arrivals, waits up to the grace period for
@@ -196,136 +162,11 @@ func (e *Engine) Abort() { e.abort() }
 // what it measured. An interrupted phase still returns its full Result. Run
 // may be called once.
 func (e *Engine) Run(ctx context.Context) (*Result, error) {
-	if !e.ran.CompareAndSwap(false, true) {
-		return nil, fmt.Errorf("engine: Run called twice")
-	}
-	defer e.abort()
 	defer e.driver.Close()
-
-	start := time.Now()
-	e.startNanos.Store(start.UnixNano())
-	phase, cancelPhase := context.WithCancel(ctx)
-	defer cancelPhase()
-	if e.cfg.Duration > 0 {
-		var cancel context.CancelFunc
-		phase, cancel = context.WithTimeout(phase, e.cfg.Duration)
-		defer cancel()
+	r, err := e.ph.Run(ctx)
+	if err != nil {
+		return nil, err
 	}
-
-	// The governor and its control path. In concurrency mode the applier
-	// also grows the worker pool to the applied offer.
-	_, stopGov := e.gov.Start(governor.ApplierFunc(func(offer float64) float64 {
-		applied := e.gate.Apply(offer)
-		if e.cfg.Limits.Mode == governor.Concurrency {
-			e.spawnTo(phase, int(math.Ceil(applied)))
-		}
-		return applied
-	}))
-	defer stopGov() // a no-op after the stop below; covers a panic on the way
-
-	// The generator's watch of itself, until the governor stops.
-	stopWatch, watchDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		e.watchLoop(stopWatch)
-	}()
-	var watchOnce sync.Once
-	endWatch := func() { watchOnce.Do(func() { close(stopWatch); <-watchDone }) }
-	defer endWatch()
-
-	schedDone := make(chan struct{})
-	if e.cfg.Limits.Mode == governor.Concurrency {
-		close(schedDone)
-		e.spawnTo(phase, int(math.Ceil(e.gate.Offer())))
-	} else {
-		go func() {
-			defer close(schedDone)
-			e.schedule(phase)
-		}()
-	}
-
-	<-phase.Done()
-	interrupted := ctx.Err() != nil
-	endWatch() // the tick the phase ended in is not the generator's doing
-
-	// Stop: the governor first (no window judged on a draining phase), then
-	// arrivals, then retries; then wait out the in-flight iterations.
-	stopGov() // returns once the control is closed
-	<-schedDone
-	close(e.work) // ctl is closed: no apply can spawn a worker any more
-	close(e.stop)
-	e.drain()
-
-	end := time.Now()
-	res := &Result{Config: e.cfg, Start: start, End: end, Interrupted: interrupted, Counts: e.meter.Counts(),
-		Workers: int(e.workerCount.Load()), Generator: e.watch.summary()}
-	e.windowsMu.Lock()
-	res.Windows = append([]governor.Window(nil), e.windows...)
-	e.windowsMu.Unlock()
-	res.Capacity = governor.Capacity(res.Windows, e.cfg.Limits.High)
-	return res, nil
-}
-
-// drain waits for the workers up to the grace period, then aborts what is
-// still in flight and waits for that to unwind.
-func (e *Engine) drain() {
-	done := make(chan struct{})
-	go func() {
-		e.wg.Wait()
-		close(done)
-	}()
-	if e.cfg.Grace > 0 {
-		t := time.NewTimer(e.cfg.Grace)
-		defer t.Stop()
-		select {
-		case <-done:
-			return
-		case <-t.C:
-		case <-e.hard.Done(): // Abort
-		}
-	}
-	e.abort()
-	<-done
-}
-
-// schedule is the open-loop arrival process: it takes each admission from
-// the rate gate and hands its due instant to an idle worker, starting a new
-// worker while the pool is below MaxVUs and counting the arrival as dropped
-// when it is not.
-func (e *Engine) schedule(ctx context.Context) {
-	spawned := 0
-	for {
-		p, err := e.gate.Acquire(ctx)
-		if err != nil {
-			return
-		}
-		due := p.Due()
-		p.Release()
-		e.arrivals.Add(1)
-		select {
-		case e.work <- due:
-			continue
-		default:
-		}
-		if spawned < e.cfg.MaxVUs {
-			w := e.newWorker(spawned)
-			spawned++
-			e.wg.Add(1)
-			go w.serve(due)
-			continue
-		}
-		e.meter.Drop()
-	}
-}
-
-// spawnTo grows the concurrency-mode pool to n workers (never past the
-// ceiling). Workers beyond the offer simply wait at the gate.
-func (e *Engine) spawnTo(ctx context.Context, n int) {
-	e.workersMu.Lock()
-	defer e.workersMu.Unlock()
-	for have := int(e.workerCount.Load()); have < n && have < e.cfg.workers(); have++ {
-		w := e.newWorker(have)
-		e.wg.Add(1)
-		go w.loop(ctx)
-	}
+	return &Result{Config: e.cfg, Start: r.Start, End: r.End, Interrupted: r.Interrupted, Windows: r.Windows,
+		Counts: e.meter.Counts(), Workers: r.Workers, Capacity: r.Capacity, Generator: r.Generator}, nil
 }

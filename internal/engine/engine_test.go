@@ -268,11 +268,11 @@ func TestMeterSaturation(t *testing.T) {
 	if l := m.Load(); l.GeneratorSaturated {
 		t.Fatal("a new meter is not saturated")
 	}
-	m.setSaturated(true, 1234)
+	m.SetSaturated(true, 1234)
 	if now, rate := m.Saturated(); !now || rate != 1234 || !m.Load().GeneratorSaturated {
 		t.Errorf("saturated %v at %v", now, rate)
 	}
-	m.setSaturated(false, 1234)
+	m.SetSaturated(false, 1234)
 	if now, rate := m.Saturated(); now || rate != 1234 || m.Load().GeneratorSaturated {
 		t.Errorf("a clean tick clears the verdict, keeps the rate: %v %v", now, rate)
 	}

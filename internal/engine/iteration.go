@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/throttlekit/throttle/internal/phase"
 )
 
 // This file is the iteration seam: the one place where an iteration's
@@ -282,7 +284,7 @@ type transport interface {
 type Runner struct {
 	d     *Driver
 	t     transport
-	pause *time.Timer // backoff between tries, reused
+	pause phase.Pause // backoff between tries
 }
 
 // Runner makes a runner; Close it when its worker ends.
@@ -301,9 +303,7 @@ func (r *Runner) Close() {
 	if r.d.std == nil {
 		r.t.close()
 	}
-	if r.pause != nil {
-		r.pause.Stop()
-	}
+	r.pause.Stop()
 }
 
 // Iterate runs one iteration of req that was due at due: up to Tries
@@ -311,9 +311,9 @@ func (r *Runner) Close() {
 // then its class, its latency) and, when resolved, into the latency
 // recorder. res receives the last attempt. The first attempt's recorded
 // latency runs from due, the intended start, so a late worker's delay counts
-// as a user would feel it (no coordinated omission), and its schedule lag
-// (send − due) goes to the Meter; a retry's latency runs from when it was
-// sent. A zero due means "now".
+// as a user would feel it (no coordinated omission; the phase counts the
+// schedule lag itself); a retry's latency runs from when it was sent. A zero
+// due means "now".
 //
 // Iterate does not count the iteration itself: a host for which one
 // Iterate is one iteration calls Meter.EndIteration with the outcome.
@@ -324,8 +324,6 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 	sent := time.Now()
 	if due.IsZero() {
 		due = sent
-	} else {
-		m.lag(sent.Sub(due))
 	}
 	start := due
 	for try := 1; ; try++ {
@@ -464,19 +462,5 @@ func (r *Runner) backoff(try int) bool {
 		d = BackoffCap
 	}
 	d = d/2 + rand.N(d/2+1)
-	if r.pause == nil {
-		r.pause = time.NewTimer(d)
-	} else {
-		r.pause.Reset(d)
-	}
-	select {
-	case <-r.pause.C:
-		return true
-	case <-stop:
-		r.pause.Stop()
-		return false
-	case <-r.d.cfg.Abort.Done():
-		r.pause.Stop()
-		return false
-	}
+	return r.pause.Wait(d, stop, r.d.cfg.Abort.Done())
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/throttlekit/throttle/internal/testwait"
 	"io"
 	"net"
 	"net/http"
@@ -287,15 +288,16 @@ func TestIterateAbort(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			m := NewMeter()
 			d := driver(t, DriverConfig{Meter: m, HTTP2: tr.http2, Abort: ctx, Timeout: time.Minute})
+			outs := make(chan Outcome, 1)
+			go func() {
+				_, out := once(d, &Request{URL: base + "/hang"})
+				outs <- out
+			}()
 			// Abort once the attempt is in flight (an event, not a delay:
 			// a slow machine may take long to send it).
-			go func() {
-				for m.Load().Started == 0 {
-					time.Sleep(time.Millisecond)
-				}
-				cancel()
-			}()
-			_, out := once(d, &Request{URL: base + "/hang"})
+			testwait.Until(t, testwait.Deadline, "the attempt in flight", func() bool { return m.Load().Started > 0 })
+			cancel()
+			out := testwait.Receive(t, outs, "the aborted attempt to return (its timeout is a minute)")
 			if c := m.Counts(); out != IterationAborted || c.Aborted != 1 || c.OK+c.Failed != 0 {
 				t.Errorf("outcome %v, counts %+v", out, c)
 			}

@@ -96,8 +96,8 @@ func (m *Meter) Saturated() (now bool, rate float64) {
 	return m.saturated.Load(), math.Float64frombits(m.satRate.Load())
 }
 
-// setSaturated records a watch tick's verdict.
-func (m *Meter) setSaturated(now bool, rate float64) {
+// SetSaturated records a watch tick's verdict (phase.Counters).
+func (m *Meter) SetSaturated(now bool, rate float64) {
 	m.saturated.Store(now)
 	m.satRate.Store(math.Float64bits(rate))
 }
@@ -108,11 +108,17 @@ func (m *Meter) resolve(c Class, elapsed time.Duration) {
 	m.classes[c].Add(1)
 }
 
-// lag counts one arrival's schedule lag: how late its first attempt was
-// sent after its intended start.
-func (m *Meter) lag(d time.Duration) {
+// Lag counts one arrival's schedule lag: how late its worker began it
+// after its intended start (phase.Counters).
+func (m *Meter) Lag(d time.Duration) {
 	m.lagSum.Add(uint64(max(d, 0)))
 	m.lagged.Add(1)
+}
+
+// LagTotal is the summed schedule lag so far and how many arrivals it
+// holds (phase.Counters).
+func (m *Meter) LagTotal() (sum time.Duration, n uint64) {
+	return time.Duration(m.lagSum.Load()), m.lagged.Load()
 }
 
 // loadClasses reads the class counters, the failure classes first: a

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/dop251/goja"
+	"github.com/grafana/sobek"
 )
 
 // sharedArrays are a run's k6/data SharedArrays by name: each built once,
@@ -19,15 +19,15 @@ type sharedArrays struct {
 // whole run; every VU's SharedArray is a read-only array over the shared
 // elements, each parsed from its JSON when the script reads it, so a VU
 // holds no copy of the data.
-func (vu *VU) dataModule() *goja.Object {
+func (vu *VU) dataModule() *sobek.Object {
 	rt := vu.rt
 	o := rt.NewObject()
-	_ = o.Set("SharedArray", func(call goja.ConstructorCall) *goja.Object {
+	_ = o.Set("SharedArray", func(call sobek.ConstructorCall) *sobek.Object {
 		if !vu.inInit {
 			vu.throw("new SharedArray(...): shared arrays must be made in the init context")
 		}
 		name := call.Argument(0).String()
-		fn, ok := goja.AssertFunction(call.Argument(1))
+		fn, ok := sobek.AssertFunction(call.Argument(1))
 		if name == "" || !ok {
 			vu.throw("new SharedArray(name, function): want a name and a function returning an array")
 		}
@@ -59,12 +59,12 @@ func (s *sharedArrays) get(name string, build func() ([]string, error)) ([]strin
 }
 
 // buildShared calls fn and keeps its array's elements as JSON.
-func (vu *VU) buildShared(fn goja.Callable) ([]string, error) {
-	v, err := fn(goja.Undefined())
+func (vu *VU) buildShared(fn sobek.Callable) ([]string, error) {
+	v, err := fn(sobek.Undefined())
 	if err != nil {
 		return nil, vu.r.scriptError(err)
 	}
-	arr, ok := v.(*goja.Object)
+	arr, ok := v.(*sobek.Object)
 	if !ok || arr.ClassName() != "Array" {
 		return nil, fmt.Errorf("the function must return an array, got %v", v)
 	}
@@ -88,12 +88,12 @@ type sharedArray struct {
 
 func (a *sharedArray) Len() int { return len(a.items) }
 
-func (a *sharedArray) Get(i int) goja.Value {
+func (a *sharedArray) Get(i int) sobek.Value {
 	if i < 0 || i >= len(a.items) {
-		return goja.Undefined()
+		return sobek.Undefined()
 	}
 	if a.items[i] == "" {
-		return goja.Undefined()
+		return sobek.Undefined()
 	}
 	v, err := a.vu.parseJSON(a.items[i])
 	if err != nil {
@@ -102,7 +102,7 @@ func (a *sharedArray) Get(i int) goja.Value {
 	return v
 }
 
-func (a *sharedArray) Set(int, goja.Value) bool {
+func (a *sharedArray) Set(int, sobek.Value) bool {
 	a.vu.throw("a SharedArray is read-only")
 	return false
 }

@@ -1,9 +1,11 @@
-// Package script runs k6 scripts under the governor: `throttle run
-// script.js`.
+// Package script runs k6 scripts: `throttle run script.js`. A script is
+// governed when it imports k6/x/throttle (or Config.Govern, --govern);
+// otherwise every scenario runs as authored.
 //
-// Load bundles the script (package bundle: ES modules and TypeScript into
-// one program, the k6 modules left for the runtime, anything unsupported
-// refused with its file and line), compiles it once, and runs its init
+// Load loads the script's modules (package bundle: each ES module, local
+// or TypeScript, a sobek module record compiled once for every VU; the k6
+// modules synthetic records whose exports are the VU's module objects;
+// anything unsupported refused with its file and line) and runs its init
 // context in a first VU, which reads the exported options (package
 // options) and records throttle.configure's settings. Every scenario
 // becomes a Phase. Every problem with the script is an error from Load,
@@ -16,26 +18,28 @@
 //
 // # VUs
 //
-// A VU is one goja runtime, used by one goroutine at a time, in which the
-// init context ran once. Its module objects, its HTTP request and result
-// and its sleep timer are made once and reused; a Response is a small Go
+// A VU is one sobek runtime, used by one goroutine at a time, in which the
+// init context ran once: the script's modules, instantiated and evaluated
+// in that runtime, top-level await included. Its module objects, its HTTP
+// request and result and its sleep timer are made once and reused; a Response is a small Go
 // value shown to JavaScript as a dynamic object whose fields are built only
 // when read, so an iteration that makes one request and looks at its
 // status allocates little beyond the request itself.
 //
 // # Phases
 //
-// A Phase is one scenario with its own gate, governor, window evidence and
-// attempt counters. Arrival-rate executors are rate mode: a scheduler takes
-// each admission of the rate gate and hands it to an idle VU, growing the
-// pool from preAllocatedVUs to maxVUs, and counts an arrival that finds
-// none as dropped. VU executors are concurrency mode: each VU holds a
-// permit of the concurrency gate per iteration. The authored value is the
-// ceiling; for the ramping executors the gate's ceiling follows the stages
-// four times a second. The iteration executors run as authored. A phase
-// stops scheduling at the end of its schedule, gives in-flight iterations
-// its gracefulStop, then aborts their requests and interrupts their
-// JavaScript.
+// A Phase is one scenario on the phase runtime (package phase) with a VU
+// as its worker: its own gate, governor, window evidence, generator watch
+// and attempt counters. Arrival-rate executors are rate mode (open loop:
+// an idle VU takes each admission, the pool grows from preAllocatedVUs to
+// maxVUs, an arrival that finds none is dropped and counted); VU executors
+// are concurrency mode (each VU holds a permit per iteration). The
+// authored value is the ceiling; for the ramping executors the authored
+// stage value at each moment is, read four times a second: governed, the
+// offer never exceeds it; not governed, the offer follows it. The
+// iteration executors always run as authored. A phase stops scheduling at
+// the end of its schedule, gives in-flight iterations its gracefulStop,
+// then aborts their requests and interrupts their JavaScript.
 //
 // # Attempts
 //

@@ -2,12 +2,16 @@ package script
 
 import (
 	"context"
+	"log/slog"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // fast are governor settings that judge many windows in a test of a few
@@ -51,13 +55,14 @@ export function pervu() { http.get(__ENV.BASE + '/'); console.log('pervu', exec.
 	}
 }
 
-// TestConstantVUsClimbs: a constant-vus scenario is a concurrency-mode
-// phase whose ceiling is the authored VUs; against a robust target the
-// governor climbs from the floor to it.
+// TestConstantVUsClimbs: a constant-vus scenario of a script that imports
+// k6/x/throttle is a concurrency-mode phase whose ceiling is the authored
+// VUs; against a robust target the governor climbs from the floor to it.
 func TestConstantVUsClimbs(t *testing.T) {
 	_, base := startTarget(t, robust())
 	path := writeScript(t, "cv.js", `
 import http from 'k6/http';
+import 'k6/x/throttle';
 import { sleep } from 'k6';
 export const options = { vus: 8, duration: '3s' };
 export default function () { http.get(__ENV.BASE + '/'); sleep(0.005); }
@@ -185,7 +190,7 @@ export default function () { http.get(__ENV.BASE + '/'); }
 		s := p.Snapshot()
 		peak = max(peak, s.Offer)
 		// The ramp writes the stage's ceiling 4×/s: allow two steps' lag.
-		if s.Elapsed > 0 && s.Offer > sc.Ceiling(max(s.Elapsed-2*rampStep, 0))+0.5 {
+		if s.Elapsed > 0 && s.Offer > sc.Ceiling(max(s.Elapsed-2*phase.RampStep, 0))+0.5 {
 			over = true
 		}
 	}); err != nil {
@@ -240,13 +245,8 @@ export default function () { http.get(__ENV.BASE + '/'); sleep(0.01); }
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	go func() {
-		for r.Phases()[1].Counts().IterOK < 5 {
-			time.Sleep(10 * time.Millisecond)
-		}
-		cancel()
-	}()
-	done := make(chan *RunResult)
+	defer cancel()
+	done := make(chan *RunResult, 1)
 	go func() {
 		res, err := r.Run(ctx)
 		if err != nil {
@@ -254,34 +254,131 @@ export default function () { http.get(__ENV.BASE + '/'); sleep(0.01); }
 		}
 		done <- res
 	}()
-	select {
-	case res := <-done:
-		if res == nil || !res.Interrupted {
-			t.Fatalf("result %+v: want interrupted", res)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the run did not end after its context was cancelled")
+	testwait.Until(t, testwait.Deadline, "five iterations of the second scenario", func() bool { return r.Phases()[1].Counts().IterOK >= 5 })
+	cancel()
+	res := testwait.Receive(t, done, "the run to end after its context was cancelled")
+	if res == nil || !res.Interrupted {
+		t.Fatalf("result %+v: want interrupted", res)
 	}
 }
 
-// runWatched runs r, calling watch every 20 ms on one goroutine until the
-// run returns (and not after).
+// runWatched runs r, calling watch on the test's goroutine as testwait
+// polls, until the run returns (and not after).
 func runWatched(t *testing.T, r *Runner, watch func()) (*RunResult, error) {
-	stop := make(chan struct{})
-	done := make(chan struct{})
+	type result struct {
+		res *RunResult
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			watch()
-		}
+		res, err := r.Run(t.Context())
+		done <- result{res, err}
 	}()
-	res, err := r.Run(t.Context())
-	close(stop)
-	<-done
-	return res, err
+	var out result
+	testwait.Until(t, testwait.Deadline, "the run to end", func() bool {
+		select {
+		case out = <-done:
+			return true
+		default:
+			watch()
+			return false
+		}
+	})
+	return out.res, out.err
+}
+
+// TestScriptSaturationIsTheGenerators: a scenario whose JavaScript eats the
+// CPU is watched as a URL phase is: the generator's watch marks its ticks
+// saturated (signal cpu), the governor reads the verdict with the counters
+// (its windows say generator-saturated), and the phase's summary says at
+// what rate. The CPU rule's share is set low enough that two VUs spinning
+// in JavaScript cross it on a loaded two-core machine.
+func TestScriptSaturationIsTheGenerators(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "spin.js", `
+import http from 'k6/http';
+import 'k6/x/throttle';
+export const options = { vus: 2, duration: '1500ms' };
+export default function () {
+  const until = Date.now() + 20;
+  while (Date.now() < until) {}
+  http.get(__ENV.BASE + '/');
+}
+`)
+	cfg := fast()
+	cfg.Watch = phase.WatchConfig{Every: 50 * time.Millisecond, CPU: 0.125, Lag: -1, Shortfall: -1}
+	r, _ := runScript(t, path, base, cfg, 30*time.Second)
+	p := r.Phases()[0]
+	g := p.Generator()
+	if g.SaturatedTicks == 0 || g.Signals["cpu"] == 0 || g.Rate <= 0 {
+		t.Fatalf("generator summary %+v: want saturated ticks on the cpu rule", g)
+	}
+	var seen bool
+	for _, w := range p.Windows() {
+		seen = seen || w.GeneratorSaturated
+	}
+	if !seen {
+		t.Errorf("no window saw the generator saturated: the governor must read the watch's verdict")
+	}
+}
+
+// TestGovernorIsOptIn: a script that does not import k6/x/throttle runs as
+// authored — every window at the authored 4 VUs, no movement line — and
+// the same script with Config.Govern (--govern) is governed from the floor.
+func TestGovernorIsOptIn(t *testing.T) {
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "plain.js", `
+import http from 'k6/http';
+export const options = { vus: 4, duration: '1200ms' };
+export default function () { http.get(__ENV.BASE + '/'); }
+`)
+	var moves testwait.Buffer
+	cfg := fast()
+	cfg.Logger = slog.New(slog.NewTextHandler(&moves, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	r, _ := runScript(t, path, base, cfg, 30*time.Second)
+	p := r.Phases()[0]
+	if p.Governed() {
+		t.Fatal("a script that does not import k6/x/throttle is not governed")
+	}
+	ws := p.Windows()
+	if len(ws) == 0 {
+		t.Fatal("no windows recorded")
+	}
+	for _, w := range ws {
+		if w.Offer != 4 {
+			t.Errorf("window at offer %v: want the authored 4 VUs throughout", w.Offer)
+		}
+	}
+	if s := p.Snapshot(); s.Workers != 4 {
+		t.Errorf("%d VUs made, want the authored 4", s.Workers)
+	}
+	if moves.Contains("offer=") {
+		t.Errorf("movement lines from an ungoverned run: %q", moves.String())
+	}
+
+	cfg = fast()
+	cfg.Govern = true
+	r, _ = runScript(t, path, base, cfg, 30*time.Second)
+	p = r.Phases()[0]
+	if ws := p.Windows(); !p.Governed() || len(ws) == 0 || ws[0].Offer != 1 {
+		t.Fatalf("governed %v, windows %+v: --govern governs from the floor", p.Governed(), ws)
+	}
+
+	// The import opts in wherever it is: here in a local module the script imports.
+	path = writeScript(t, "lib.js", `
+import http from 'k6/http';
+import throttle from 'k6/x/throttle';
+export function get() { return throttle.tries(1, () => http.get(__ENV.BASE + '/')); }
+`, "main.js", `
+import { get } from './lib.js';
+export const options = { vus: 4, duration: '600ms' };
+export default function () { get(); }
+`)
+	r, err := Load(filepath.Join(filepath.Dir(path), "main.js"), withBase(fast(), base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Phases()[0].Governed() {
+		t.Error("a script whose local module imports k6/x/throttle is governed")
+	}
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dop251/goja"
+	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/internal/engine"
 )
@@ -35,8 +35,8 @@ type Sample struct {
 // script as a dynamic object whose fields are made only when read.
 type httpModule struct {
 	vu       *VU
-	obj      *goja.Object
-	jsonFn   goja.Value
+	obj      *sobek.Object
+	jsonFn   sobek.Value
 	callback *statusSet // the default response callback; nil marks nothing failed
 	// reqs alternate from request to request: the engine's runner reuses
 	// its wire request when it is handed the same *Request twice in a row,
@@ -72,8 +72,8 @@ func newHTTPModule(vu *VU) *httpModule {
 	m := &httpModule{vu: vu, callback: defaultStatuses}
 	rt := vu.rt
 	m.jsonFn = rt.ToValue(m.json)
-	verb := func(method string, hasBody bool) func(goja.FunctionCall) goja.Value {
-		return func(call goja.FunctionCall) goja.Value {
+	verb := func(method string, hasBody bool) func(sobek.FunctionCall) sobek.Value {
+		return func(call sobek.FunctionCall) sobek.Value {
 			if hasBody {
 				return m.request(method, call.Argument(0), call.Argument(1), call.Argument(2))
 			}
@@ -88,12 +88,12 @@ func newHTTPModule(vu *VU) *httpModule {
 		"patch":   verb(http.MethodPatch, true),
 		"del":     verb(http.MethodDelete, true),
 		"options": verb(http.MethodOptions, true),
-		"request": func(call goja.FunctionCall) goja.Value {
+		"request": func(call sobek.FunctionCall) sobek.Value {
 			return m.request(strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
 		},
 		"batch":            m.batch,
 		"expectedStatuses": m.expectedStatuses,
-		"setResponseCallback": func(cb goja.Value) {
+		"setResponseCallback": func(cb sobek.Value) {
 			m.callback = m.callbackOf(cb)
 		},
 	})
@@ -101,10 +101,10 @@ func newHTTPModule(vu *VU) *httpModule {
 }
 
 // expectedStatuses(200, {min: 300, max: 399}, ...) makes a response callback.
-func (m *httpModule) expectedStatuses(call goja.FunctionCall) goja.Value {
+func (m *httpModule) expectedStatuses(call sobek.FunctionCall) sobek.Value {
 	s := &statusSet{codes: map[int]bool{}}
 	for _, a := range call.Arguments {
-		if o, ok := a.(*goja.Object); ok {
+		if o, ok := a.(*sobek.Object); ok {
 			lo, hi := o.Get("min"), o.Get("max")
 			if lo == nil || hi == nil {
 				m.vu.throw("http.expectedStatuses: want status codes or {min, max}, got %v", a)
@@ -123,8 +123,8 @@ func (m *httpModule) expectedStatuses(call goja.FunctionCall) goja.Value {
 
 // callbackOf reads a responseCallback value: expectedStatuses' result, or
 // null for none.
-func (m *httpModule) callbackOf(v goja.Value) *statusSet {
-	if goja.IsNull(v) {
+func (m *httpModule) callbackOf(v sobek.Value) *statusSet {
+	if sobek.IsNull(v) {
 		return nil
 	}
 	if s, ok := v.Export().(*statusSet); ok {
@@ -136,24 +136,24 @@ func (m *httpModule) callbackOf(v goja.Value) *statusSet {
 
 // prepare fills m.req from the script's arguments and returns the
 // request's response callback, response type and tags.
-func (m *httpModule) prepare(req *engine.Request, method string, u, body, params goja.Value) (cb *statusSet, respType string, tags map[string]string, name string) {
+func (m *httpModule) prepare(req *engine.Request, method string, u, body, params sobek.Value) (cb *statusSet, respType string, tags map[string]string, name string) {
 	vu := m.vu
 	*req = engine.Request{Method: method, Timeout: vu.r.cfg.Timeout, Redirects: DefaultRedirects}
 	req.URL, name = urlOf(u)
 	cb, respType = m.callback, "text"
-	if p, ok := params.(*goja.Object); ok {
+	if p, ok := params.(*sobek.Object); ok {
 		for _, k := range p.Keys() {
 			v := p.Get(k)
 			switch k {
 			case "headers":
-				if h, ok := v.(*goja.Object); ok {
+				if h, ok := v.(*sobek.Object); ok {
 					req.Header = make(http.Header, len(h.Keys()))
 					for _, hk := range h.Keys() {
 						req.Header.Set(hk, h.Get(hk).String())
 					}
 				}
 			case "tags":
-				if t, ok := v.(*goja.Object); ok {
+				if t, ok := v.(*sobek.Object); ok {
 					tags = map[string]string{}
 					for _, tk := range t.Keys() {
 						tags[tk] = t.Get(tk).String()
@@ -181,15 +181,15 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 			}
 		}
 	}
-	if body != nil && !goja.IsUndefined(body) && !goja.IsNull(body) {
+	if body != nil && !sobek.IsUndefined(body) && !sobek.IsNull(body) {
 		req.Body = m.body(req, body)
 	}
 	return cb, respType, tags, name
 }
 
 // urlOf reads a URL argument: a string, or http.url's {url, name} object.
-func urlOf(v goja.Value) (u, name string) {
-	if o, ok := v.(*goja.Object); ok {
+func urlOf(v sobek.Value) (u, name string) {
+	if o, ok := v.(*sobek.Object); ok {
 		if s := o.Get("url"); s != nil {
 			u = s.String()
 			if n := o.Get("name"); n != nil {
@@ -204,10 +204,10 @@ func urlOf(v goja.Value) (u, name string) {
 
 // body reads a request body: a string, an ArrayBuffer, or an object sent
 // form-encoded (as k6 does).
-func (m *httpModule) body(req *engine.Request, v goja.Value) []byte {
-	if o, ok := v.(*goja.Object); ok {
+func (m *httpModule) body(req *engine.Request, v sobek.Value) []byte {
+	if o, ok := v.(*sobek.Object); ok {
 		switch v.Export().(type) {
-		case goja.ArrayBuffer, []byte:
+		case sobek.ArrayBuffer, []byte:
 			return m.vu.bytes(v)
 		case map[string]any:
 			form := url.Values{}
@@ -230,7 +230,7 @@ func (m *httpModule) body(req *engine.Request, v goja.Value) []byte {
 }
 
 // request sends one request and returns its Response.
-func (m *httpModule) request(method string, u, body, params goja.Value) goja.Value {
+func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.Value {
 	if m.vu.inInit {
 		m.vu.throw("http requests cannot be made in the init context (use setup())")
 	}
@@ -256,7 +256,7 @@ func (m *httpModule) lane(i int) *slot {
 // resolve makes the script's Response of an attempt the engine's runner
 // sent, judged and counted into the phase's attempt plane; a failed one
 // fails the iteration.
-func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engine.Outcome, respType string, tags map[string]string, name string) goja.Value {
+func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engine.Outcome, respType string, tags map[string]string, name string) sobek.Value {
 	vu := m.vu
 	r := &response{m: m, res: *res, method: req.Method, respType: respType}
 	if out == engine.IterationAborted {
@@ -288,12 +288,12 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 
 // batch sends several requests at once and returns their Responses, as an
 // array or an object keyed like its argument.
-func (m *httpModule) batch(call goja.FunctionCall) goja.Value {
+func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 	vu := m.vu
 	if vu.inInit {
 		vu.throw("http requests cannot be made in the init context (use setup())")
 	}
-	arg, ok := call.Argument(0).(*goja.Object)
+	arg, ok := call.Argument(0).(*sobek.Object)
 	if !ok {
 		vu.throw("http.batch: want an array or an object of requests")
 	}
@@ -331,7 +331,7 @@ func (m *httpModule) batch(call goja.FunctionCall) goja.Value {
 		}()
 	}
 	wg.Wait()
-	var out *goja.Object
+	var out *sobek.Object
 	if arg.ClassName() == "Array" {
 		out = vu.rt.NewArray()
 	} else {
@@ -346,17 +346,17 @@ func (m *httpModule) batch(call goja.FunctionCall) goja.Value {
 
 // batchRequest reads one batch entry: a URL, [method, url, body, params] or
 // {method, url, body, params}.
-func (m *httpModule) batchRequest(v goja.Value) (method string, u, body, params goja.Value) {
-	o, ok := v.(*goja.Object)
+func (m *httpModule) batchRequest(v sobek.Value) (method string, u, body, params sobek.Value) {
+	o, ok := v.(*sobek.Object)
 	if !ok {
 		return http.MethodGet, v, nil, nil
 	}
 	if o.ClassName() == "Array" {
-		get := func(i int) goja.Value { return o.Get(strconv.Itoa(i)) }
+		get := func(i int) sobek.Value { return o.Get(strconv.Itoa(i)) }
 		return strings.ToUpper(get(0).String()), get(1), get(2), get(3)
 	}
 	method = http.MethodGet
-	if mv := o.Get("method"); mv != nil && !goja.IsUndefined(mv) {
+	if mv := o.Get("method"); mv != nil && !sobek.IsUndefined(mv) {
 		method = strings.ToUpper(mv.String())
 	}
 	if o.Get("url") == nil {
@@ -366,7 +366,7 @@ func (m *httpModule) batchRequest(v goja.Value) (method string, u, body, params 
 }
 
 // json is Response.json([selector]).
-func (m *httpModule) json(call goja.FunctionCall) goja.Value {
+func (m *httpModule) json(call sobek.FunctionCall) sobek.Value {
 	r, ok := call.This.Export().(*response)
 	if !ok {
 		m.vu.throw("json() must be called on a Response")
@@ -378,14 +378,14 @@ func (m *httpModule) json(call goja.FunctionCall) goja.Value {
 	if err != nil {
 		panic(m.vu.rt.NewGoError(err))
 	}
-	if sel := call.Argument(0); !goja.IsUndefined(sel) {
+	if sel := call.Argument(0); !sobek.IsUndefined(sel) {
 		for _, part := range strings.Split(sel.String(), ".") {
-			o, ok := v.(*goja.Object)
+			o, ok := v.(*sobek.Object)
 			if !ok {
-				return goja.Undefined()
+				return sobek.Undefined()
 			}
 			if v = o.Get(part); v == nil {
-				return goja.Undefined()
+				return sobek.Undefined()
 			}
 		}
 	}
@@ -402,12 +402,12 @@ type response struct {
 	method   string
 	respType string
 	failed   bool
-	cache    map[string]goja.Value
+	cache    map[string]sobek.Value
 }
 
 var responseKeys = []string{"status", "status_text", "body", "headers", "timings", "error", "error_code", "url", "proto", "request", "json"}
 
-func (r *response) Get(key string) goja.Value {
+func (r *response) Get(key string) sobek.Value {
 	rt := r.m.vu.rt
 	switch key {
 	case "status":
@@ -434,12 +434,12 @@ func (r *response) Get(key string) goja.Value {
 	if v, ok := r.cache[key]; ok {
 		return v
 	}
-	var v goja.Value
+	var v sobek.Value
 	switch key {
 	case "body":
 		switch {
 		case r.respType == "none" || r.res.Err != nil && r.res.Body == nil:
-			v = goja.Null()
+			v = sobek.Null()
 		case r.respType == "binary":
 			v = rt.ToValue(rt.NewArrayBuffer(r.res.Body))
 		default:
@@ -469,16 +469,16 @@ func (r *response) Get(key string) goja.Value {
 		return nil
 	}
 	if r.cache == nil {
-		r.cache = map[string]goja.Value{}
+		r.cache = map[string]sobek.Value{}
 	}
 	r.cache[key] = v
 	return v
 }
 
 // Set stores a script's own property on the Response.
-func (r *response) Set(key string, v goja.Value) bool {
+func (r *response) Set(key string, v sobek.Value) bool {
 	if r.cache == nil {
-		r.cache = map[string]goja.Value{}
+		r.cache = map[string]sobek.Value{}
 	}
 	r.cache[key] = v
 	return true

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/dop251/goja"
+	"github.com/grafana/sobek"
 )
 
 // MetricType is a k6 custom metric's type (k6/metrics).
@@ -231,11 +231,11 @@ func (r *Runner) Metrics() []*Metric {
 // metricsModule is "k6/metrics": Counter, Gauge, Rate, Trend, each
 // constructed as `new Counter(name[, isTime])` (in the init context, as k6
 // requires) with add(value[, tags]).
-func (vu *VU) metricsModule() *goja.Object {
+func (vu *VU) metricsModule() *sobek.Object {
 	rt := vu.rt
 	o := rt.NewObject()
 	for name, t := range map[string]MetricType{"Counter": Counter, "Gauge": Gauge, "Rate": Rate, "Trend": Trend} {
-		_ = o.Set(name, func(call goja.ConstructorCall) *goja.Object {
+		_ = o.Set(name, func(call sobek.ConstructorCall) *sobek.Object {
 			if !vu.inInit {
 				vu.throw("new %s(...): metrics must be made in the init context", name)
 			}
@@ -245,7 +245,7 @@ func (vu *VU) metricsModule() *goja.Object {
 			}
 			obj := call.This
 			_ = obj.Set("name", m.Name)
-			_ = obj.Set("add", func(c goja.FunctionCall) goja.Value {
+			_ = obj.Set("add", func(c sobek.FunctionCall) sobek.Value {
 				v := c.Argument(0)
 				f := v.ToFloat()
 				if b, ok := v.Export().(bool); ok && b {
@@ -263,7 +263,7 @@ func (vu *VU) metricsModule() *goja.Object {
 				if err := m.addTagged(phase, f, func() map[string]string { return vu.tags(c.Argument(1)) }); err != nil {
 					vu.throw("%v", err)
 				}
-				return goja.Undefined()
+				return sobek.Undefined()
 			})
 			return nil
 		})
@@ -273,7 +273,7 @@ func (vu *VU) metricsModule() *goja.Object {
 
 // tags are a sample's tags: the scenario's name and tags, the group, then
 // the tags object given (nil or undefined: none).
-func (vu *VU) tags(extra goja.Value) map[string]string {
+func (vu *VU) tags(extra sobek.Value) map[string]string {
 	t := map[string]string{"group": vu.group}
 	if vu.ph != nil {
 		t["scenario"] = vu.ph.sc.Name
@@ -281,7 +281,7 @@ func (vu *VU) tags(extra goja.Value) map[string]string {
 			t[k] = v
 		}
 	}
-	if o, ok := extra.(*goja.Object); ok {
+	if o, ok := extra.(*sobek.Object); ok {
 		for _, k := range o.Keys() {
 			t[k] = o.Get(k).String()
 		}

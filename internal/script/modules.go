@@ -9,15 +9,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dop251/goja"
+	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/script/options"
 )
 
 // module builds a k6 module's object in the VU's runtime; nil for a module
-// throttle does not provide (the bundler refuses those first).
-func (vu *VU) module(name string) goja.Value {
+// throttle does not provide (the loader refuses those first).
+func (vu *VU) module(name string) sobek.Value {
 	switch name {
 	case "k6":
 		return vu.k6Module()
@@ -39,7 +39,7 @@ func (vu *VU) module(name string) goja.Value {
 }
 
 // object makes an object with the given methods.
-func (vu *VU) object(methods map[string]any) *goja.Object {
+func (vu *VU) object(methods map[string]any) *sobek.Object {
 	o := vu.rt.NewObject()
 	for k, f := range methods {
 		_ = o.Set(k, f)
@@ -53,12 +53,12 @@ func (vu *VU) throw(format string, args ...any) {
 }
 
 // k6Module is "k6": check, sleep, group, fail.
-func (vu *VU) k6Module() *goja.Object {
+func (vu *VU) k6Module() *sobek.Object {
 	rt := vu.rt
 	return vu.object(map[string]any{
-		"check": func(call goja.FunctionCall) goja.Value {
+		"check": func(call sobek.FunctionCall) sobek.Value {
 			val := call.Argument(0)
-			sets, ok := call.Argument(1).(*goja.Object)
+			sets, ok := call.Argument(1).(*sobek.Object)
 			if !ok {
 				return rt.ToValue(true)
 			}
@@ -66,8 +66,8 @@ func (vu *VU) k6Module() *goja.Object {
 			for _, name := range sets.Keys() {
 				c := sets.Get(name)
 				pass := c.ToBoolean()
-				if fn, ok := goja.AssertFunction(c); ok {
-					v, err := fn(goja.Undefined(), val)
+				if fn, ok := sobek.AssertFunction(c); ok {
+					v, err := fn(sobek.Undefined(), val)
 					if err != nil {
 						panic(err)
 					}
@@ -81,12 +81,12 @@ func (vu *VU) k6Module() *goja.Object {
 		"sleep": func(secs float64) {
 			vu.sleep(time.Duration(secs * float64(time.Second)))
 		},
-		"group": func(name string, fn goja.Callable) goja.Value {
+		"group": func(name string, fn sobek.Callable) sobek.Value {
 			outer := vu.group
 			vu.group = outer + "::" + name
 			began := time.Now()
 			defer func() { vu.group = outer }()
-			v, err := fn(goja.Undefined())
+			v, err := fn(sobek.Undefined())
 			if err != nil {
 				panic(err)
 			}
@@ -95,9 +95,9 @@ func (vu *VU) k6Module() *goja.Object {
 				func() map[string]string { return vu.tags(nil) })
 			return v
 		},
-		"fail": func(msg goja.Value) {
+		"fail": func(msg sobek.Value) {
 			s := ""
-			if msg != nil && !goja.IsUndefined(msg) {
+			if msg != nil && !sobek.IsUndefined(msg) {
 				s = msg.String()
 			}
 			panic(rt.NewGoError(errors.New(s)))
@@ -106,7 +106,7 @@ func (vu *VU) k6Module() *goja.Object {
 }
 
 // check counts one check's result in its phase, by group and name.
-func (vu *VU) check(name string, pass bool, tags goja.Value) {
+func (vu *VU) check(name string, pass bool, tags sobek.Value) {
 	if vu.ph != nil {
 		vu.ph.checks.add(vu.group, name, pass)
 	}
@@ -181,12 +181,12 @@ func (p *Phase) Checks() []CheckResult {
 
 // executionModule is "k6/execution": vu, scenario, instance and test, read
 // live on each access.
-func (vu *VU) executionModule() *goja.Object {
+func (vu *VU) executionModule() *sobek.Object {
 	rt := vu.rt
-	getters := func(fields map[string]func() any) *goja.Object {
+	getters := func(fields map[string]func() any) *sobek.Object {
 		o := rt.NewObject()
 		for k, f := range fields {
-			_ = o.DefineAccessorProperty(k, rt.ToValue(func() any { return f() }), nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
+			_ = o.DefineAccessorProperty(k, rt.ToValue(func() any { return f() }), nil, sobek.FLAG_FALSE, sobek.FLAG_TRUE)
 		}
 		return o
 	}
@@ -219,15 +219,15 @@ func (vu *VU) executionModule() *goja.Object {
 		"currentTestRunDuration": func() any { return vu.r.elapsedMs() },
 	}))
 	test := vu.object(map[string]any{
-		"abort": func(reason goja.Value) {
+		"abort": func(reason sobek.Value) {
 			s := "test.abort() called"
-			if reason != nil && !goja.IsUndefined(reason) {
+			if reason != nil && !sobek.IsUndefined(reason) {
 				s = reason.String()
 			}
 			vu.r.abortTest(s)
 			panic(rt.NewGoError(errors.New("test aborted: " + s)))
 		},
-		"fail": func(reason goja.Value) {
+		"fail": func(reason sobek.Value) {
 			vu.r.abortTest("test.fail()")
 		},
 	})
@@ -272,8 +272,8 @@ func (r *Runner) iterationsDone() uint64 {
 func (r *Runner) elapsedMs() int64 {
 	var first int64
 	for _, p := range r.phases {
-		if s := p.startNanos.Load(); s != 0 && (first == 0 || s < first) {
-			first = s
+		if start, _ := p.Span(); !start.IsZero() && (first == 0 || start.UnixNano() < first) {
+			first = start.UnixNano()
 		}
 	}
 	if first == 0 {
@@ -284,11 +284,11 @@ func (r *Runner) elapsedMs() int64 {
 
 // encodingModule is "k6/encoding": b64encode and b64decode with k6's
 // encodings std, rawstd, url, rawurl.
-func (vu *VU) encodingModule() *goja.Object {
+func (vu *VU) encodingModule() *sobek.Object {
 	rt := vu.rt
-	enc := func(name goja.Value) *base64.Encoding {
+	enc := func(name sobek.Value) *base64.Encoding {
 		s := "std"
-		if name != nil && !goja.IsUndefined(name) {
+		if name != nil && !sobek.IsUndefined(name) {
 			s = name.String()
 		}
 		switch s {
@@ -305,15 +305,15 @@ func (vu *VU) encodingModule() *goja.Object {
 		return nil
 	}
 	return vu.object(map[string]any{
-		"b64encode": func(input goja.Value, encoding goja.Value) string {
+		"b64encode": func(input sobek.Value, encoding sobek.Value) string {
 			return enc(encoding).EncodeToString(vu.bytes(input))
 		},
-		"b64decode": func(input string, encoding goja.Value, format goja.Value) goja.Value {
+		"b64decode": func(input string, encoding sobek.Value, format sobek.Value) sobek.Value {
 			b, err := enc(encoding).DecodeString(input)
 			if err != nil {
 				vu.throw("b64decode: %v", err)
 			}
-			if format != nil && !goja.IsUndefined(format) && format.String() == "s" {
+			if format != nil && !sobek.IsUndefined(format) && format.String() == "s" {
 				return rt.ToValue(string(b))
 			}
 			return rt.ToValue(rt.NewArrayBuffer(b))
@@ -322,17 +322,17 @@ func (vu *VU) encodingModule() *goja.Object {
 }
 
 // bytes reads a string, ArrayBuffer or typed array argument as bytes.
-func (vu *VU) bytes(v goja.Value) []byte {
+func (vu *VU) bytes(v sobek.Value) []byte {
 	switch x := v.Export().(type) {
-	case goja.ArrayBuffer:
+	case sobek.ArrayBuffer:
 		return x.Bytes()
 	case []byte:
 		return x
 	case nil:
 		return nil
 	}
-	if o, ok := v.(*goja.Object); ok {
-		if buf, ok := o.Get("buffer").Export().(goja.ArrayBuffer); ok {
+	if o, ok := v.(*sobek.Object); ok {
+		if buf, ok := o.Get("buffer").Export().(sobek.ArrayBuffer); ok {
 			return buf.Bytes()
 		}
 	}
@@ -340,19 +340,19 @@ func (vu *VU) bytes(v goja.Value) []byte {
 }
 
 // throttleModule is "k6/x/throttle": tries, state, configure.
-func (vu *VU) throttleModule() *goja.Object {
+func (vu *VU) throttleModule() *sobek.Object {
 	rt := vu.rt
 	return vu.object(map[string]any{
 		// tries(n, fn[, {backoff}]) runs fn until none of its requests
 		// failed or n tries are spent; every request is an attempt; the
 		// iteration's outcome is the last try's. It returns fn's value.
-		"tries": func(n int, fn goja.Callable, opts goja.Value) goja.Value {
+		"tries": func(n int, fn sobek.Callable, opts sobek.Value) sobek.Value {
 			if n < 1 {
 				vu.throw("throttle.tries: n must be >= 1, got %d", n)
 			}
 			base := engine.BackoffBase
-			if o, ok := opts.(*goja.Object); ok {
-				if b := o.Get("backoff"); b != nil && !goja.IsUndefined(b) {
+			if o, ok := opts.(*sobek.Object); ok {
+				if b := o.Get("backoff"); b != nil && !sobek.IsUndefined(b) {
 					d, err := jsDuration(b)
 					if err != nil || d < 0 {
 						vu.throw("throttle.tries: backoff: want a duration such as \"50ms\" or milliseconds")
@@ -361,11 +361,11 @@ func (vu *VU) throttleModule() *goja.Object {
 				}
 			}
 			before := vu.failed
-			var v goja.Value
+			var v sobek.Value
 			for try := 1; ; try++ {
 				vu.failed = false
 				var err error
-				v, err = fn(goja.Undefined())
+				v, err = fn(sobek.Undefined())
 				if err != nil {
 					panic(err)
 				}
@@ -378,7 +378,7 @@ func (vu *VU) throttleModule() *goja.Object {
 			return v
 		},
 		// state() is the current phase's governor state.
-		"state": func() *goja.Object {
+		"state": func() *sobek.Object {
 			o := rt.NewObject()
 			if vu.ph == nil {
 				_ = o.Set("phase", "")
@@ -397,7 +397,7 @@ func (vu *VU) throttleModule() *goja.Object {
 		// configure(scenario, {floor, start, high, low, window,
 		// minAttempts}) declares a scenario's governor settings, in the
 		// init context.
-		"configure": func(name string, settings *goja.Object) {
+		"configure": func(name string, settings *sobek.Object) {
 			if !vu.inInit {
 				vu.throw("throttle.configure works only in the init context")
 			}
@@ -437,7 +437,7 @@ func backoff(base time.Duration, try int) time.Duration {
 }
 
 // governance reads configure's settings object.
-func governance(o *goja.Object) (Governance, error) {
+func governance(o *sobek.Object) (Governance, error) {
 	var g Governance
 	if o == nil {
 		return g, nil
@@ -474,7 +474,7 @@ func governance(o *goja.Object) (Governance, error) {
 }
 
 // jsDuration reads a duration: a k6 duration string or milliseconds.
-func jsDuration(v goja.Value) (time.Duration, error) {
+func jsDuration(v sobek.Value) (time.Duration, error) {
 	if s, ok := v.Export().(string); ok {
 		return options.ParseDuration(s)
 	}

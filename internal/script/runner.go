@@ -13,10 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dop251/goja"
+	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/script/bundle"
 	"github.com/throttlekit/throttle/internal/script/options"
 )
@@ -64,6 +65,11 @@ type Config struct {
 	Governance Governance
 	// Fixed runs every scenario exactly as authored (--no-governor).
 	Fixed bool
+	// Govern governs every scenario of the script (--govern), as importing
+	// k6/x/throttle does; otherwise the scenarios run as authored.
+	Govern bool
+	// Watch tunes the generator's watch of itself in every scenario.
+	Watch phase.WatchConfig
 	// Tick and Settle are the governors' (default governor.DefaultTick, 0).
 	Tick, Settle time.Duration
 	// Governor are options every scenario's governor gets after the
@@ -105,13 +111,17 @@ type Config struct {
 	HTTP2 bool
 }
 
-// Runner runs one k6 script: Load prepares it (bundles, compiles, runs the
+// Runner runs one k6 script: Load prepares it (loads its modules, runs the
 // init context once to read its options), Run runs setup, the scenarios
 // and teardown.
 type Runner struct {
-	cfg     Config
-	bundle  *bundle.Bundle
-	prog    *goja.Program
+	cfg    Config
+	bundle *bundle.Bundle
+	// vus index the live VUs by runtime: a k6 module's record, shared by
+	// every VU, finds the VU it is evaluated for there.
+	vus sync.Map // *sobek.Runtime → *VU
+	// k6 are the k6 modules' records, by name.
+	k6      map[string]*k6Record
 	opts    options.Options
 	phases  []*Phase
 	setupVU *VU
@@ -160,23 +170,23 @@ func Load(path string, cfg Config) (*Runner, error) {
 		l := cfg.Logger
 		cfg.Console = func(level slog.Level, msg string) { l.Log(context.Background(), level, msg) }
 	}
-	b, err := bundle.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	prog, err := goja.Compile(b.Path, b.Code, false)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", filepath.Base(b.Path), err)
-	}
-	r := &Runner{cfg: cfg, bundle: b, prog: prog, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
+	r := &Runner{cfg: cfg, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
 	r.custom.points = cfg.Points
 	r.builtin = newBuiltins(&r.custom)
 	r.custom.export = cfg.Custom
-	vu, err := r.newVU(nil)
+	// The setup VU's runtime is made first: the k6 modules' exported
+	// names, which linking the script needs, are its module objects' keys.
+	vu := r.newRuntime(nil)
+	r.setupVU = vu
+	r.k6 = r.k6Records()
+	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module})
 	if err != nil {
 		return nil, err
 	}
-	r.setupVU = vu
+	r.bundle = b
+	if err := vu.init(); err != nil {
+		return nil, err
+	}
 	js, err := vu.stringify(vu.exports.Get("options"))
 	if err != nil {
 		return nil, err
@@ -206,7 +216,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 		}
 	}
 	for _, sc := range r.opts.Scenarios {
-		if _, ok := goja.AssertFunction(vu.exports.Get(sc.Exec)); !ok {
+		if _, ok := sobek.AssertFunction(vu.exports.Get(sc.Exec)); !ok {
 			return nil, fmt.Errorf("scenario %q: exec function %q is not exported by the script", sc.Name, sc.Exec)
 		}
 		p, err := r.newPhase(sc)
@@ -341,7 +351,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 		return res, err
 	}
 	res.End = time.Now()
-	if fn, ok := goja.AssertFunction(r.setupVU.exports.Get("handleSummary")); ok {
+	if fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("handleSummary")); ok {
 		res.HandleSummary = true
 		out, err := r.handleSummary(fn, res.End.Sub(res.Start))
 		if err != nil {
@@ -355,7 +365,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 // handleSummary calls the script's handleSummary(data) with k6's data
 // object and returns what it asks to be written, sorted by name. A value
 // is a string or an ArrayBuffer; anything else is refused.
-func (r *Runner) handleSummary(fn goja.Callable, span time.Duration) ([]SummaryOutput, error) {
+func (r *Runner) handleSummary(fn sobek.Callable, span time.Duration) ([]SummaryOutput, error) {
 	js, err := r.Summary(span).DataJSON(r.cfg.StdoutTTY, r.cfg.StderrTTY)
 	if err != nil {
 		return nil, err
@@ -365,14 +375,14 @@ func (r *Runner) handleSummary(fn goja.Callable, span time.Duration) ([]SummaryO
 	if err != nil {
 		return nil, err
 	}
-	v, err := fn(goja.Undefined(), data)
+	v, err := fn(sobek.Undefined(), data)
 	if err != nil {
 		return nil, r.scriptError(err)
 	}
-	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+	if v == nil || sobek.IsUndefined(v) || sobek.IsNull(v) {
 		return nil, nil
 	}
-	o, ok := v.(*goja.Object)
+	o, ok := v.(*sobek.Object)
 	if !ok {
 		return nil, fmt.Errorf("want an object of file names to contents, got %v", v)
 	}
@@ -381,7 +391,7 @@ func (r *Runner) handleSummary(fn goja.Callable, span time.Duration) ([]SummaryO
 		switch c := o.Get(k).Export().(type) {
 		case string:
 			out = append(out, SummaryOutput{k, []byte(c)})
-		case goja.ArrayBuffer:
+		case sobek.ArrayBuffer:
 			out = append(out, SummaryOutput{k, c.Bytes()})
 		default:
 			return nil, fmt.Errorf("%q: want a string or an ArrayBuffer, got %T", k, c)
@@ -428,11 +438,11 @@ func (r *Runner) Abort() {
 
 // setup runs setup() on the setup VU and keeps its return value as JSON.
 func (r *Runner) setup() error {
-	fn, ok := goja.AssertFunction(r.setupVU.exports.Get("setup"))
+	fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("setup"))
 	if !ok {
 		return nil
 	}
-	v, err := fn(goja.Undefined())
+	v, err := fn(sobek.Undefined())
 	if err != nil {
 		return fmt.Errorf("setup: %w", r.scriptError(err))
 	}
@@ -443,11 +453,11 @@ func (r *Runner) setup() error {
 // teardown runs teardown(data) with a fresh copy of the setup data.
 func (r *Runner) teardown() error {
 	vu := r.setupVU
-	fn, ok := goja.AssertFunction(vu.exports.Get("teardown"))
+	fn, ok := sobek.AssertFunction(vu.exports.Get("teardown"))
 	if !ok {
 		return nil
 	}
-	data := goja.Undefined()
+	data := sobek.Undefined()
 	if r.setupData != "" {
 		v, err := vu.parseJSON(r.setupData)
 		if err != nil {
@@ -455,7 +465,7 @@ func (r *Runner) teardown() error {
 		}
 		data = v
 	}
-	if _, err := fn(goja.Undefined(), data); err != nil {
+	if _, err := fn(sobek.Undefined(), data); err != nil {
 		return fmt.Errorf("teardown: %w", r.scriptError(err))
 	}
 	return nil
@@ -504,11 +514,11 @@ func (r *Runner) iterationError(p *Phase, err error) {
 
 // scriptError turns a goja exception into an error naming the script.
 func (r *Runner) scriptError(err error) error {
-	var ex *goja.Exception
+	var ex *sobek.Exception
 	if errors.As(err, &ex) {
 		return errors.New(ex.Error())
 	}
-	var ie *goja.InterruptedError
+	var ie *sobek.InterruptedError
 	if errors.As(err, &ie) {
 		return fmt.Errorf("interrupted: %v", ie.Value())
 	}

@@ -134,7 +134,7 @@ export default function (): void { http.get(`+"`${__ENV.BASE}/`"+`); }
 }
 
 // TestExceptionNamesTheSourceLine: a throwing iteration is logged with the
-// script's own file and line (through the bundle's source map), and fails.
+// script's own file and line, and fails.
 func TestExceptionNamesTheSourceLine(t *testing.T) {
 	_, base := startTarget(t, robust())
 	var logs strings.Builder

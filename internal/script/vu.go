@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dop251/goja"
+	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/phase"
 )
 
 // VU is one virtual user: its own goja runtime, in which the script's init
@@ -19,29 +20,29 @@ import (
 type VU struct {
 	r  *Runner
 	ph *Phase // nil for the VU that runs options, setup and teardown
-	rt *goja.Runtime
+	rt *sobek.Runtime
 	// id is __VU and vu.idInTest (0 for the setup VU, as in k6).
 	id int64
 	// exports are the script's exports; fn the scenario's exec function;
 	// data the setup data, parsed in this runtime.
-	exports *goja.Object
-	fn      goja.Callable
-	data    goja.Value
+	exports *sobek.Object
+	fn      sobek.Callable
+	data    sobek.Value
 	// inInit is true while the init context runs (open() works only then).
 	inInit bool
 	// iter is __ITER: this VU's iterations so far in its scenario;
 	// scenarioIter the current iteration's number in the scenario.
 	iter, scenarioIter int64
-	iterVal            goja.Value // the global __ITER, refreshed per iteration
+	iterVal            sobek.Value // the global __ITER, refreshed per iteration
 
 	// failed is set when a request of the current try fails.
 	failed bool
 	// group is the current group path ("" at the top, "::a::b" nested).
 	group string
 
-	modules map[string]goja.Value
+	modules map[string]sobek.Value
 	http    *httpModule
-	pause   *time.Timer
+	pause   phase.Pause
 
 	// slots send the VU's requests through the engine's attempt runner:
 	// slot 0 its requests one at a time, the others a batch's extra ones.
@@ -93,23 +94,48 @@ func (vu *VU) close() {
 		s.driver.Close()
 	}
 	vu.slots = nil
-	if vu.pause != nil {
-		vu.pause.Stop()
-	}
+	vu.forget()
+	vu.pause.Stop()
 }
 
 // errAborted interrupts a VU's JavaScript when its phase aborts it.
 var errAborted = errors.New("aborted: the scenario's graceful stop ran out")
 
 // newVU makes a VU for phase p (nil: the setup VU) and runs the init
-// context in it.
+// context in it: the script's modules, evaluated in its own runtime.
 func (r *Runner) newVU(p *Phase) (*VU, error) {
-	vu := &VU{r: r, ph: p, rt: goja.New(), modules: map[string]goja.Value{}}
+	vu := r.newRuntime(p)
+	if err := vu.init(); err != nil {
+		vu.forget()
+		return nil, err
+	}
+	if p != nil {
+		fn, ok := sobek.AssertFunction(vu.exports.Get(p.sc.Exec))
+		if !ok {
+			vu.forget()
+			return nil, fmt.Errorf("script: scenario %q: exec function %q is not exported", p.sc.Name, p.sc.Exec)
+		}
+		vu.fn = fn
+		if r.setupData != "" {
+			var err error
+			if vu.data, err = vu.parseJSON(r.setupData); err != nil {
+				vu.forget()
+				return nil, err
+			}
+		}
+	}
+	return vu, nil
+}
+
+// newRuntime makes a VU's runtime and its globals; its init context has
+// not run.
+func (r *Runner) newRuntime(p *Phase) *VU {
+	vu := &VU{r: r, ph: p, rt: sobek.New(), modules: map[string]sobek.Value{}}
 	if p != nil {
 		vu.id = r.vuIDs.Add(1)
 	}
 	rt := vu.rt
-	rt.SetFieldNameMapper(goja.UncapFieldNameMapper())
+	rt.SetFieldNameMapper(sobek.UncapFieldNameMapper())
 	env := rt.NewObject()
 	for k, v := range r.cfg.Env {
 		_ = env.Set(k, v)
@@ -126,44 +152,71 @@ func (r *Runner) newVU(p *Phase) (*VU, error) {
 	_ = g.Set("open", vu.open)
 	_ = g.Set("console", vu.console())
 	_ = g.Set("require", vu.require)
-
-	module := rt.NewObject()
-	exports := rt.NewObject()
-	_ = module.Set("exports", exports)
-	wrapper, err := rt.RunProgram(r.prog)
-	if err != nil {
-		return nil, r.scriptError(err)
-	}
-	call, ok := goja.AssertFunction(wrapper)
-	if !ok {
-		return nil, errors.New("script: the bundle is not a function")
-	}
-	vu.inInit = true
-	_, err = call(goja.Undefined(), module, exports, rt.Get("require"))
-	vu.inInit = false
-	if err != nil {
-		return nil, r.scriptError(err)
-	}
-	vu.exports = module.Get("exports").ToObject(rt)
-	if p != nil {
-		fn, ok := goja.AssertFunction(vu.exports.Get(p.sc.Exec))
-		if !ok {
-			return nil, fmt.Errorf("script: scenario %q: exec function %q is not exported", p.sc.Name, p.sc.Exec)
-		}
-		vu.fn = fn
-		if r.setupData != "" {
-			if vu.data, err = vu.parseJSON(r.setupData); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return vu, nil
+	r.vus.Store(rt, vu)
+	return vu
 }
 
+// init runs the init context: the script's entry module and what it
+// imports, each evaluated once in this runtime, top-level await included.
+// The job queue is drained when evaluation returns, so an await of
+// promises settled by the script itself completes; one waiting on
+// anything else (there are no timers yet) is an error.
+func (vu *VU) init() error {
+	b := vu.r.bundle
+	vu.rt.SetImportModuleDynamically(b.ImportDynamically(vu.rt))
+	vu.inInit = true
+	done := b.Main.Evaluate(vu.rt)
+	vu.inInit = false
+	switch done.State() {
+	case sobek.PromiseStateRejected:
+		return vu.rejection(done.Result())
+	case sobek.PromiseStatePending:
+		return errors.New("script: the init context's top-level await did not settle (throttle has no timers or async requests yet)")
+	}
+	vu.exports = vu.rt.NamespaceObjectFor(b.Main)
+	return nil
+}
+
+// rejection is a rejected promise's reason as an error naming the
+// script's file and line.
+func (vu *VU) rejection(v sobek.Value) error {
+	if err, ok := v.Export().(error); ok {
+		var ex *sobek.Exception
+		if errors.As(err, &ex) {
+			if line, ok := syntaxLine(ex); ok {
+				return errors.New(line)
+			}
+		}
+		return vu.r.scriptError(err)
+	}
+	if o, ok := v.(*sobek.Object); ok {
+		if st := o.Get("stack"); st != nil && !sobek.IsUndefined(st) {
+			return errors.New(st.String())
+		}
+	}
+	return errors.New(v.String())
+}
+
+// syntaxLine reads a SyntaxError raised as the script's modules are
+// evaluated (a name imported that the module does not export) as one
+// line, file:line: message, like the loader's own errors.
+func syntaxLine(ex *sobek.Exception) (string, bool) {
+	o, ok := ex.Value().(*sobek.Object)
+	if !ok || len(ex.Stack()) == 0 || o.Get("name") == nil || o.Get("name").String() != "SyntaxError" {
+		return "", false
+	}
+	p := ex.Stack()[0].Position()
+	return fmt.Sprintf("%s:%d: %s", p.Filename, p.Line, o.Get("message")), true
+}
+
+// forget drops the VU from the runner's runtime index: its k6 modules
+// are evaluated (and dynamic imports resolved) only while it lives.
+func (vu *VU) forget() { vu.r.vus.Delete(vu.rt) }
+
 // parseJSON is JSON.parse in the VU's runtime.
-func (vu *VU) parseJSON(s string) (goja.Value, error) {
-	parse, _ := goja.AssertFunction(vu.rt.Get("JSON").ToObject(vu.rt).Get("parse"))
-	v, err := parse(goja.Undefined(), vu.rt.ToValue(s))
+func (vu *VU) parseJSON(s string) (sobek.Value, error) {
+	parse, _ := sobek.AssertFunction(vu.rt.Get("JSON").ToObject(vu.rt).Get("parse"))
+	v, err := parse(sobek.Undefined(), vu.rt.ToValue(s))
 	if err != nil {
 		return nil, vu.r.scriptError(err)
 	}
@@ -171,29 +224,33 @@ func (vu *VU) parseJSON(s string) (goja.Value, error) {
 }
 
 // stringify is JSON.stringify in the VU's runtime; undefined gives "".
-func (vu *VU) stringify(v goja.Value) (string, error) {
-	if v == nil || goja.IsUndefined(v) {
+func (vu *VU) stringify(v sobek.Value) (string, error) {
+	if v == nil || sobek.IsUndefined(v) {
 		return "", nil
 	}
-	f, _ := goja.AssertFunction(vu.rt.Get("JSON").ToObject(vu.rt).Get("stringify"))
-	s, err := f(goja.Undefined(), v)
+	f, _ := sobek.AssertFunction(vu.rt.Get("JSON").ToObject(vu.rt).Get("stringify"))
+	s, err := f(sobek.Undefined(), v)
 	if err != nil {
 		return "", vu.r.scriptError(err)
 	}
-	if goja.IsUndefined(s) {
+	if sobek.IsUndefined(s) {
 		return "", nil
 	}
 	return s.String(), nil
 }
 
-// require serves the k6 modules; the bundler left nothing else to require.
-func (vu *VU) require(name string) goja.Value {
+// require serves the k6 modules: the default export of an import, and
+// CommonJS require("k6/...").
+func (vu *VU) require(name string) sobek.Value {
 	if m, ok := vu.modules[name]; ok {
 		return m
 	}
 	m := vu.module(name)
 	if m == nil {
-		panic(vu.rt.NewGoError(fmt.Errorf("module %q is not supported", name)))
+		if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "/") {
+			vu.throw("require(%q): local files are ES modules here; import them (import { f } from %q)", name, name)
+		}
+		vu.throw("module %q is not supported by throttle (it provides %s)", name, strings.Join(supportedModules, ", "))
 	}
 	vu.modules[name] = m
 	return m
@@ -201,7 +258,7 @@ func (vu *VU) require(name string) goja.Value {
 
 // open reads a file relative to the script's folder, in the init context
 // only: as a string, or an ArrayBuffer with mode "b".
-func (vu *VU) open(path string, mode goja.Value) goja.Value {
+func (vu *VU) open(path string, mode sobek.Value) sobek.Value {
 	if !vu.inInit {
 		panic(vu.rt.NewGoError(errors.New("open() works only in the init context (outside functions), as in k6")))
 	}
@@ -209,23 +266,23 @@ func (vu *VU) open(path string, mode goja.Value) goja.Value {
 	if err != nil {
 		panic(vu.rt.NewGoError(err))
 	}
-	if mode != nil && !goja.IsUndefined(mode) && mode.String() == "b" {
+	if mode != nil && !sobek.IsUndefined(mode) && mode.String() == "b" {
 		return vu.rt.ToValue(vu.rt.NewArrayBuffer(append([]byte(nil), b...)))
 	}
 	return vu.rt.ToValue(string(b))
 }
 
 // console is the console object: each call one line at its level.
-func (vu *VU) console() *goja.Object {
+func (vu *VU) console() *sobek.Object {
 	c := vu.rt.NewObject()
 	for name, level := range map[string]slog.Level{"log": slog.LevelInfo, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError, "debug": slog.LevelDebug} {
-		_ = c.Set(name, func(call goja.FunctionCall) goja.Value {
+		_ = c.Set(name, func(call sobek.FunctionCall) sobek.Value {
 			parts := make([]string, len(call.Arguments))
 			for i, a := range call.Arguments {
 				parts[i] = vu.show(a)
 			}
 			vu.r.console(level, strings.Join(parts, " "))
-			return goja.Undefined()
+			return sobek.Undefined()
 		})
 	}
 	return c
@@ -233,9 +290,9 @@ func (vu *VU) console() *goja.Object {
 
 // show formats a value as console.log does: strings as they are, objects as
 // JSON.
-func (vu *VU) show(v goja.Value) string {
-	if o, ok := v.(*goja.Object); ok {
-		if _, isFn := goja.AssertFunction(o); !isFn && o.ClassName() != "Error" {
+func (vu *VU) show(v sobek.Value) string {
+	if o, ok := v.(*sobek.Object); ok {
+		if _, isFn := sobek.AssertFunction(o); !isFn && o.ClassName() != "Error" {
 			if s, err := vu.stringify(o); err == nil && s != "" {
 				return s
 			}
@@ -244,36 +301,11 @@ func (vu *VU) show(v goja.Value) string {
 	return v.String()
 }
 
-// serve is a rate-mode VU: one iteration per arrival handed to it.
-func (vu *VU) serve(work <-chan struct{}) {
-	for range work {
-		vu.iteration()
-	}
-}
-
-// loop is a concurrency-mode VU: back-to-back iterations, each holding a
-// permit of the concurrency gate, until ctx ends.
-func (vu *VU) loop(ctx context.Context) {
-	for {
-		pm, err := vu.ph.gate.Acquire(ctx)
-		if err != nil {
-			return
-		}
-		vu.iteration()
-		pm.Release()
-	}
-}
-
 // iteration runs the exec function once and counts its outcome: ok when
 // none of its requests failed (for throttle.tries, the last try's) and it
 // did not throw.
 func (vu *VU) iteration() {
 	p := vu.ph
-	select {
-	case <-p.stop:
-		return
-	default:
-	}
 	p.inflight.Add(1)
 	defer p.inflight.Add(-1)
 	vu.scenarioIter = int64(p.iterations.Add(1) - 1)
@@ -284,10 +316,10 @@ func (vu *VU) iteration() {
 	vu.failed, vu.group = false, ""
 	data := vu.data
 	if data == nil {
-		data = goja.Undefined()
+		data = sobek.Undefined()
 	}
 	began := time.Now()
-	_, err := vu.fn(goja.Undefined(), data)
+	_, err := vu.fn(sobek.Undefined(), data)
 	switch {
 	case p.hard.Err() != nil:
 		return // aborted: neither ok nor failed
@@ -314,14 +346,5 @@ func (vu *VU) sleep(d time.Duration) {
 	if vu.ph != nil {
 		hard = vu.ph.hard.Done()
 	}
-	if vu.pause == nil {
-		vu.pause = time.NewTimer(d)
-	} else {
-		vu.pause.Reset(d)
-	}
-	select {
-	case <-vu.pause.C:
-	case <-hard:
-		vu.pause.Stop()
-	}
+	vu.pause.Wait(d, nil, hard)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/throttlekit/throttle/governor"
 )
 
-// These tests assert the bars DESIGN.md §5 derives from the seed's rules
+// These tests assert the bars docs/design.md §5 derives from the seed's rules
 // (issue 2, "Deterministic simulations"), against throttle's real governor.
 // A window is one governor decision: with start = 1 and MinAttempts = 20 the
 // first windows, at offers 1 and 2, last 20 s and 10 s, because a 5 s window

@@ -87,7 +87,7 @@ func (g *Governor) Begin(now time.Time, c governor.Counters) (float64, error) {
 	// The model targets answer within the tick that sent the load and carry
 	// no damage over from one offer to the next, so there is nothing to
 	// settle: with WithSettle(0) the simulation runs the seed's rules
-	// exactly as DESIGN.md states them, which is what the bars are about.
+	// exactly as docs/design.md states them, which is what the bars are about.
 	opts := append([]governor.Option{
 		governor.WithSettle(0),
 		governor.WithLogger(slog.New(slog.DiscardHandler)), // sweeps of thousands of runs stay quiet

@@ -1,6 +1,6 @@
 // Package sim is a deterministic, discrete-time simulator of load controllers
 // against model targets. It exists to check, exactly and in milliseconds, that
-// the governor meets the bars DESIGN.md §5 derives from the seed's rules, and
+// the governor meets the bars docs/design.md §5 derives from the seed's rules, and
 // to compare it fairly with the controllers a user would otherwise pick.
 //
 // A run advances simulated time in ticks (1 s by default). On every tick the

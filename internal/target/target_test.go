@@ -358,7 +358,7 @@ func TestQueueConcurrent(t *testing.T) {
 	}
 }
 
-// goodput is the collapse curve of DESIGN.md.
+// goodput is the collapse curve of docs/design.md.
 func goodput(c, x float64) float64 { return math.Max(0, c*(1-(x-c)/(2*c))) }
 
 func TestCollapseRateFollowsTheCurve(t *testing.T) {

@@ -37,6 +37,21 @@ func Until(t testing.TB, limit time.Duration, what string, cond func() bool) tim
 	return time.Since(begin)
 }
 
+// Receive waits up to Deadline for a value on ch (or for ch to close) and
+// returns it; it fails t, naming what it waited for, when none comes.
+func Receive[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	timer := time.NewTimer(Deadline)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("timed out after %v waiting for %s", Deadline, what)
+		panic("unreachable: Fatalf ends the test")
+	}
+}
+
 // Start runs fn on its own goroutine with a context that stop cancels. stop
 // waits for fn to return and reports its error; calling it again returns the
 // same error. t's cleanup calls stop too, so fn never outlives the test:

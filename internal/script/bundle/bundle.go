@@ -1,44 +1,80 @@
-// Package bundle turns a k6 script (an ES module or TypeScript file, with
-// relative imports of local files) into one CommonJS program that goja
-// runs, using esbuild.
+// Package bundle loads a k6 script and the local ES modules it imports as
+// sobek module records: one record per file, parsed and compiled once per
+// run and shared by every VU, which instantiates and evaluates them in its
+// own runtime (so each module runs once per VU, in the order and with the
+// cycles and top-level await the ECMAScript spec gives).
 //
-// The k6 modules are not bundled: they are left as require("k6/...") calls
-// that the script runtime serves itself. A module throttle does not provide
-// (k6/ws, k6/net/grpc, k6/browser, k6/experimental/*, an unknown k6/x/...)
-// and any remote import (https://...) fail the bundle before any traffic,
-// each as one error naming the module and the file and line importing it.
+// An import is resolved relative to the importing file. A k6 module
+// ("k6/http") is the caller's: Options.K6 returns its record or refuses it.
+// A remote import (https://...) and a bare name with no node_modules to
+// come from are refused. Every refusal is one error naming the file and
+// line of the import, before any traffic.
+//
+// esbuild is used only where it earns its place: TypeScript files are
+// transformed to JavaScript one file at a time (their imports and exports
+// kept), and so is a JavaScript file in a syntax sobek does not parse
+// (async generators, for await). An inline source map makes errors and
+// stack traces name the file's own lines.
 package bundle
 
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
-	"github.com/evanw/esbuild/pkg/api"
+	"github.com/grafana/sobek"
+	"github.com/grafana/sobek/ast"
+	"github.com/grafana/sobek/file"
 )
 
-// Supported are the k6 modules the script runtime provides, as scripts
-// import them.
-var Supported = []string{"k6", "k6/data", "k6/encoding", "k6/execution", "k6/http", "k6/metrics", "k6/x/throttle"}
-
-// Bundle is a script ready to compile: one CommonJS program.
-type Bundle struct {
-	// Path is the entry script's absolute path; Dir its folder, against
-	// which open() resolves.
-	Path, Dir string
-	// Code is the program: an expression, a function of (module, exports,
-	// require) that fills module.exports with the script's exports; an
-	// inline source map ends it.
-	Code string
-	// Modules are the k6 modules the script imports, sorted.
-	Modules []string
+// Options are what the loader needs from the runtime.
+type Options struct {
+	// K6 returns the record of a k6 module (a specifier matching k6 or
+	// k6/...), or an error refusing it: the loader prefixes the importing
+	// file and line.
+	K6 func(specifier string) (sobek.ModuleRecord, error)
 }
 
-// Error is a script the bundler refused; its message is one line that names
+// Bundle is a loaded script: its entry module and every module it
+// imports, linked.
+type Bundle struct {
+	// Path is the entry script's absolute path; Dir its folder, against
+	// which open() resolves and by which module names are shown.
+	Path, Dir string
+	// Main is the entry module's record.
+	Main sobek.CyclicModuleRecord
+	// Modules are the k6 modules the script imports, sorted.
+	Modules []string
+
+	opts Options
+	// mu guards the maps below: VUs resolve imports from their own
+	// goroutines while they evaluate, and a dynamic import may load a
+	// module after Load.
+	mu      sync.Mutex
+	byPath  map[string]*module
+	byRec   map[sobek.ModuleRecord]*module
+	k6      map[string]sobek.ModuleRecord
+	loading map[string]bool
+}
+
+// module is one local file.
+type module struct {
+	path, dir string
+	// name is how errors and stack traces show the file: its path
+	// relative to the script's folder.
+	name   string
+	record *sobek.SourceTextModuleRecord
+	// imports are its static imports, resolved at load.
+	imports map[string]sobek.ModuleRecord
+}
+
+// Error is a script the loader refused; its message is one line that names
 // the file, the line and the problem.
 type Error struct{ Msg string }
 
@@ -47,93 +83,228 @@ func (e *Error) Error() string { return e.Msg }
 // k6Module matches what the k6 resolver claims: the k6 module namespace.
 var k6Module = regexp.MustCompile(`^k6(/.*)?$`)
 
-// Load bundles the script at path.
-func Load(path string) (*Bundle, error) {
+// remote matches an import throttle refuses: a URL other than file:.
+var remote = regexp.MustCompile(`^(?i)(https?|ftp|data):|^//`)
+
+// Load loads the script at path and every module it imports, and links
+// them.
+func Load(path string, opts Options) (*Bundle, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	// esbuild's own word for a missing entry point is "Could not resolve",
-	// which reads like an import problem; say what it is.
 	if st, err := os.Stat(abs); err != nil {
 		return nil, &Error{Msg: fmt.Sprintf("script %s: %v", path, errors.Unwrap(err))}
 	} else if st.IsDir() {
 		return nil, &Error{Msg: fmt.Sprintf("script %s is a directory", path)}
 	}
-	used := map[string]bool{}
-	supported := map[string]bool{}
-	for _, m := range Supported {
-		supported[m] = true
+	b := &Bundle{Path: abs, Dir: filepath.Dir(abs), opts: opts, byPath: map[string]*module{},
+		byRec: map[sobek.ModuleRecord]*module{}, k6: map[string]sobek.ModuleRecord{}, loading: map[string]bool{}}
+	b.mu.Lock()
+	main, err := b.load(abs)
+	b.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
-	plugin := api.Plugin{
-		Name: "k6",
-		Setup: func(b api.PluginBuild) {
-			b.OnResolve(api.OnResolveOptions{Filter: `^k6(/.*)?$`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
-				if !k6Module.MatchString(a.Path) {
-					return api.OnResolveResult{}, nil
-				}
-				if !supported[a.Path] {
-					return api.OnResolveResult{}, fmt.Errorf("module %q is not supported by throttle (it provides %s)", a.Path, strings.Join(Supported, ", "))
-				}
-				used[a.Path] = true
-				return api.OnResolveResult{Path: a.Path, External: true}, nil
-			})
-			b.OnResolve(api.OnResolveOptions{Filter: `^(?i)(https?|ftp|file|data):|^//`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
-				return api.OnResolveResult{}, fmt.Errorf("remote import %q is not supported: throttle reaches no network but the target (vendor the file and import it by a relative path)", a.Path)
-			})
-		},
+	if err := b.link(main); err != nil {
+		return nil, err
 	}
-	res := api.Build(api.BuildOptions{
-		EntryPoints:   []string{abs},
-		AbsWorkingDir: filepath.Dir(abs),
-		Bundle:        true,
-		Write:         false,
-		Format:        api.FormatCommonJS,
-		Platform:      api.PlatformNeutral,
-		// goja runs ES2017 natively (async functions included); esbuild
-		// lowers newer syntax (object spread, optional chaining, ...).
-		Target: api.ES2017,
-		// The program is one function of (module, exports, require), so
-		// that the runtime can give each VU its own; the inline source map
-		// makes an exception name the script's own file and line.
-		Banner:         map[string]string{"js": "(function (module, exports, require) {"},
-		Footer:         map[string]string{"js": "})"},
-		Sourcemap:      api.SourceMapInline,
-		SourcesContent: api.SourcesContentExclude,
-		LogLevel:       api.LogLevelSilent,
-		Plugins:        []api.Plugin{plugin},
-		// A bare import that is neither k6 nor local has no node_modules to
-		// come from at run time; esbuild reports it as unresolved.
-		MainFields: []string{"module", "main"},
-	})
-	if len(res.Errors) > 0 {
-		return nil, &Error{Msg: message(res.Errors[0], filepath.Dir(abs))}
-	}
-	if len(res.OutputFiles) != 1 {
-		return nil, errors.New("bundle: esbuild produced no program")
-	}
-	b := &Bundle{Path: abs, Dir: filepath.Dir(abs), Code: string(res.OutputFiles[0].Contents)}
-	for m := range used {
+	b.Main = main.record
+	for m := range b.k6 {
 		b.Modules = append(b.Modules, m)
 	}
 	sort.Strings(b.Modules)
 	return b, nil
 }
 
-// message formats one esbuild error as "file:line: text", the file relative
-// to the script's folder when it is inside it.
-func message(m api.Message, dir string) string {
-	text := m.Text
-	if m.PluginName != "" {
-		// esbuild wraps a plugin's error; the plugin's own text is the cause.
-		text = strings.TrimPrefix(text, "[plugin "+m.PluginName+"] ")
+// link links m and what it imports: compiles each module and checks that
+// every name imported is exported.
+func (b *Bundle) link(m *module) (err error) {
+	defer func() {
+		// sobek panics on a few export forms it does not support.
+		if x := recover(); x != nil {
+			err = &Error{Msg: fmt.Sprintf("%s: %v", m.name, x)}
+		}
+	}()
+	if err := m.record.Link(); err != nil {
+		return b.compileError(err)
 	}
-	if m.Location == nil {
-		return text
+	return nil
+}
+
+// load reads, parses and records the module at path and, depth first, the
+// modules it imports; b.mu is held. A module already loaded, or being
+// loaded further up an import cycle, is not loaded again.
+func (b *Bundle) load(path string) (*module, error) {
+	if m, ok := b.byPath[path]; ok {
+		return m, nil
 	}
-	file := m.Location.File
-	if rel, err := filepath.Rel(dir, file); err == nil && !strings.HasPrefix(rel, "..") {
-		file = rel
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
-	return fmt.Sprintf("%s:%d: %s", file, m.Location.Line, text)
+	m := &module{path: path, dir: filepath.Dir(path), name: b.name(path), imports: map[string]sobek.ModuleRecord{}}
+	prog, err := parse(m.name, path, string(src))
+	if err != nil {
+		return nil, err
+	}
+	m.record, err = fromAST(m.name, prog, b.resolve)
+	if err != nil {
+		return nil, err
+	}
+	b.byPath[path] = m
+	b.byRec[m.record] = m
+	for _, imp := range imports(prog) {
+		if _, ok := m.imports[imp.specifier]; ok {
+			continue
+		}
+		rec, err := b.resolveFrom(m.dir, imp.specifier)
+		if err != nil {
+			var le *Error
+			if errors.As(err, &le) {
+				return nil, err // the imported file's own error
+			}
+			return nil, &Error{Msg: fmt.Sprintf("%s:%d: %v", m.name, prog.File.Position(imp.offset).Line, err)}
+		}
+		m.imports[imp.specifier] = rec
+	}
+	return m, nil
+}
+
+// fromAST makes the module record of a parsed file; sobek panics on a
+// few export forms it does not support, which become the file's error.
+func fromAST(name string, prog *ast.Program, resolve sobek.HostResolveImportedModuleFunc) (rec *sobek.SourceTextModuleRecord, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = &Error{Msg: fmt.Sprintf("%s: %v", name, x)}
+		}
+	}()
+	rec, err = sobek.ModuleFromAST(prog, resolve)
+	if err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("%s: %v", name, err)}
+	}
+	return rec, nil
+}
+
+// resolveFrom resolves a specifier imported by a module in dir, loading a
+// local module not yet loaded; b.mu is held.
+func (b *Bundle) resolveFrom(dir, spec string) (sobek.ModuleRecord, error) {
+	switch {
+	case k6Module.MatchString(spec):
+		if rec, ok := b.k6[spec]; ok {
+			return rec, nil
+		}
+		rec, err := b.opts.K6(spec)
+		if err != nil {
+			return nil, err
+		}
+		b.k6[spec] = rec
+		return rec, nil
+	case remote.MatchString(spec):
+		return nil, fmt.Errorf("remote import %q is not supported: throttle reaches no network but the target (vendor the file and import it by a relative path)", spec)
+	}
+	var path string
+	switch {
+	case strings.HasPrefix(spec, "file://"):
+		u, err := url.Parse(spec)
+		if err != nil {
+			return nil, fmt.Errorf("import %q: %v", spec, err)
+		}
+		path = filepath.FromSlash(u.Path)
+	case strings.HasPrefix(spec, "./"), strings.HasPrefix(spec, "../"), strings.HasPrefix(spec, "/"):
+		path = filepath.Join(dir, filepath.FromSlash(spec))
+		if filepath.IsAbs(spec) {
+			path = filepath.Clean(spec)
+		}
+	default:
+		return nil, fmt.Errorf("cannot resolve %q: a script imports k6 modules and local files by a path such as \"./lib.js\" (there is no node_modules)", spec)
+	}
+	m, err := b.load(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("import %q: %s: %v", spec, b.name(path), pe.Err)
+		}
+		return nil, err
+	}
+	return m.record, nil
+}
+
+// resolve is sobek's HostResolveImportedModule: the record a module's
+// specifier names, relative to the importing module (the script's folder
+// for a referrer that is not one of its modules).
+func (b *Bundle) resolve(referrer any, spec string) (sobek.ModuleRecord, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	dir := b.Dir
+	if rec, ok := referrer.(sobek.ModuleRecord); ok {
+		if m := b.byRec[rec]; m != nil {
+			if r, ok := m.imports[spec]; ok {
+				return r, nil
+			}
+			dir = m.dir
+		}
+	}
+	return b.resolveFrom(dir, spec)
+}
+
+// ImportDynamically is import(specifier) for the runtime rt, resolved
+// relative to the module that calls it (sobek's dynamic import hook).
+func (b *Bundle) ImportDynamically(rt *sobek.Runtime) sobek.ImportModuleDynamicallyCallback {
+	return func(referrer any, specifier sobek.Value, payload any) {
+		spec := specifier.String()
+		rec, err := b.resolve(referrer, spec)
+		if err == nil {
+			if m := b.module(rec); m != nil {
+				err = b.link(m)
+			}
+		}
+		if err != nil {
+			rt.FinishLoadingImportModule(referrer, specifier, payload, nil, rt.NewGoError(err))
+			return
+		}
+		rt.FinishLoadingImportModule(referrer, specifier, payload, rec, nil)
+	}
+}
+
+func (b *Bundle) module(rec sobek.ModuleRecord) *module {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.byRec[rec]
+}
+
+// name is how errors show path: relative to the script's folder.
+func (b *Bundle) name(path string) string {
+	if rel, err := filepath.Rel(b.Dir, path); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}
+
+// importDecl is one static import or re-export: its specifier and where
+// it is in the file.
+type importDecl struct {
+	specifier string
+	offset    int
+}
+
+// imports lists a module's static imports and re-exports in source order.
+func imports(prog *ast.Program) []importDecl {
+	var out []importDecl
+	at := func(idx file.Idx) int { return int(idx) - prog.File.Base() }
+	for _, st := range prog.Body {
+		switch d := st.(type) {
+		case *ast.ImportDeclaration:
+			if d.FromClause != nil {
+				out = append(out, importDecl{d.FromClause.ModuleSpecifier.String(), at(d.Idx0())})
+			} else {
+				out = append(out, importDecl{d.ModuleSpecifier.String(), at(d.Idx0())})
+			}
+		case *ast.ExportDeclaration:
+			if d.FromClause != nil {
+				out = append(out, importDecl{d.FromClause.ModuleSpecifier.String(), at(d.Idx0())})
+			}
+		}
+	}
+	return out
 }

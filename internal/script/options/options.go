@@ -1,18 +1,38 @@
-// Package options turns a k6 script's exported options into the scenarios
-// throttle runs, each of which becomes one phase.
+// Package options is the k6 options model: it decides what a run is from
+// the script's exported options, the K6_* environment variables and the
+// command line, by k6's documented precedence (flags over environment over
+// script over defaults) and shortcut rules (vus, duration, iterations,
+// stages vs scenarios), and turns the scenarios into the phases throttle
+// runs.
 //
-// It follows k6's documented rules: the shortcuts (vus + duration,
-// iterations, stages) stand for one scenario named "default"; explicit
-// scenarios name their executor; missing values take k6's documented
-// defaults. A value throttle cannot honour is an error naming the scenario
-// and the option, never a silent default.
+// Every option k6 documents is in Catalog: honoured (parsed into a typed
+// field of Options), refused (an *Error naming it; Resolve lists every
+// refused option of every source at once, one line each) or, for k6's
+// cloud-only options, accepted and ignored as `k6 run` does. Unknown
+// scenario keys are errors, as in k6. docs/k6-options.md is Catalog as a
+// table.
+//
+// How to wire it (cmd/throttle):
+//
+//	var cli options.Flags
+//	// for each k6 flag the user gave, by its long or short name:
+//	if err := cli.Set("vus", "10"); err != nil { ... } // exit 2
+//	env, err := options.FromEnv(os.Environ())           // exit 2 on error
+//	opts, err := options.Resolve(scriptOptionsJSON, env, cli)
+//	// err is options.Errors: print err.Error() (one line per problem) to
+//	// stderr and exit 2. Print each opts.Notices line as a warning.
+//
+// Register one flag per Catalog entry that has a Flag (its Short as the
+// shorthand), refused ones included, so that they are refused with a line
+// naming them rather than "unknown flag"; bool flags and --http-debug take
+// no value (pass ""). Entries with CLIOnly() (-e, -q, -v) are the
+// command's own. Parse(js) is Resolve(js, Flags{}, Flags{}).
 package options
 
 import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -170,47 +190,6 @@ func ramp(start float64, stages []Stage, t time.Duration) float64 {
 	return from
 }
 
-// Options are the parts of a script's options throttle acts on.
-type Options struct {
-	// Scenarios sorted by start time, then name.
-	Scenarios []Scenario
-}
-
-// raw mirrors the JSON of k6's options, as far as throttle reads it.
-type raw struct {
-	VUs        *int                   `json:"vus"`
-	Duration   *duration              `json:"duration"`
-	Iterations *int                   `json:"iterations"`
-	Stages     []rawStage             `json:"stages"`
-	Scenarios  map[string]rawScenario `json:"scenarios"`
-}
-
-type rawStage struct {
-	Duration duration `json:"duration"`
-	Target   float64  `json:"target"`
-}
-
-type rawScenario struct {
-	Executor         string            `json:"executor"`
-	StartTime        *duration         `json:"startTime"`
-	GracefulStop     *duration         `json:"gracefulStop"`
-	Exec             string            `json:"exec"`
-	Env              map[string]string `json:"env"`
-	Tags             map[string]string `json:"tags"`
-	VUs              *int              `json:"vus"`
-	Iterations       *int              `json:"iterations"`
-	Duration         *duration         `json:"duration"`
-	MaxDuration      *duration         `json:"maxDuration"`
-	Rate             *float64          `json:"rate"`
-	StartRate        *float64          `json:"startRate"`
-	TimeUnit         *duration         `json:"timeUnit"`
-	PreAllocatedVUs  *int              `json:"preAllocatedVUs"`
-	MaxVUs           *int              `json:"maxVUs"`
-	StartVUs         *int              `json:"startVUs"`
-	GracefulRampDown *duration         `json:"gracefulRampDown"`
-	Stages           []rawStage        `json:"stages"`
-}
-
 // duration is a k6 duration: a string such as "1m30s" or "500ms", or a
 // number of milliseconds.
 type duration time.Duration
@@ -257,179 +236,3 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	return days + v, nil
 }
-
-// Parse reads a script's options as JSON (JSON.stringify of the exported
-// options; "null" or "" for none) and returns its scenarios.
-func Parse(js []byte) (Options, error) {
-	var r raw
-	if len(js) > 0 && string(js) != "null" && string(js) != "undefined" {
-		if err := json.Unmarshal(js, &r); err != nil {
-			return Options{}, fmt.Errorf("options: %v", err)
-		}
-	}
-	var out []Scenario
-	if len(r.Scenarios) > 0 {
-		if r.Duration != nil || r.Iterations != nil || len(r.Stages) > 0 {
-			return Options{}, fmt.Errorf("options: scenarios conflict with the duration, iterations and stages shortcuts: give one or the other")
-		}
-		for name, rs := range r.Scenarios {
-			s, err := rs.scenario(name)
-			if err != nil {
-				return Options{}, err
-			}
-			out = append(out, s)
-		}
-	} else {
-		s, err := r.shortcut()
-		if err != nil {
-			return Options{}, err
-		}
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].StartTime != out[j].StartTime {
-			return out[i].StartTime < out[j].StartTime
-		}
-		return out[i].Name < out[j].Name
-	})
-	return Options{Scenarios: out}, nil
-}
-
-// shortcut is the one scenario k6 makes of the top-level options.
-func (r raw) shortcut() (Scenario, error) {
-	rs := rawScenario{VUs: r.VUs}
-	switch {
-	case len(r.Stages) > 0:
-		if r.Duration != nil || r.Iterations != nil {
-			return Scenario{}, fmt.Errorf("options: stages conflict with duration and iterations")
-		}
-		rs.Executor, rs.Stages, rs.StartVUs, rs.VUs = string(RampingVUs), r.Stages, r.VUs, nil
-	case r.Iterations != nil:
-		rs.Executor, rs.Iterations, rs.MaxDuration = string(SharedIterations), r.Iterations, r.Duration
-	case r.Duration != nil:
-		rs.Executor, rs.Duration = string(ConstantVUs), r.Duration
-	default:
-		// No options: one iteration on one VU, as k6 does.
-		rs.Executor = string(SharedIterations)
-	}
-	return rs.scenario(DefaultScenario)
-}
-
-func (rs rawScenario) scenario(name string) (Scenario, error) {
-	s := Scenario{
-		Name: name, Executor: Executor(rs.Executor), Exec: rs.Exec, Env: rs.Env, Tags: rs.Tags,
-		GracefulStop: DefaultGracefulStop, TimeUnit: DefaultTimeUnit, MaxDuration: DefaultMaxDuration,
-		GracefulRampDown: DefaultGracefulRampDown, VUs: 1, Iterations: 1, StartVUs: 1,
-	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("options: scenario %q: %s", name, fmt.Sprintf(format, args...))
-	}
-	if s.Exec == "" {
-		s.Exec = DefaultExec
-	}
-	setD := func(dst *time.Duration, src *duration) {
-		if src != nil {
-			*dst = time.Duration(*src)
-		}
-	}
-	setD(&s.StartTime, rs.StartTime)
-	setD(&s.GracefulStop, rs.GracefulStop)
-	setD(&s.Duration, rs.Duration)
-	setD(&s.MaxDuration, rs.MaxDuration)
-	setD(&s.TimeUnit, rs.TimeUnit)
-	setD(&s.GracefulRampDown, rs.GracefulRampDown)
-	setI := func(dst *int, src *int) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setI(&s.VUs, rs.VUs)
-	setI(&s.Iterations, rs.Iterations)
-	setI(&s.PreAllocatedVUs, rs.PreAllocatedVUs)
-	setI(&s.StartVUs, rs.StartVUs)
-	if rs.Rate != nil {
-		s.Rate = *rs.Rate
-	}
-	if rs.StartRate != nil {
-		s.StartRate = *rs.StartRate
-	}
-	s.MaxVUs = s.PreAllocatedVUs
-	setI(&s.MaxVUs, rs.MaxVUs)
-	for _, st := range rs.Stages {
-		if st.Duration < 0 || st.Target < 0 || math.IsNaN(st.Target) {
-			return s, bad("a stage needs a duration >= 0 and a target >= 0, got %v and %v", time.Duration(st.Duration), st.Target)
-		}
-		s.Stages = append(s.Stages, Stage{Duration: time.Duration(st.Duration), Target: st.Target})
-	}
-	switch {
-	case s.StartTime < 0:
-		return s, bad("startTime must be >= 0")
-	case s.GracefulStop < 0:
-		return s, bad("gracefulStop must be >= 0")
-	case s.TimeUnit <= 0:
-		return s, bad("timeUnit must be > 0")
-	}
-	switch s.Executor {
-	case "":
-		return s, bad("no executor (want one of %s)", executorNames)
-	case ConstantArrivalRate:
-		switch {
-		case rs.Rate == nil || s.Rate <= 0:
-			return s, bad("constant-arrival-rate needs rate > 0")
-		case s.Duration <= 0:
-			return s, bad("constant-arrival-rate needs a duration > 0")
-		}
-	case RampingArrivalRate:
-		if len(s.Stages) == 0 {
-			return s, bad("ramping-arrival-rate needs stages")
-		}
-		if s.MaxCeiling() <= 0 {
-			return s, bad("ramping-arrival-rate needs a stage target or startRate > 0")
-		}
-	case ConstantVUs:
-		if s.Duration <= 0 {
-			return s, bad("constant-vus needs a duration > 0")
-		}
-	case RampingVUs:
-		if len(s.Stages) == 0 {
-			return s, bad("ramping-vus needs stages")
-		}
-		if s.StartVUs < 0 {
-			return s, bad("startVUs must be >= 0")
-		}
-		if s.MaxCeiling() < 1 {
-			return s, bad("ramping-vus needs a stage target or startVUs >= 1")
-		}
-		for _, st := range s.Stages {
-			if st.Target != math.Trunc(st.Target) {
-				return s, bad("ramping-vus stage targets are VUs, whole numbers; got %v", st.Target)
-			}
-		}
-	case PerVUIterations, SharedIterations:
-		if s.Iterations < 1 {
-			return s, bad("iterations must be >= 1")
-		}
-		if s.Executor == SharedIterations && s.VUs > s.Iterations {
-			// k6 refuses more VUs than shared iterations too.
-			return s, bad("vus (%d) must be <= iterations (%d) for shared-iterations", s.VUs, s.Iterations)
-		}
-		if s.MaxDuration <= 0 {
-			return s, bad("maxDuration must be > 0")
-		}
-	default:
-		return s, bad("executor %q is not supported (want one of %s)", s.Executor, executorNames)
-	}
-	if s.RateMode() {
-		if s.PreAllocatedVUs < 1 {
-			return s, bad("%s needs preAllocatedVUs >= 1", s.Executor)
-		}
-		if s.MaxVUs < s.PreAllocatedVUs {
-			return s, bad("maxVUs (%d) must be >= preAllocatedVUs (%d)", s.MaxVUs, s.PreAllocatedVUs)
-		}
-	} else if s.VUs < 1 && s.Executor != RampingVUs {
-		return s, bad("vus must be >= 1")
-	}
-	return s, nil
-}
-
-var executorNames = strings.Join([]string{string(ConstantArrivalRate), string(RampingArrivalRate), string(ConstantVUs), string(RampingVUs), string(PerVUIterations), string(SharedIterations)}, ", ")

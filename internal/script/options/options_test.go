@@ -12,8 +12,9 @@ func TestShortcuts(t *testing.T) {
 		want Executor
 		vus  int
 	}{
-		{``, SharedIterations, 1},
-		{`null`, SharedIterations, 1},
+		{``, PerVUIterations, 1},
+		{`null`, PerVUIterations, 1},
+		{`{"vus": 3}`, PerVUIterations, 3},
 		{`{"vus": 5, "duration": "10s"}`, ConstantVUs, 5},
 		{`{"iterations": 7, "vus": 2}`, SharedIterations, 2},
 		{`{"stages": [{"duration": "5s", "target": 10}]}`, RampingVUs, 1},
@@ -64,16 +65,16 @@ func TestScenarios(t *testing.T) {
 
 func TestBadOptions(t *testing.T) {
 	for _, c := range []struct{ js, want string }{
-		{`{"scenarios": {"x": {}}}`, `scenario "x": no executor`},
+		{`{"scenarios": {"x": {}}}`, `scenario "x": executor: missing`},
 		{`{"scenarios": {"x": {"executor": "externally-controlled"}}}`, `executor "externally-controlled" is not supported`},
 		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "duration": "1s", "preAllocatedVUs": 1}}}`, "rate > 0"},
 		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "rate": 5, "duration": "1s"}}}`, "preAllocatedVUs >= 1"},
-		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "rate": 5, "duration": "1s", "preAllocatedVUs": 5, "maxVUs": 2}}}`, "maxVUs (2) must be >= preAllocatedVUs (5)"},
+		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "rate": 5, "duration": "1s", "preAllocatedVUs": 5, "maxVUs": 2}}}`, "maxVUs: 2 must be >= preAllocatedVUs (5)"},
 		{`{"scenarios": {"x": {"executor": "constant-vus", "vus": 2}}}`, "duration > 0"},
 		{`{"scenarios": {"x": {"executor": "ramping-vus", "stages": [{"duration": "1s", "target": 1.5}]}}}`, "whole numbers"},
-		{`{"scenarios": {"x": {"executor": "shared-iterations", "vus": 5, "iterations": 2}}}`, "vus (5) must be <= iterations (2)"},
+		{`{"scenarios": {"x": {"executor": "shared-iterations", "vus": 5, "iterations": 2}}}`, "vus: 5 must be <= iterations (2)"},
 		{`{"scenarios": {"x": {"executor": "constant-vus", "duration": "soon"}}}`, `"soon"`},
-		{`{"vus": 2, "duration": "1s", "scenarios": {"x": {"executor": "constant-vus", "duration": "1s"}}}`, "conflict"},
+		{`{"vus": 2, "duration": "1s", "scenarios": {"x": {"executor": "constant-vus", "duration": "1s"}}}`, "duration: using an execution shortcut and scenarios in the same place"},
 	} {
 		_, err := Parse([]byte(c.js))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

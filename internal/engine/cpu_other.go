@@ -1,8 +1,0 @@
-//go:build !unix
-
-package engine
-
-import "time"
-
-// processCPU is unknown here: the watch judges lag and schedule alone.
-func processCPU() time.Duration { return -1 }

@@ -1,0 +1,183 @@
+package phase
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+)
+
+// spawn starts one worker on its own goroutine: it is made there (a script
+// VU runs its init code), then body runs it; it is closed when body
+// returns. A worker made after the phase aborted is closed unused. exit,
+// if set, runs when the goroutine ends, whether the worker was made or not.
+func (p *Phase) spawn(body func(Worker), exit ...func()) {
+	id := int(p.workers.Add(1)) - 1
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for _, f := range exit {
+			defer f()
+		}
+		w, err := p.cfg.NewWorker(id)
+		if err != nil {
+			if p.cfg.WorkerFailed != nil {
+				p.cfg.WorkerFailed(err)
+			}
+			return
+		}
+		defer w.Close()
+		if p.hard.Err() == nil {
+			body(w)
+		}
+	}()
+}
+
+// iteration runs one iteration on w, counting it in flight and, in open
+// loop, its schedule lag. A stopping phase starts none.
+func (p *Phase) iteration(w Worker, due time.Time) {
+	select {
+	case <-p.stop:
+		return
+	default:
+	}
+	p.inflight.Add(1)
+	defer p.inflight.Add(-1)
+	if !due.IsZero() {
+		p.cfg.Counters.Lag(p.clk.Now().Sub(due))
+	}
+	w.Iterate(due)
+}
+
+// serve is an open-loop worker: it runs the arrival it was started for
+// (none when first is zero: a pre-allocated worker), then every arrival
+// handed to it until the work channel closes.
+func (p *Phase) serve(w Worker, first time.Time) {
+	if !first.IsZero() {
+		p.iteration(w, first)
+	}
+	for due := range p.work {
+		p.iteration(w, due)
+	}
+}
+
+// schedule is the open-loop arrival process: it takes each admission from
+// the rate gate and hands its due instant to an idle worker, starting a new
+// worker while the pool is below MaxWorkers and counting the arrival as
+// dropped when it is not.
+func (p *Phase) schedule(ctx context.Context) {
+	for {
+		pm, err := p.gate.Acquire(ctx)
+		if err != nil {
+			return
+		}
+		due := pm.Due()
+		pm.Release()
+		p.arrivals.Add(1)
+		select {
+		case p.work <- due:
+			continue
+		default:
+		}
+		if int(p.workers.Load()) < p.cfg.MaxWorkers {
+			p.spawn(func(w Worker) { p.serve(w, due) })
+			continue
+		}
+		p.cfg.Counters.Drop()
+		if p.cfg.Dropped != nil {
+			p.cfg.Dropped()
+		}
+	}
+}
+
+// spawnTo grows the closed-loop pool to n workers (never past the
+// ceiling). Workers beyond the offer simply wait at the gate.
+func (p *Phase) spawnTo(ctx context.Context, n int) {
+	p.workersMu.Lock()
+	defer p.workersMu.Unlock()
+	for have := int(p.workers.Load()); have < n && have < p.cfg.maxWorkers(); have++ {
+		p.spawn(func(w Worker) { p.loop(ctx, w) })
+	}
+}
+
+// loop is a closed-loop worker: back to back iterations, each holding a
+// permit of the concurrency gate, until the phase stops.
+func (p *Phase) loop(ctx context.Context, w Worker) {
+	for {
+		pm, err := p.gate.Acquire(ctx)
+		if err != nil {
+			return
+		}
+		// A closed loop has no schedule: the iteration starts when it
+		// runs (zero due), and no schedule lag is counted.
+		p.iteration(w, time.Time{})
+		pm.Release()
+	}
+}
+
+// ramp follows an authored schedule: every RampStep the gate's ceiling
+// becomes the authored value at that moment. Not governed, the offer
+// follows it. Governed, the governor climbs to it on its own and never
+// past it; a ramp down that lowers the offer well below the committed one
+// is written on the control path, so the governor judges its windows at
+// the offer that really ran.
+func (p *Phase) ramp(ctx context.Context, start time.Time, ctl *governor.Control) {
+	t := p.clk.NewTicker(RampStep)
+	defer t.Stop()
+	for {
+		c := p.authored(p.clk.Now().Sub(start))
+		applied, err := p.gate.SetCeiling(c)
+		if err == nil {
+			p.setCeilingNow(c)
+			switch {
+			case !p.cfg.Governed:
+				applied = p.gate.Apply(c)
+				if p.cfg.Limits.Mode == governor.Concurrency {
+					p.spawnTo(ctx, int(applied))
+				}
+			case ctl != nil:
+				if st := p.gov.State(); !st.Pending && applied < 0.9*st.Offer {
+					ctl.Set(governor.OriginUser, applied)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+	}
+}
+
+// iterate runs a fixed amount of iterations as authored: each worker its
+// own count (PerWorker) or all of them one shared count. done is called
+// when every worker is done.
+func (p *Phase) iterate(ctx context.Context, done context.CancelFunc) {
+	it := p.cfg.Iterations
+	var left atomic.Int64
+	left.Store(int64(it.Count))
+	var all sync.WaitGroup
+	all.Add(it.Workers)
+	p.workersMu.Lock()
+	defer p.workersMu.Unlock()
+	for range it.Workers {
+		p.spawn(func(w Worker) {
+			for n := 0; ctx.Err() == nil; n++ {
+				if it.PerWorker {
+					if n >= it.Count {
+						return
+					}
+				} else if left.Add(-1) < 0 {
+					return
+				}
+				p.iteration(w, time.Time{})
+			}
+		}, all.Done)
+	}
+	go func() {
+		all.Wait()
+		done()
+	}()
+}

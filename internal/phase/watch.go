@@ -1,0 +1,264 @@
+package phase
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// The generator watches itself: a load generator that runs out of CPU, or
+// whose scheduler falls behind, produces figures that are its own and not
+// the target's (dropped arrivals, inflated latency, an achieved rate below
+// the offer). A governor that took them for the target's would back off
+// from a healthy server. So every WatchConfig.Every a phase compares
+// three readings over the tick with thresholds:
+//
+//   - cpu: the process's own CPU time (getrusage) over the tick, in cores,
+//     at or above WatchConfig.CPU × the cores it may use (GOMAXPROCS);
+//   - lag (rate mode): the mean schedule lag of the tick's arrivals — how
+//     late each first attempt was sent after its intended start — at or
+//     above WatchConfig.Lag; a slow target does not raise it (an arrival
+//     finds an idle worker at once or is dropped), a starved generator does;
+//   - schedule (rate mode): the arrivals the scheduler produced (sent or
+//     dropped) below WatchConfig.Shortfall × what the offer asked for over
+//     a tick whose offer did not change: the scheduler itself cannot keep up.
+//
+// A tick is saturated when a rule holds in it and in the WatchConfig.Ticks − 1
+// ticks before it (by default two in a row): a busy shared machine delays a
+// goroutine for a few milliseconds now and then, and a generator that can
+// keep up recovers within a tick. The verdict is the counters'
+// GeneratorSaturated (so the governor reads it with the counters), the live
+// view's and the report's "generator saturated at N/s", where N is the
+// attempt rate reached over the saturated ticks.
+
+// Defaults WatchConfig's zero fields take.
+const (
+	DefaultWatchEvery      = 250 * time.Millisecond
+	DefaultSaturationLag   = 5 * time.Millisecond
+	DefaultSaturationCPU   = 0.9
+	DefaultSaturationSlip  = 0.8
+	DefaultSaturationTicks = 2
+	// minScheduled is the fewest arrivals a tick must ask for before the
+	// schedule rule judges it: at a low rate a tick's count is too coarse.
+	minScheduled = 50
+)
+
+// WatchConfig tunes the generator's watch of itself. A zero field takes its
+// default; a negative one turns its rule off.
+type WatchConfig struct {
+	// Every is the watch's tick (default DefaultWatchEvery).
+	Every time.Duration
+	// Lag is the mean schedule lag that marks a tick saturated (default
+	// DefaultSaturationLag).
+	Lag time.Duration
+	// CPU is the share of the usable cores whose use marks a tick
+	// saturated (default DefaultSaturationCPU).
+	CPU float64
+	// Shortfall is the share of the offer's arrivals below which a tick
+	// is saturated (default DefaultSaturationSlip).
+	Shortfall float64
+	// Ticks is how many ticks in a row a rule must hold (default
+	// DefaultSaturationTicks).
+	Ticks int
+}
+
+func (c WatchConfig) withDefaults() WatchConfig {
+	if c.Every <= 0 {
+		c.Every = DefaultWatchEvery
+	}
+	if c.Lag == 0 {
+		c.Lag = DefaultSaturationLag
+	}
+	if c.CPU == 0 {
+		c.CPU = DefaultSaturationCPU
+	}
+	if c.Shortfall == 0 {
+		c.Shortfall = DefaultSaturationSlip
+	}
+	if c.Ticks <= 0 {
+		c.Ticks = DefaultSaturationTicks
+	}
+	return c
+}
+
+// GeneratorStatus is the watch's reading of its last tick.
+type GeneratorStatus struct {
+	// Saturated: the generator, not the target, limited the load in the
+	// tick; Signal names the rule that said so ("cpu", "lag", "schedule").
+	Saturated bool
+	Signal    string
+	// Rate is the attempts started per second over the tick.
+	Rate float64
+	// Lag is the tick's mean schedule lag (0 in concurrency mode).
+	Lag time.Duration
+	// CPU is the cores the process used over the tick; -1 when the
+	// platform does not say.
+	CPU float64
+}
+
+// GeneratorSummary sums the watch over a phase.
+type GeneratorSummary struct {
+	// Ticks and SaturatedTicks count the watch's ticks, all and saturated.
+	Ticks, SaturatedTicks int
+	// Rate is the attempts per second over the saturated ticks: the rate
+	// at which the generator saturated. 0 when no tick was.
+	Rate float64
+	// Signals counts saturated ticks by the rule that marked them.
+	Signals map[string]int
+	// MaxLag is the largest tick's mean schedule lag; PeakCPU the most
+	// cores a tick used (-1 when unknown).
+	MaxLag  time.Duration
+	PeakCPU float64
+}
+
+// watchReading is one tick's cumulative readings.
+type watchReading struct {
+	at       time.Time
+	cpu      time.Duration // process CPU time so far; < 0 unknown
+	started  uint64
+	arrivals uint64
+	lagSum   time.Duration
+	lagged   uint64
+	offer    float64
+}
+
+// watcher judges successive readings. Its methods are safe for concurrent
+// use: the watch loop observes, Snapshot and Run read.
+type watcher struct {
+	cfg   WatchConfig
+	rate  bool    // rate mode: the lag and schedule rules apply
+	cores float64 // cores the process may use
+
+	mu       sync.Mutex
+	prev     watchReading
+	havePrev bool
+	last     GeneratorStatus
+	sum      GeneratorSummary
+	satSecs  float64
+	satN     float64
+	streak   int // ticks in a row in which a rule held, this one included
+}
+
+func newWatcher(rateMode bool, cfg WatchConfig) *watcher {
+	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	return &watcher{cfg: cfg.withDefaults(), rate: rateMode, cores: cores, last: GeneratorStatus{CPU: -1}, sum: GeneratorSummary{PeakCPU: -1}}
+}
+
+// observe judges the tick that ends at r and returns its status.
+func (w *watcher) observe(r watchReading) GeneratorStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	prev, had := w.prev, w.havePrev
+	w.prev, w.havePrev = r, true
+	dt := r.at.Sub(prev.at).Seconds()
+	if !had || dt <= 0 {
+		return w.last
+	}
+	st := GeneratorStatus{CPU: -1, Rate: float64(r.started-prev.started) / dt}
+	if n := r.lagged - prev.lagged; n > 0 && w.rate {
+		st.Lag = (r.lagSum - prev.lagSum) / time.Duration(n)
+	}
+	if r.cpu >= 0 && prev.cpu >= 0 {
+		st.CPU = (r.cpu - prev.cpu).Seconds() / dt
+	}
+	asked := r.offer * dt
+	switch {
+	case w.cfg.CPU > 0 && st.CPU >= w.cfg.CPU*w.cores:
+		st.Signal = "cpu"
+	case w.rate && w.cfg.Lag > 0 && st.Lag >= w.cfg.Lag:
+		st.Signal = "lag"
+	case w.rate && w.cfg.Shortfall > 0 && prev.offer == r.offer && asked >= minScheduled &&
+		float64(r.arrivals-prev.arrivals) < w.cfg.Shortfall*asked:
+		st.Signal = "schedule"
+	}
+	if st.Signal == "" {
+		w.streak = 0
+	} else {
+		w.streak++
+	}
+	st.Saturated = w.streak >= w.cfg.Ticks
+	if !st.Saturated {
+		st.Signal = ""
+	}
+
+	s := &w.sum
+	s.Ticks++
+	s.MaxLag = max(s.MaxLag, st.Lag)
+	s.PeakCPU = max(s.PeakCPU, st.CPU)
+	if st.Saturated {
+		s.SaturatedTicks++
+		if s.Signals == nil {
+			s.Signals = map[string]int{}
+		}
+		s.Signals[st.Signal]++
+		w.satSecs += dt
+		w.satN += float64(r.started - prev.started)
+		s.Rate = w.satN / w.satSecs
+	}
+	w.last = st
+	return st
+}
+
+// status is the last tick's.
+func (w *watcher) status() GeneratorStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
+}
+
+// summary is the phase's so far.
+func (w *watcher) summary() GeneratorSummary {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.sum
+	if s.Signals != nil {
+		m := make(map[string]int, len(s.Signals))
+		for k, v := range s.Signals {
+			m[k] = v
+		}
+		s.Signals = m
+	}
+	return s
+}
+
+// saturatedRate is the attempt rate over the saturated ticks so far.
+func (w *watcher) saturatedRate() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sum.Rate
+}
+
+// reading takes the phase's cumulative readings now.
+func (p *Phase) reading() watchReading {
+	c := p.cfg.Counters
+	lagSum, lagged := c.LagTotal()
+	r := watchReading{
+		at:       p.clk.Now(),
+		cpu:      processCPU(),
+		started:  c.Load().Started,
+		arrivals: p.arrivals.Load(),
+		lagSum:   lagSum,
+		lagged:   lagged,
+	}
+	if p.gate != nil {
+		r.offer = p.gate.Offer()
+	}
+	return r
+}
+
+// watchLoop ticks the watch until stop closes, publishing each verdict to
+// the counters (where the governor reads it with the rest of its evidence).
+func (p *Phase) watchLoop(stop <-chan struct{}) {
+	p.watch.observe(p.reading())
+	t := p.clk.NewTicker(p.watch.cfg.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C():
+		}
+		st := p.watch.observe(p.reading())
+		p.cfg.Counters.SetSaturated(st.Saturated, p.watch.saturatedRate())
+	}
+}

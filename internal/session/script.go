@@ -1,0 +1,253 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/metrics"
+	"github.com/throttlekit/throttle/internal/report"
+	"github.com/throttlekit/throttle/internal/script"
+	"github.com/throttlekit/throttle/internal/script/bundle"
+	"github.com/throttlekit/throttle/internal/script/k6out"
+)
+
+// Script is a k6 script run.
+type Script struct {
+	Path string
+	// Config is how the script runs; its Logger, Console, Custom, Points
+	// and TTY fields are the session's.
+	Config script.Config
+	// Settings are every scenario's report settings (tick, early breach,
+	// evidence); limits, governed and target are the scenario's.
+	Settings report.Settings
+	// SummaryExport and JSON are k6's --summary-export FILE and --out
+	// json=FILE ("": not written).
+	SummaryExport, JSON string
+	// After, if set, gets the top scenario's report and where the
+	// governor's section went (demo's found vs true).
+	After func(w io.Writer, r *report.Report)
+}
+
+// RunScript loads the script (every script problem is bad input, before
+// any traffic), runs it with the live view, then writes k6's summary (or
+// handleSummary's outputs) to stdout and the governor's section after it —
+// on stderr when handleSummary owns stdout — and every file asked for.
+func (s *Session) RunScript(sc Script) error {
+	if err := CheckPaths(map[string]string{"--summary-export": sc.SummaryExport, "--out json=": sc.JSON}); err != nil {
+		return err
+	}
+	con := s.console()
+	cfg := sc.Config
+	cfg.StdoutTTY, cfg.StderrTTY = s.StdoutTTY, s.StderrTTY
+	cfg.Logger = s.logger(slog.LevelWarn) // quiet: warnings (a throwing iteration) still show
+	cfg.Console = func(l slog.Level, msg string) {
+		prefix := "console: "
+		if l >= slog.LevelWarn {
+			prefix = "console " + strings.ToLower(l.String()) + ": "
+		}
+		con.Line(prefix + msg)
+	}
+	m := s.metrics()
+	if err := m.Start(s.Stderr); err != nil {
+		return err
+	}
+	defer m.Stop()
+	cfg.Custom = m.custom()
+	var points *k6out.JSON
+	if sc.JSON != "" {
+		var err error
+		if points, err = k6out.OpenJSON(sc.JSON); err != nil {
+			return Fieldf("--out", "json=%s: %v", sc.JSON, err)
+		}
+		cfg.Points = points.Point
+		defer func() {
+			if points != nil {
+				_ = points.Close()
+			}
+		}()
+	}
+	r, err := script.Load(sc.Path, cfg)
+	if err != nil {
+		var pe *os.PathError
+		if !errors.As(err, new(*bundle.Error)) && errors.As(err, &pe) {
+			return BadInput{fmt.Errorf("%s: %v", sc.Path, pe.Err)}
+		}
+		return BadInput{err}
+	}
+	if points != nil {
+		points.Thresholds = map[string][]string{}
+		for _, th := range r.Thresholds() {
+			points.Thresholds[th.Metric] = append(points.Thresholds[th.Metric], th.Source)
+		}
+	}
+	for _, ph := range r.Phases() {
+		src := metrics.Source{Limits: ph.Limits(), Snapshot: ph.Snapshot, Windows: ph.Windows}
+		if err := m.scriptPhase(ph.Name(), ph.Recorder(), src); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go live.WatchSignals(s.Signals, done, cancel, r.Abort, func() int64 { return inFlight(r) }, con, 0)
+	res, err := watched(s, ctx, r.Run, scriptSource(r))
+	if err != nil {
+		return err
+	}
+	phases, top, err := reports(r, sc, res)
+	if err != nil {
+		return err
+	}
+	summary := r.Summary(res.End.Sub(res.Start))
+	var werr error
+	keep := func(err error) {
+		if err != nil && werr == nil {
+			werr = err
+		}
+	}
+	out := s.Stdout
+	if res.HandleSummary {
+		keep(res.SummaryErr)
+		keep(k6out.WriteOutputs(s.Stdout, s.Stderr, res.Outputs))
+		out = s.Stderr
+	} else {
+		k6out.WriteSummary(s.Stdout, summary)
+		fmt.Fprintln(s.Stdout)
+	}
+	if err := writePhases(out, phases); err != nil {
+		return err
+	}
+	if res.Aborted {
+		fmt.Fprintln(out, "\nthe script aborted the test (exec.test.abort)")
+	}
+	if sc.After != nil {
+		sc.After(out, phases[top].Report)
+	}
+	doc, err := report.NewPhased(phases, top)
+	if err != nil {
+		return err
+	}
+	keep(s.writeFiles(out, phases[top].Report, doc.SaveJSON))
+	if sc.SummaryExport != "" {
+		err := k6out.WriteSummaryExport(sc.SummaryExport, summary)
+		keep(err)
+		if err == nil {
+			fmt.Fprintf(out, "wrote        %s\n", sc.SummaryExport)
+		}
+	}
+	if points != nil {
+		err := points.Close()
+		points = nil
+		keep(err)
+		if err == nil {
+			fmt.Fprintf(out, "wrote        %s\n", sc.JSON)
+		}
+	}
+	if werr != nil {
+		return werr
+	}
+	if n := crossed(summary); n > 0 {
+		return ThresholdsCrossed(n)
+	}
+	return nil
+}
+
+// crossed counts the summary's thresholds that did not hold.
+func crossed(s *script.Summary) int {
+	n := 0
+	for _, m := range s.Metrics {
+		for _, th := range m.Thresholds {
+			if !th.OK {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// writePhases writes one report per scenario, then (for several) a line
+// each with its verdict.
+func writePhases(w io.Writer, phases []report.Phase) error {
+	for i, ph := range phases {
+		if len(phases) > 1 {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "scenario     %s (%s)\n", ph.Phase, ph.Executor)
+		}
+		if err := ph.WriteText(w); err != nil {
+			return err
+		}
+	}
+	if len(phases) > 1 {
+		fmt.Fprintln(w, "\nscenarios")
+		for _, ph := range phases {
+			fmt.Fprintf(w, "  %-12s %-22s %s\n", ph.Phase, ph.Executor, ph.Verdict)
+		}
+	}
+	return nil
+}
+
+// reports builds one report per scenario and picks the top one: the first
+// governed scenario, else the first.
+func reports(r *script.Runner, sc Script, res *script.RunResult) ([]report.Phase, int, error) {
+	var out []report.Phase
+	top := -1
+	for _, ph := range r.Phases() {
+		start, end := ph.Span()
+		if start.IsZero() {
+			start, end = res.End, res.End // never started (interrupted first)
+		}
+		in := report.Input{Settings: sc.Settings, Windows: ph.Windows(), Start: start, End: end, Interrupted: res.Interrupted,
+			Latency: ph.Recorder().Summary(), Generator: generatorOf(ph.Generator())}
+		in.Settings.Limits, in.Settings.Governed = ph.Limits(), ph.Governed()
+		in.Settings.Target = fmt.Sprintf("%s scenario %s", filepath.Base(sc.Path), ph.Name())
+		countsInto(&in, ph.Counts())
+		rep, err := report.Build(in)
+		if err != nil {
+			return nil, 0, err
+		}
+		if top < 0 && ph.Governed() {
+			top = len(out)
+		}
+		out = append(out, report.Phase{Phase: ph.Name(), Executor: string(ph.Scenario().Executor), Report: rep})
+	}
+	return out, max(top, 0), nil
+}
+
+// scriptSource follows one running scenario until it ends, then the next
+// running one; when none runs, the one it followed last.
+func scriptSource(r *script.Runner) live.Source {
+	phases := r.Phases()
+	cur := phases[0]
+	return func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+		if !cur.Running() {
+			for _, ph := range phases {
+				if ph.Running() {
+					cur = ph
+					break
+				}
+			}
+		}
+		return cur.Snapshot(), cur.Limits().Mode, cur.Recorder(), cur.Name()
+	}
+}
+
+// inFlight counts the iterations in flight across the scenarios.
+func inFlight(r *script.Runner) int64 {
+	var n int64
+	for _, ph := range r.Phases() {
+		n += ph.Snapshot().InFlight
+	}
+	return n
+}

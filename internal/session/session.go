@@ -1,0 +1,219 @@
+// Package session runs one command's load: a URL phase (RunURL) or a k6
+// script (RunScript), with what every run shares — the console and its
+// movement lines, Ctrl-C handling, the --metrics server, and the report
+// written once to stdout and the output files. The command line builds a
+// Session and a run's typed configuration from its flags and calls one Run;
+// it holds no run logic of its own.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/report"
+	"github.com/throttlekit/throttle/internal/target"
+)
+
+// BadInput is an error in what the user gave (exit code 2), as opposed to a
+// failure of the run (exit code 1).
+type BadInput struct{ Err error }
+
+func (b BadInput) Error() string { return b.Err.Error() }
+func (b BadInput) Unwrap() error { return b.Err }
+
+// FieldError is bad input in one setting, named as the user wrote it (a
+// flag such as "--chart"): it prints as one line, "Field Problem".
+type FieldError struct {
+	Field, Problem string
+}
+
+func (f *FieldError) Error() string { return f.Field + " " + f.Problem }
+
+// Fieldf is a FieldError with a formatted problem.
+func Fieldf(field, format string, args ...any) error {
+	return &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// IsBadInput reports whether err is the user's doing.
+func IsBadInput(err error) bool {
+	var b BadInput
+	var f *FieldError
+	return errors.As(err, &b) || errors.As(err, &f)
+}
+
+// ThresholdsCrossed is a script run whose thresholds did not all hold: exit
+// code 99, as in k6, after every report is written.
+type ThresholdsCrossed int
+
+func (n ThresholdsCrossed) Error() string { return fmt.Sprintf("%d threshold(s) crossed", int(n)) }
+
+// Outputs are the report files a run writes (empty: not written).
+type Outputs struct {
+	// JSON is the report (--out FILE); Timeline its CSV of windows;
+	// Chart a .svg, .png or .html chart.
+	JSON, Timeline, Chart string
+}
+
+// Check refuses, before the run, output paths that cannot be written: a
+// typo in a path fails in a second instead of after the run.
+func (o Outputs) Check() error {
+	if o.Chart != "" {
+		if _, err := report.ChartFormatFor(o.Chart); err != nil {
+			return Fieldf("--chart", "%s: want a .svg, .png or .html file", o.Chart)
+		}
+	}
+	return CheckPaths(map[string]string{"--out": o.JSON, "--timeline": o.Timeline, "--chart": o.Chart})
+}
+
+// CheckPaths refuses output files (by the flag that names them) whose
+// directory does not exist or that are directories.
+func CheckPaths(files map[string]string) error {
+	for _, flag := range []string{"--out", "--timeline", "--chart", "--summary-export", "--out json="} {
+		path := files[flag]
+		if path == "" {
+			continue
+		}
+		name := flag
+		if flag == "--out json=" {
+			name = "--out json"
+		}
+		dir := filepath.Dir(path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return Fieldf(name, "%s: directory %s does not exist", path, dir)
+		}
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			return Fieldf(name, "%s is a directory", path)
+		}
+	}
+	return nil
+}
+
+// Session is one command's run: where it writes, how much it says, its
+// signals, its metrics server and its report files.
+type Session struct {
+	Stdout, Stderr io.Writer
+	// StdoutTTY and StderrTTY say whether they are terminals (the live
+	// status line; a script's handleSummary data).
+	StdoutTTY, StderrTTY bool
+	// Signals delivers SIGINT/SIGTERM: the first stops the run gracefully,
+	// the second aborts what is in flight. nil: no signals.
+	Signals <-chan os.Signal
+	// Quiet: no live view or movement lines; Verbose: the governor's holds
+	// too.
+	Quiet, Verbose bool
+	Outputs        Outputs
+	// Metrics serves --metrics (nil or zero: none).
+	Metrics *Metrics
+	// Started, if set, is handed a URL run's engine before it runs (tests
+	// compare what the run exports with the engine's own state).
+	Started func(*engine.Engine)
+
+	con *live.Console
+}
+
+// console is the session's console on stderr, made once.
+func (s *Session) console() *live.Console {
+	if s.con == nil {
+		s.con = live.NewConsole(s.Stderr, s.StderrTTY)
+	}
+	return s.con
+}
+
+// logger prints the governor's movement lines (and, at or above quietLevel
+// when quiet, nothing below it) on the console.
+func (s *Session) logger(quietLevel slog.Level) *slog.Logger {
+	level := slog.LevelInfo
+	switch {
+	case s.Quiet:
+		level = quietLevel
+	case s.Verbose:
+		level = slog.LevelDebug
+	}
+	return slog.New(live.NewHandler(s.console(), level))
+}
+
+// metrics is the session's metrics server, never nil.
+func (s *Session) metrics() *Metrics {
+	if s.Metrics == nil {
+		s.Metrics = &Metrics{}
+	}
+	return s.Metrics
+}
+
+// writeFiles writes the report files the outputs name (the JSON with
+// saveJSON, the timeline and chart of r) and says so on w; it tries each
+// and reports the first failure.
+func (s *Session) writeFiles(w io.Writer, r *report.Report, saveJSON func(string) error) error {
+	var first error
+	for _, o := range []struct {
+		path string
+		save func(string) error
+	}{{s.Outputs.JSON, saveJSON}, {s.Outputs.Timeline, r.SaveCSV}, {s.Outputs.Chart, r.SaveChart}} {
+		if o.path == "" {
+			continue
+		}
+		if err := o.save(o.path); err != nil {
+			if first == nil {
+				first = fmt.Errorf("writing %s: %w", o.path, err)
+			}
+			continue
+		}
+		fmt.Fprintf(w, "wrote        %s\n", o.path)
+	}
+	return first
+}
+
+// countsInto fills a report input's counts from a phase's counters.
+func countsInto(in *report.Input, c engine.Counts) {
+	in.Attempts = report.Attempts{
+		OK:        c.Classes[engine.ClassOK],
+		Refused:   c.Classes[engine.ClassRefused],
+		Reset:     c.Classes[engine.ClassReset],
+		Timeout:   c.Classes[engine.ClassTimeout],
+		Status5xx: c.Classes[engine.Class5xx],
+		Status429: c.Classes[engine.Class429],
+		Other:     c.Classes[engine.ClassOther],
+		Slow:      c.Classes[engine.ClassSlow],
+	}
+	in.Iterations = report.Iterations{OK: c.IterOK, Failed: c.IterFailed}
+	in.Dropped, in.Aborted = c.Dropped, c.Aborted
+}
+
+// generatorOf is the report's view of a phase's watch of itself.
+func generatorOf(g engine.GeneratorSummary) report.Generator {
+	return report.Generator{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals}
+}
+
+// ServeBuiltin starts the built-in target on a loopback port (demo), its
+// counters exported under phase with --metrics (started here, before any
+// traffic); stop shuts the target down.
+func (s *Session) ServeBuiltin(tc target.Config, phase string) (srv *target.Server, stop func(), err error) {
+	tg, err := target.New(tc)
+	if err != nil {
+		return nil, nil, BadInput{err}
+	}
+	if err := s.metrics().Start(s.Stderr); err != nil {
+		return nil, nil, err
+	}
+	if err := s.Metrics.AddTarget(phase, tg); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err = target.Serve(ctx, "", tg, target.WithShutdownGrace(time.Second))
+	if err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("starting the built-in target: %w", err)
+	}
+	return srv, func() {
+		cancel()
+		_ = srv.Wait()
+	}, nil
+}

@@ -1,0 +1,101 @@
+package session
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/report"
+)
+
+// URL is a URL run: one governed HTTP phase.
+type URL struct {
+	// Engine is the phase (its Latency, Observer and Logger are the
+	// session's).
+	Engine engine.Config
+	// Settings are the report's settings: the target's description, the
+	// early breach and the evidence (limits, tick and governed come from
+	// the engine).
+	Settings report.Settings
+	// After, if set, adds lines to stdout once the report is written
+	// (demo's found vs true).
+	After func(stdout io.Writer, r *report.Report)
+}
+
+// RunURL runs one phase with its live view, then writes the report: text to
+// stdout, and the files the outputs name. An interrupted phase writes its
+// report too.
+func (s *Session) RunURL(u URL) error {
+	cfg := u.Engine
+	rec, err := report.NewRecorder(cfg.Limits.High)
+	if err != nil {
+		return BadInput{err}
+	}
+	con := s.console()
+	if !s.Quiet {
+		cfg.Logger = s.logger(slog.LevelInfo)
+	}
+	m := s.metrics()
+	if err := m.Start(s.Stderr); err != nil {
+		return err
+	}
+	defer m.Stop()
+	cfg.Latency, cfg.Observer = rec, rec.Observe
+	mp := m.urlPhase(rec)
+	if mp != nil {
+		cfg.Observer = func(w governor.Window) { rec.Observe(w); mp.Observe(w) }
+	}
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return BadInput{err}
+	}
+	if err := m.attach(mp, eng); err != nil {
+		return err
+	}
+	if s.Started != nil {
+		s.Started(eng)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go live.WatchSignals(s.Signals, done, cancel, eng.Abort, func() int64 { return eng.Snapshot().InFlight }, con, max(eng.Config().Grace, 0))
+	mode := eng.Config().Limits.Mode
+	res, err := watched(s, ctx, eng.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+		return eng.Snapshot(), mode, rec, ""
+	})
+	if err != nil {
+		return err
+	}
+	in := report.Input{Settings: u.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
+		Latency: rec.Summary(), Generator: generatorOf(res.Generator)}
+	in.Settings.Limits, in.Settings.Tick, in.Settings.Governed = eng.Config().Limits, eng.Config().Tick, !cfg.Fixed
+	countsInto(&in, res.Counts)
+	r, err := report.Build(in)
+	if err != nil {
+		return err
+	}
+	if err := r.WriteText(s.Stdout); err != nil {
+		return err
+	}
+	if u.After != nil {
+		u.After(s.Stdout, r)
+	}
+	return s.writeFiles(s.Stdout, r, r.SaveJSON)
+}
+
+// watched runs run with the live view following src (unless quiet).
+func watched[T any](s *Session, ctx context.Context, run func(context.Context) (T, error), src live.Source) (T, error) {
+	var view *live.View
+	if !s.Quiet {
+		view = live.Start(s.console(), src)
+	}
+	res, err := run(ctx)
+	if view != nil {
+		view.Stop(s.console())
+	}
+	return res, err
+}
