@@ -31,16 +31,20 @@
 //
 // Governor does the bookkeeping around the rules. A window is judged only on
 // evidence gathered entirely at the committed offer, at least
-// Limits.MinAttempts resolved attempts over at least Limits.Window; a window
-// still short at 4 × Window reports a no-evidence hold, which resets the
-// memory streak but discards no evidence: the window goes on collecting, so
-// even an offer of 1/s is judged once it has its attempts. Decisions travel on the
+// Limits.MinAttempts resolved attempts over at least Limits.Window (a clean
+// climb needs less: see "Evidence at low attempt rates"); a window still
+// short at 4 × Window reports a no-evidence hold, which resets the memory
+// streak but discards no evidence: the window goes on collecting, so even an
+// offer of 1/s is judged once it has its attempts. Decisions travel on the
 // push-on-set control path (Control): the governor's Set never blocks its
 // loop, the Applier (a gate.Gate) applies the value and the Control confirms
 // what was actually applied. The committed offer is the last confirmed value,
 // and every confirmation restarts the window from a fresh counter snapshot
 // once a settle span (WithSettle, one tick by default) has passed: answers
-// arriving right after a change belong to the old offer. A write of another origin (OriginUser) is adopted the same way.
+// arriving right after a change belong to the old offer (after a raise, with
+// the quick climb on, nothing is discarded: those answers were sent at a
+// lower offer and can only make the new one look cleaner). A write of another
+// origin (OriginUser) is adopted the same way.
 //
 // # Cadence
 //
@@ -76,9 +80,53 @@
 // high and is followed by a second breach. When the evidence before the tail
 // breached too, nothing changed: the window's own fraction, on more
 // evidence, is the one used. The read that closes a full window judges its
-// tail the same way first. Clean, dead-band and memory-clear decisions, and
+// tail the same way first. Dead-band, probe and memory-clear decisions, and
 // a breach at the floor, wait for the full window. Off gives the seed's
 // exact cadence: one read a tick, no tail, no early close.
+//
+// # Evidence at low attempt rates
+//
+// A closed loop with think time makes few attempts for its offer (N VUs
+// sleeping a second between requests make about N a second), and an offer
+// near the floor makes few at any mode: at 1/s a window of 20 attempts lasts
+// 20 s, and slow start from the floor to 3000/s took minutes. No confidence
+// bound helps there: to show with confidence that a fraction is at or below
+// Low takes hundreds of clean attempts, and even a breach needs a dozen. What
+// a doubling at a low offer risks is small and bounded, though: it can only
+// overshoot to twice an offer whose every attempt succeeded, and the early
+// breach sees the overshoot. So the evidence a window needs follows the
+// decision it takes (WithQuickClimb, on by default):
+//
+//   - A clean multiplicative climb (slow start, or a safe climb that stays
+//     below 0.75 × last-bad) is decided at the first read at least a tick
+//     into the window (two ticks in concurrency mode; never less than a
+//     fifth of the window a tick, however fine the tick, nor more than the
+//     window) once the window holds a tick's worth of attempts at the offer
+//     (one at 1/s, at most MinAttempts) and no damage at all: no failed
+//     attempt, no unserved load, and latency within the noise against the
+//     baseline, which a quick window's own latency helps set. A window with
+//     any damage waits for its full length, as the seed has it.
+//   - Probes, dead-band holds, the memory-clear streak and back-offs on
+//     the full window keep the seed's evidence: Window and MinAttempts.
+//   - A full window short of MinAttempts is judged on a breach beyond doubt:
+//     the early breach's exact binomial test at its level (4 failures in 5
+//     are a breach, 1 in 5 is not). In concurrency mode the early breach
+//     uses that test inside the window too: a closed loop's overshoot is
+//     otherwise seen only after a tick.
+//   - After a raise no settle span is spent.
+//
+// The climb from 1/s to 3000/s then takes twelve one-tick windows (12 s, a
+// robust nginx measured the same). The price is fewer clean attempts before
+// a doubling that overshoots: the failed share of the attempts before
+// settling, docs/design.md §5's early-breach bar (≤ 8 %), holds from about 100
+// attempts a second at the capacity (the simulator's closed-loop bars, and
+// every model at c = 1000 and 1300), but at 20 to 50 requests a second it
+// reaches 10 to 14 % (a handful of requests: 14 of 100 at 20/s); over every
+// rate-mode capacity from 20 to 9000 the median is 3 % and the worst 20 %
+// (at the smallest c), against the seed cadence's 10.5 % and 20.7 %. In
+// seconds of capacity lost before settling it is cheaper than the seed's
+// cadence everywhere (median 0.07 s against 1.5 s). Off gives the seed's
+// cadence: every window lasts Window and holds MinAttempts.
 //
 // # Evidence beyond failed attempts
 //
@@ -98,15 +146,24 @@
 //     before a single request fails.
 //   - Latency knee (concurrency mode). In a closed loop more in flight than
 //     the target serves at once only waits: by Little's law throughput is
-//     N/R, so when latency R grows in proportion to N, goodput is flat. The
-//     rule compares a window's mean latency with the run's low-load
+//     N/(R + Z), R the response time and Z the think time, so when R grows
+//     in proportion to N, goodput is flat. The rule compares a window's
+//     mean attempt latency (the request's response time, never the
+//     iteration's, which holds the think time) with the run's low-load
 //     baseline (the lowest mean of any window with evidence whose failures
-//     stayed at or below High): an inflation I up to 1.25 is noise; up to
-//     1.5 the target has begun to queue and the window holds (dead band);
-//     above 1.5 the share of in-flight attempts that only wait, 1 − 1/I, is
+//     stayed at or below High) and reads the excess e through Little's law:
+//     the loop turns every offer × span / resolved (R + Z, measured, so Z
+//     need not be known), and q = e/(R + Z) is the share of the in-flight
+//     iterations that only wait (Window.Waiting). Without think time q is
+//     1 − 1/I, I the inflation R/baseline. Written as the cycle's own
+//     inflation I' = 1/(1 − q): up to 1.25 is noise; up to 1.5 the target
+//     has begun to queue and the window holds (dead band); above 1.5, q is
 //     the window's damage fraction, so the seed's back-off takes the offer
-//     to N/I, the knee's estimate (never below a quarter, as the seed
-//     clamps it). The offer then probes from the knee, holds once latency
+//     to the knee's estimate (never below a quarter, as the seed clamps
+//     it). An excess under a millisecond is never damage: a sub-millisecond
+//     answer moving by a tenth of a millisecond (p50 0.18 → 0.28 ms,
+//     inflation 1.5) is a busy host's jitter, and with a second of think
+//     time even a 10 ms excess is a hundredth of the cycle. The offer then probes from the knee, holds once latency
 //     inflates by a quarter and backs off at a half, so it settles within
 //     1.5 × the knee in flight, at the plateau's goodput. In rate mode the
 //     same rule catches what in-flight growth cannot: the standing queue an

@@ -117,6 +117,12 @@ const (
 	// measures). Any margin drains it; the windows that see it shrink are
 	// not judged on it.
 	standingQueueMax = 1 - backoffMax
+	// latencyFloor: in concurrency mode an excess over the baseline up to
+	// it is the host's jitter, whatever the inflation: a sub-millisecond
+	// answer moving by a tenth of a millisecond (p50 0.18 → 0.28 ms,
+	// inflation 1.5) is scheduling noise on a busy host, not a queue. A
+	// queue that matters waits a millisecond or more.
+	latencyFloor = time.Millisecond
 )
 
 // load is a read of LoadCounters with the attempt counts of the same tick.
@@ -136,8 +142,10 @@ func (l load) inFlight() uint64 {
 // attempts started before it to resolve, in windows.
 const drainBound = 1
 
-// mergeLatencyFrac returns the window's fraction with the latency knee's
-// verdict folded in, and whether latency decided it.
+// latencyFrac returns the window's fraction with the latency knee's verdict
+// folded in, and whether latency decided it. inflation is the cycle's: the
+// loop's cycle over the cycle without the excess (1/(1 − Waiting)), which
+// is the latency's own inflation when there is no think time.
 func (g *Governor) latencyFrac(frac, inflation float64) (float64, bool) {
 	switch {
 	case inflation > kneeHold:
@@ -154,5 +162,123 @@ func (g *Governor) latencyFrac(frac, inflation float64) (float64, bool) {
 	return frac, false
 }
 
-// sinceDur is a helper for the movement line: a duration rounded to ms.
-func sinceDur(d time.Duration) string { return d.Round(time.Millisecond).String() }
+// readLoad reads the host's Load when its counters report one; the zero
+// load otherwise. Started is read after the attempt counts (LoadCounters'
+// contract), so in flight is never negative.
+func (g *Governor) readLoad(okN, failN uint64) load {
+	if g.loadc == nil {
+		return load{}
+	}
+	return load{Load: g.loadc.Load(), resolved: okN + failN}
+}
+
+// evidenceOf fills w's unserved-load fields from the tick's load ld and
+// returns the damaged count the window's fraction rests on: failed
+// attempts, plus the unserved load in rate mode (EvidenceUnserved) unless
+// the host said it was saturated (EvidenceGenerator).
+func (g *Governor) evidenceOf(w *Window, ld load) (damaged uint64) {
+	damaged = w.Failed
+	if g.loadc == nil {
+		return damaged
+	}
+	w.GeneratorSaturated = g.satSeen
+	var unserved uint64
+	w.Dropped, w.Queued, unserved = g.unserved(g.baseLoad, ld)
+	if !g.countsUnserved() {
+		return damaged
+	}
+	w.Unserved = unserved
+	return damaged + w.Unserved
+}
+
+// countsUnserved reports whether unserved load enters the current window's
+// fraction: in rate mode, with EvidenceUnserved, unless the host said it
+// was saturated at a tick of the window (then it is the host's shortfall,
+// not the target's).
+func (g *Governor) countsUnserved() bool {
+	if g.loadc == nil || g.limits.Mode != Rate || g.evidence&EvidenceUnserved == 0 {
+		return false
+	}
+	return !g.satSeen || g.evidence&EvidenceGenerator == 0
+}
+
+// unserved returns the arrivals dropped and the growth of in flight between
+// the reads from and to, and what of both is unserved load: the drops plus
+// the growth beyond in flight's own jitter. In flight jitters by about
+// offer × latency from one tick to the next (Little's law, at the low-load
+// baseline), plus one: growth within that is noise, not a queue.
+func (g *Governor) unserved(from, to load) (dropped uint64, queued int64, unserved uint64) {
+	dropped = to.Dropped - from.Dropped
+	queued = int64(to.inFlight()) - int64(from.inFlight())
+	noise := 1 + int64(g.offer*g.baseline.Seconds())
+	return dropped, queued, dropped + uint64(max(0, queued-noise))
+}
+
+// latencyKnee folds the latency knee into a judged window's fraction
+// (concurrency mode, EvidenceLatency) and keeps the run's low-load
+// baseline: the lowest mean latency of any window with evidence (MinAttempts
+// attempts, or the quick climb's) whose failures stayed at or below High.
+// A quick window's latency counts: the climb from the floor is where the
+// low-load latency is seen, and a queue it climbs into must stop it.
+func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
+	resolved := w.OK + w.Failed
+	if g.loadc == nil || resolved == 0 {
+		return
+	}
+	w.Latency = (ld.Latency - g.baseLoad.Latency) / time.Duration(resolved)
+	if g.evidence&EvidenceLatency == 0 || (n < g.limits.MinAttempts && !w.Quick) || w.Latency <= 0 {
+		return
+	}
+	if w.FailFrac <= g.limits.High && (g.baseline == 0 || w.Latency < g.baseline) {
+		g.baseline = w.Latency
+	}
+	if g.baseline == 0 {
+		return
+	}
+	w.Baseline = g.baseline
+	w.Inflation = float64(w.Latency) / float64(g.baseline)
+	excess := w.Latency - g.baseline
+	if g.limits.Mode == Rate && (excess < g.tick/standingQueueTicks || w.Inflation < standingQueueFactor ||
+		float64(ld.inFlight()) < g.offer*excess.Seconds()/2) {
+		// Rate mode: a queue that grows shows as unserved load; what latency
+		// adds is the standing queue a back-off left behind, several-fold
+		// deep. Less than standingQueueFactor × the baseline, or a delay
+		// under a tenth of a tick, is the host's jitter at the governor's
+		// time scale (a stalled generator delays attempts too; sub-millisecond
+		// latencies inflate several-fold on a busy host), not a queue. So is
+		// a delay the target's in flight does not show: a standing queue of
+		// excess e at offer x holds about x·e attempts (Little's law), while
+		// attempts a stalled host sent late were never in flight that long.
+		return
+	}
+	if g.limits.Mode == Rate {
+		// A standing queue of excess e at offer x holds about x·e attempts
+		// (Little's law) against the x·span the window offered: q =
+		// e/(e + span) is the share of the load that only waits, capped at
+		// the seed's smallest trim (standingQueueMax). 1 − 1/I, the closed
+		// loop's share, is never less than 3/4 here (I >= 4) and would
+		// quarter the offer for any standing queue, however shallow.
+		span := w.End.Sub(w.Start)
+		if w.Queued < 0 {
+			return // the queue is draining: this offer is below what the target serves
+		}
+		if q := min(excess.Seconds()/(excess+span).Seconds(), standingQueueMax); q > w.Frac {
+			w.Frac, w.By = q, "latency"
+		}
+		return
+	}
+	if excess <= latencyFloor {
+		return // the host's jitter on a fast answer, not a queue
+	}
+	// The closed loop's cycle, by Little's law: offer in-flight iterations
+	// resolving resolved attempts over the window's span turn around every
+	// offer × span / resolved, response time plus think time. The share of
+	// the cycle spent waiting, excess/cycle, is the share of the in-flight
+	// iterations that only wait; without think time it is 1 − 1/Inflation.
+	cycle := time.Duration(float64(w.End.Sub(w.Start)) * g.offer / float64(resolved))
+	cycle = max(cycle, w.Latency)
+	w.Waiting = float64(excess) / float64(cycle)
+	if frac, by := g.latencyFrac(w.Frac, 1/(1-w.Waiting)); by {
+		w.Frac, w.By = frac, "latency"
+	}
+}

@@ -23,7 +23,7 @@ func (m Mode) String() string {
 	return "rate"
 }
 
-// Default limits, as DESIGN.md §3 gives them.
+// Default limits, as docs/design.md §3 gives them.
 const (
 	DefaultFloor       = 1.0
 	DefaultHigh        = 0.05

@@ -112,7 +112,8 @@ func run(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "Setting (docs/design.md §5): rate mode, start = floor = %g, ceiling %g, high %g %%, low %g %%, window %v, tick 1 s (throttle reads its counters every 200 ms, five times a tick, for the early breach; the seed once a tick), min attempts %d. "+
 		"Every controller gets the same start (fixed load excepted: it is the ceiling from the first tick), ceiling, window rule and run length. "+
 		"The ramp steps ceiling/20 = %g per window. A window is one decision: it lasts at least %v and until it holds %d resolved attempts "+
-		"(so at offer 1 it lasts 20 s, at offer 2 10 s), and the same rule applies to every controller.\n\n",
+		"(so at offer 1 it lasts 20 s, at offer 2 10 s), for every controller but one: throttle's quick climb (governor.WithQuickClimb, on by default; off in *throttle, seed*) "+
+		"decides a clean slow-start or safe-climb window after a tick of evidence (a tick's attempts, at most min attempts), so its climb from offer 1 takes a second a doubling.\n\n",
 		l.Floor, l.Ceiling, l.High*100, l.Low*100, l.Window, l.MinAttempts, l.Ceiling/20, l.Window, l.MinAttempts)
 	fmt.Fprintf(out, "Settled means the offer entered [0.9 c, c/(1 − high)] and stayed there to the end of the run; "+
 		"figures marked *steady* are over the final %g %% of the run. Windows and seconds to settle or to reach 90 %% of c, and failures before settling, "+

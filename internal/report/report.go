@@ -104,6 +104,11 @@ const (
 	// OutcomeUnsettled: windows closed but the governor was still searching
 	// (or moving) when the run ended.
 	OutcomeUnsettled Outcome = "unsettled"
+	// OutcomeNoLimit: windows settled, but nothing near their level showed
+	// a limit: the offer was still climbing (every window clean) or only
+	// latency within a busy host's noise held it. The verdict says "no limit
+	// found up to X", never a capacity.
+	OutcomeNoLimit Outcome = "no_limit"
 	// OutcomeNoEvidence: no window gathered enough attempts to judge.
 	OutcomeNoEvidence Outcome = "no_evidence"
 	// OutcomeNoWindows: the run ended before any window closed.
@@ -219,6 +224,15 @@ func Build(in Input) (*Report, error) {
 
 	r.Windows = windowRows(in, steady)
 	r.Outcome, r.Verdict = verdict(in, est)
+	if r.Capacity.Found {
+		r.Capacity.HeldBy, _ = limit(in, est)
+		if r.Capacity.AtCeiling {
+			r.Capacity.HeldBy = ""
+		}
+	}
+	if r.Outcome == OutcomeNoLimit {
+		r.Capacity.Found = false // the figures stay: what the run measured, not a capacity
+	}
 	r.Notes = notes(in, r, uncovered)
 	return r, nil
 }
@@ -371,6 +385,9 @@ func verdict(in Input, est governor.Estimate) (Outcome, string) {
 		o = OutcomeAtCeiling
 		v = fmt.Sprintf("held at the ceiling: capacity ≥ ceiling (%s; goodput %s req/s at %s, %s)",
 			offer(l.Ceiling, l.Mode), num(est.Goodput), bound, plural(est.Windows, "settled window"))
+	case est.Windows > 0 && noLimitFound(in, est):
+		by, _ := limit(in, est)
+		o, v = OutcomeNoLimit, noLimit(in, est, by)
 	case est.Windows > 0 && l.Mode == governor.Concurrency:
 		o = OutcomeCapacity
 		v = fmt.Sprintf("capacity ≈ %s concurrent (goodput %s req/s) at %s (%s)",
@@ -385,6 +402,15 @@ func verdict(in Input, est governor.Estimate) (Outcome, string) {
 		v += " (interrupted)"
 	}
 	return o, v
+}
+
+// noLimitFound reports whether a governed phase's settled windows measure
+// no limit: nothing near their level was damaged (still climbing), or only
+// latency within a busy host's noise was (see limit). A hold at the ceiling
+// is its own verdict.
+func noLimitFound(in Input, est governor.Estimate) bool {
+	by, weak := limit(in, est)
+	return by == "" || weak
 }
 
 // unsettled explains a run whose windows never settled.
@@ -404,6 +430,10 @@ func unsettled(in Input) (Outcome, string) {
 	if last.Offer <= l.Floor && last.Frac > l.High {
 		return OutcomeNeverSettled, fmt.Sprintf("never settled: target failed even at the floor (%s: %s attempt failures)",
 			offer(l.Floor, l.Mode), pct(last.Frac))
+	}
+	if climbing(last.Decision.Signal) {
+		return OutcomeUnsettled, fmt.Sprintf("still climbing: no limit found up to %s (the last window, at %s, was clean: %s); run longer",
+			offer(max(highestClean(in), last.Offer), l.Mode), offer(last.Offer, l.Mode), last.Decision.Signal)
 	}
 	return OutcomeUnsettled, fmt.Sprintf("not settled: still searching when the run ended (last window at %s, %s); run longer",
 		offer(last.Offer, l.Mode), last.Decision.Signal)

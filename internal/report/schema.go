@@ -120,9 +120,11 @@ type Run struct {
 // the settled windows (governor.Steady: the windows governor.Capacity rests
 // on). Saturated windows never count toward it.
 type CapacityJSON struct {
-	// Found is true when at least one window settled; the figures below
-	// are 0 otherwise (except SaturatedWindows). A run that was not
-	// governed never finds a capacity.
+	// Found is true when at least one window settled and something near
+	// its level showed a limit; the figures below are 0 when no window
+	// settled (except SaturatedWindows), and what the settled windows
+	// measured when they showed no limit (outcome no_limit). A run that was
+	// not governed never finds a capacity.
 	Found bool `json:"found"`
 	// SettledWindows is how many windows the estimate rests on.
 	SettledWindows int `json:"settled_windows"`
@@ -142,6 +144,10 @@ type CapacityJSON struct {
 	// SaturatedWindows counts windows whose failure fraction was above
 	// high: flagged and excluded.
 	SaturatedWindows int `json:"saturated_windows"`
+	// HeldBy names the evidence that held the offer at the capacity level:
+	// "failures", "unserved" or "latency" (see the report's HeldBy
+	// constants); "" when no capacity was found or it held at the ceiling.
+	HeldBy string `json:"held_by"`
 }
 
 // LatencyJSON is the "latency" object.

@@ -31,8 +31,12 @@ func (r *Report) WriteText(w io.Writer) error {
 
 	unit := r.unit()
 	if c := r.Capacity; c.Found {
-		fmt.Fprintf(&b, "capacity     offer %s%s   goodput %s req/s   throughput %s req/s   attempt failures %s\n",
-			num(c.Offer), unit, num(c.GoodputPerS), num(c.ThroughputPerS), pct(c.AttemptFailFrac))
+		held := ""
+		if c.HeldBy != "" {
+			held = "   held by " + c.HeldBy
+		}
+		fmt.Fprintf(&b, "capacity     offer %s%s   goodput %s req/s   throughput %s req/s   attempt failures %s%s\n",
+			num(c.Offer), unit, num(c.GoodputPerS), num(c.ThroughputPerS), pct(c.AttemptFailFrac), held)
 	}
 	if sat, n, byOther := r.saturated(); n > 0 {
 		// A window decided by evidence beyond failed attempts (latency,

@@ -71,11 +71,12 @@ func NewGovernor(l governor.Limits, opts ...GovernorOption) *Governor {
 const SeedCadence = "throttle, seed"
 
 // NewSeedGovernor returns the governor exactly as the seed states it: early
-// breach off, so every decision waits for the full window, and no evidence
-// beyond failed attempts (governor.EvidenceNone).
+// breach and quick climb off, so every decision waits for the full window
+// and MinAttempts, and no evidence beyond failed attempts
+// (governor.EvidenceNone).
 func NewSeedGovernor(l governor.Limits, opts ...GovernorOption) *Governor {
 	return NewGovernor(l, append([]GovernorOption{Named(SeedCadence),
-		WithGovernorOptions(governor.WithEarlyBreach(false), governor.WithEvidence(governor.EvidenceNone))}, opts...)...)
+		WithGovernorOptions(governor.WithEarlyBreach(false), governor.WithQuickClimb(false), governor.WithEvidence(governor.EvidenceNone))}, opts...)...)
 }
 
 // Name returns the controller's name: "throttle" unless Named said otherwise.
@@ -86,7 +87,7 @@ func (g *Governor) Begin(now time.Time, c governor.Counters) (float64, error) {
 	// The model targets answer within the tick that sent the load and carry
 	// no damage over from one offer to the next, so there is nothing to
 	// settle: with WithSettle(0) the simulation runs the seed's rules
-	// exactly as DESIGN.md states them, which is what the bars are about.
+	// exactly as docs/design.md states them, which is what the bars are about.
 	opts := append([]governor.Option{
 		governor.WithSettle(0),
 		governor.WithLogger(slog.New(slog.DiscardHandler)), // sweeps of thousands of runs stay quiet

@@ -13,7 +13,7 @@ type Band struct{ Lo, Hi float64 }
 // Contains reports whether x lies in the band.
 func (b Band) Contains(x float64) bool { return x >= b.Lo && x <= b.Hi }
 
-// SettleBand is the band DESIGN.md §5 calls settled at capacity c:
+// SettleBand is the band docs/design.md §5 calls settled at capacity c:
 // [0.95 c, c / (1 − high)]. At its top a shedding target fails exactly high
 // of the attempts, the most the bound allows.
 func SettleBand(c, high float64) Band { return Band{0.95 * c, c / (1 - high)} }

@@ -10,7 +10,7 @@ import (
 	"github.com/throttlekit/throttle/governor"
 )
 
-// Setting returns the limits DESIGN.md §5 states its bars for: rate mode,
+// Setting returns the limits docs/design.md §5 states its bars for: rate mode,
 // start = floor = 1, ceiling 10 000, high 5 %, low 1 %, window 5 s and the
 // default min attempts (20).
 func Setting() governor.Limits {

@@ -296,18 +296,19 @@ func TestCapacityTakesTheLevelThePhaseSettledAt(t *testing.T) {
 	}
 }
 
-// TestNoEvidenceHoldsKeepTheirEvidence runs the governor and AIMD at 0.2
+// TestNoEvidenceHoldsKeepTheirEvidence runs the governor (without its quick
+// climb, which would double on the first clean attempt) and AIMD at 0.2
 // attempts per second, too slow to gather MinAttempts (20) in 4 × Window:
 // both record a no-evidence hold every 20 s, keep collecting, and judge the
 // window at 100 s on all 20 attempts, so the baselines' windows are the
-// governor's.
+// governor's full windows.
 func TestNoEvidenceHoldsKeepTheirEvidence(t *testing.T) {
 	l := Setting()
 	l.Floor, l.Start = 0.2, 0.2
 	for _, tc := range []struct {
 		ctl  Controller
 		next float64
-	}{{NewGovernor(l), 0.4}, {NewAIMD(l), 1.2}} {
+	}{{NewGovernor(l, WithGovernorOptions(governor.WithQuickClimb(false))), 0.4}, {NewAIMD(l), 1.2}} {
 		r, err := Run(tc.ctl, Robust(), For(100*time.Second))
 		if err != nil {
 			t.Fatal(err)

@@ -39,7 +39,7 @@ func Robust() Target {
 	})
 }
 
-// Shed returns the soft-shedding model of DESIGN.md §5: up to capacity c
+// Shed returns the soft-shedding model of docs/design.md §5: up to capacity c
 // every attempt succeeds; above it the target serves c per second and sheds
 // the rest, so the failure fraction at offer x is (x − c) / x.
 func Shed(c float64) Target {
@@ -52,7 +52,7 @@ func Shed(c float64) Target {
 	})
 }
 
-// Collapse returns the collapse model of DESIGN.md §5: up to capacity c every
+// Collapse returns the collapse model of docs/design.md §5: up to capacity c every
 // attempt succeeds; at offer x above c goodput falls, only
 // c·(1 − (x − c)/(2c)) attempts per second succeed (never fewer than none)
 // and the rest fail. At 3c and beyond nothing succeeds.
