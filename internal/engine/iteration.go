@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -191,6 +193,12 @@ type DriverConfig struct {
 	HTTP2 bool
 	// Insecure skips TLS certificate verification.
 	Insecure bool
+	// BodyLimit is the most bytes a kept response body may hold (default
+	// DefaultBodyLimit); a longer body fails its attempt with
+	// ErrBodyTooLarge (class other) and is not read past the limit. A
+	// discarded body (Request.DiscardBody) has no limit: it is read and
+	// dropped as it arrives.
+	BodyLimit int64
 	// Conns sizes net/http's idle pool (fasthttp runners own one
 	// connection per host each and ignore it); default DefaultMaxVUs.
 	Conns int
@@ -200,6 +208,22 @@ type DriverConfig struct {
 	// Abort, when done, cuts in-flight attempts off; they end
 	// IterationAborted and count as Meter's aborted. nil never aborts.
 	Abort context.Context
+}
+
+// DefaultBodyLimit is the most bytes a kept response body holds unless
+// DriverConfig.BodyLimit says otherwise: large enough for any page or API
+// answer a script reads, small enough that a runaway body costs a bounded
+// amount per VU.
+const DefaultBodyLimit = 32 << 20
+
+// keepBody reads r to its end, holding at most limit bytes: past them it
+// stops reading and fails with ErrBodyTooLarge.
+func keepBody(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, limit)
+	}
+	return b, err
 }
 
 // Driver is what a phase's runners share: the counters, the settings and
@@ -232,6 +256,9 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	}
 	if cfg.Conns <= 0 {
 		cfg.Conns = DefaultMaxVUs
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = DefaultBodyLimit
 	}
 	if cfg.Abort == nil {
 		cfg.Abort = context.Background()

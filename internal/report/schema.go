@@ -205,6 +205,11 @@ type ClassesJSON struct {
 	Other uint64 `json:"other"`
 	// Slow: answers otherwise ok but slower than the latency budget (--slow).
 	Slow uint64 `json:"slow"`
+	// DNS: the host name did not resolve ("could not resolve").
+	DNS uint64 `json:"dns"`
+	// TLS: the TLS handshake failed (untrusted or wrong certificate, an
+	// alert, a peer that does not speak TLS).
+	TLS uint64 `json:"tls"`
 }
 
 // IterationsJSON is the "iterations" object.

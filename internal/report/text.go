@@ -168,7 +168,7 @@ func (c ClassesJSON) nonZero() string {
 	for _, x := range []struct {
 		name string
 		n    uint64
-	}{{"5xx", c.Status5xx}, {"429", c.Status429}, {"timeout", c.Timeout}, {"refused", c.Refused}, {"reset", c.Reset}, {"other", c.Other}, {"slow", c.Slow}} {
+	}{{"5xx", c.Status5xx}, {"429", c.Status429}, {"timeout", c.Timeout}, {"refused", c.Refused}, {"reset", c.Reset}, {"dns", c.DNS}, {"tls", c.TLS}, {"other", c.Other}, {"slow", c.Slow}} {
 		if x.n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", x.name, x.n))
 		}

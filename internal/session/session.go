@@ -182,6 +182,8 @@ func countsInto(in *report.Input, c engine.Counts) {
 		Status429: c.Classes[engine.Class429],
 		Other:     c.Classes[engine.ClassOther],
 		Slow:      c.Classes[engine.ClassSlow],
+		DNS:       c.Classes[engine.ClassDNS],
+		TLS:       c.Classes[engine.ClassTLS],
 	}
 	in.Iterations = report.Iterations{OK: c.IterOK, Failed: c.IterFailed}
 	in.Dropped, in.Aborted = c.Dropped, c.Aborted
