@@ -278,7 +278,7 @@ func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Re
 	if isRedirect(res.Status) {
 		res.location = string(resp.Header.Peek("Location"))
 	}
-	if !r.DiscardBody {
+	if !r.DiscardBody || r.KeepHeader {
 		res.Header = make(http.Header)
 		for k, v := range resp.Header.All() {
 			res.Header.Add(string(k), string(v))

@@ -59,8 +59,13 @@ type Request struct {
 	Redirects int
 	// DiscardBody drops the response's headers and body once the attempt
 	// is timed and classified: Response.Header and Body stay nil. The URL
-	// engine sets it; a script that reads the response must not.
+	// engine sets it; a script that reads the response must not. The body
+	// is read as it arrives and dropped, so it costs no memory whatever its
+	// size.
 	DiscardBody bool
+	// KeepHeader keeps Response.Header when DiscardBody drops the body (a
+	// script's responseType "none" still reads headers and cookies).
+	KeepHeader bool
 }
 
 // Timings are one attempt's phases, named as k6 names them. The fasthttp

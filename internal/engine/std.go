@@ -126,7 +126,7 @@ func (s *stdTransport) send(r *Request, now time.Time, timeout time.Duration, re
 	if isRedirect(res.Status) {
 		res.location = resp.Header.Get("Location")
 	}
-	if !r.DiscardBody {
+	if !r.DiscardBody || r.KeepHeader {
 		res.Header, res.Body = resp.Header, b
 	}
 	return end

@@ -64,6 +64,15 @@ func (r *Report) SaveCSV(path string) error { return saveFile(path, r.WriteCSV) 
 // SaveText writes the text report to the file at path.
 func (r *Report) SaveText(path string) error { return saveFile(path, r.WriteText) }
 
+// WriteFileAtomic writes data to path whole or not at all, as the report's
+// own files are written (k6's summary export and handleSummary's files).
+func WriteFileAtomic(path string, data []byte) error {
+	return saveFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
 // saveFile writes a file whole or not at all: into a temporary file beside
 // it, renamed over path once complete, so a run stopped while writing never
 // leaves half a report.

@@ -200,6 +200,9 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 	*req = engine.Request{Method: method, Timeout: vu.r.cfg.Timeout, Redirects: DefaultRedirects}
 	req.URL, info.name = urlOf(u)
 	info.cb, info.respType = m.callback, "text"
+	if vu.r.discardBodies {
+		info.respType = "none"
+	}
 	var cookies *sobek.Object
 	if p, ok := params.(*sobek.Object); ok {
 		for _, k := range p.Keys() {
@@ -249,6 +252,8 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 		req.Body = m.body(req, body)
 	}
 	vu.addCookies(req, info.jar, cookies)
+	// A body the script will not read is dropped as it arrives.
+	req.DiscardBody, req.KeepHeader = info.respType == "none", true
 	return info
 }
 

@@ -80,6 +80,11 @@ type Config struct {
 	Timeout time.Duration
 	// Insecure skips TLS verification.
 	Insecure bool
+	// BodyLimit is the most bytes one response body a script keeps may
+	// hold (default engine.DefaultBodyLimit); a longer body fails its
+	// request with error_code 1601. A discarded body (responseType "none",
+	// options.discardResponseBodies) has no limit and costs no memory.
+	BodyLimit int64
 	// Logger receives the governors' movement lines and the runner's
 	// warnings (default: discard).
 	Logger *slog.Logger
@@ -125,10 +130,12 @@ type Runner struct {
 	// every VU, finds the VU it is evaluated for there.
 	vus sync.Map // *sobek.Runtime → *VU
 	// k6 are the k6 modules' records, by name.
-	k6      map[string]*k6Record
-	opts    options.Options
-	phases  []*Phase
-	setupVU *VU
+	k6     map[string]*k6Record
+	opts   options.Options
+	phases []*Phase
+	// discardBodies is options.discardResponseBodies.
+	discardBodies bool
+	setupVU       *VU
 	// setupMeter counts setup's and teardown's requests, which belong to
 	// no phase.
 	setupMeter *engine.Meter
@@ -199,6 +206,9 @@ func Load(path string, cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	r.warnIgnored([]byte(js))
+	if err := r.bodyOptions([]byte(js)); err != nil {
+		return nil, err
+	}
 	if err := r.summaryOptions([]byte(js)); err != nil {
 		return nil, err
 	}
@@ -553,7 +563,20 @@ func (r *Runner) readFile(path string) ([]byte, error) {
 
 // honoured are the options keys throttle acts on.
 var honoured = map[string]bool{"vus": true, "duration": true, "iterations": true, "stages": true, "scenarios": true, "thresholds": true,
-	"summaryTrendStats": true, "summaryTimeUnit": true}
+	"summaryTrendStats": true, "summaryTimeUnit": true, "discardResponseBodies": true}
+
+// bodyOptions reads options.discardResponseBodies: as in k6, it makes
+// "none" every request's default responseType.
+func (r *Runner) bodyOptions(js []byte) error {
+	var o struct {
+		Discard *bool `json:"discardResponseBodies"`
+	}
+	if len(js) > 0 && json.Unmarshal(js, &o) != nil {
+		return fmt.Errorf("options.discardResponseBodies: want true or false")
+	}
+	r.discardBodies = o.Discard != nil && *o.Discard
+	return nil
+}
 
 // summaryOptions reads options.summaryTrendStats and summaryTimeUnit;
 // Config.TrendStats wins over the script's.

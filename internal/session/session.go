@@ -92,8 +92,23 @@ func CheckPaths(files map[string]string) error {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return Fieldf(name, "%s is a directory", path)
 		}
+		if err := writable(dir); err != nil {
+			return Fieldf(name, "%s: cannot write in %s (%v)", path, dir, errors.Unwrap(err))
+		}
 	}
 	return nil
+}
+
+// writable tries what writing a report file does — a temporary file in
+// dir, renamed over the target at the end — so that a read-only place is
+// refused before the run, not after it with the report lost.
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".throttle-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // Session is one command's run: where it writes, how much it says, its
