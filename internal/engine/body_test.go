@@ -111,3 +111,21 @@ func TestParseFailOnDNSTLS(t *testing.T) {
 		t.Fatalf("transport covers dns and tls")
 	}
 }
+
+// Unreachable (governor.Load.Unreachable) counts refusals and names that
+// do not resolve, never an answer: a 503 is the target shedding, not out.
+func TestUnreachableCounted(t *testing.T) {
+	t.Parallel()
+	shed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	t.Cleanup(shed.Close)
+	for _, tr := range transports {
+		m := NewMeter()
+		d := driver(t, DriverConfig{Meter: m, HTTP2: tr.http2, Timeout: 5 * time.Second})
+		once(d, &Request{URL: refusedURL(t)})
+		once(d, &Request{URL: "http://outage.invalid/"})
+		once(d, &Request{URL: shed.URL})
+		if ld, c := m.Load(), m.Counts(); ld.Unreachable != 2 || c.Failed != 3 {
+			t.Errorf("%s: unreachable %d of %d failed, want 2 of 3 (refused, dns; not the 503)", tr.name, ld.Unreachable, c.Failed)
+		}
+	}
+}

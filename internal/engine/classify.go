@@ -132,6 +132,27 @@ var errTLSHandshake = errors.New("TLS handshake failed")
 // not read past it.
 var ErrBodyTooLarge = errors.New("response body larger than the body limit")
 
+// unreachable reports whether a failed attempt found no server to answer
+// it: refused, reset before any byte of an answer, a name that did not
+// resolve, or a connect that timed out. These are what tells an outage
+// from congestion (governor.Load.Unreachable); a status, a 503 included,
+// is an answer.
+func unreachable(res *Response) bool {
+	if !res.Failed {
+		return false
+	}
+	switch res.Class {
+	case ClassRefused, ClassDNS:
+		return true
+	case ClassReset:
+		return res.BytesReceived == 0
+	case ClassTimeout:
+		var op *net.OpError
+		return errors.As(res.Err, &op) && op.Op == "dial" || errors.Is(res.Err, fasthttp.ErrDialTimeout)
+	}
+	return false
+}
+
 // ErrorCode values, as k6's documentation numbers its error codes, so that
 // a script's res.error_code reads the same: 1000 + status for a response
 // with status >= 400; for transport errors the codes below. 0 is no error.

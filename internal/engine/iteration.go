@@ -368,6 +368,9 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 			return IterationAborted
 		}
 		m.resolve(res.Class, res.Elapsed)
+		if unreachable(res) {
+			m.unreach.Add(1)
+		}
 		if d.cfg.Latency != nil {
 			d.cfg.Latency.Record(end.Sub(start))
 		}
