@@ -48,6 +48,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "saturated    %s excluded (%s > %s): %s\n", plural(n, "window"), what, pct(s.High), strings.Join(sat, ", "))
 	}
 
+	if out := r.outages(); len(out) > 0 {
+		fmt.Fprintf(&b, "outages      %s (target unreachable, offer held): %s\n", plural(len(out), "interval"), strings.Join(out, ", "))
+	}
+
 	const latRow = "%-12s %9s %9s %9s %9s %9s %9s\n"
 	fmt.Fprintf(&b, latRow, "latency", "count", "p50", "p90", "p99", "p99.9", "max")
 	for _, row := range []struct {
