@@ -54,6 +54,25 @@ func (g *Governor) outageRead(out, answered, full bool) outageStep {
 	return outageHold
 }
 
+// endOutage ends an outage at the read whose tail answers: the window so
+// far is recorded as the outage's last (so the timeline spans it whole),
+// one movement line says it is over, and a fresh window starts at the held
+// offer, the seed's rules going on from there. Called with g.mu held; it
+// releases it.
+func (g *Governor) endOutage(w Window, now time.Time, okN, failN uint64, ld load) (float64, bool) {
+	d := Decision{Kind: KindHold, Signal: SignalOutage, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
+	w.Decision, w.Streak = d, g.streak
+	g.prev, g.last = g.last, d
+	g.windows++
+	g.restart(now, okN, failN, ld)
+	g.mu.Unlock()
+	g.log.Info("throttle", "phase", g.phase, "offer", num(d.Offer), "signal", "outage-over", "last_bad", num(d.LastBad))
+	if g.observe != nil {
+		g.observe(w)
+	}
+	return 0, false
+}
+
 // holdOutage records an outage window and holds. On entering an outage,
 // a back-off the previous window took on failures mostly unreachable (the
 // outage's first moments, read as congestion before it was plain) is

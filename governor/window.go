@@ -168,12 +168,7 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		case outageHold:
 			return g.holdOutage(w, now, okN, failN, ld, n)
 		case outageOver:
-			// The target answers again: its window starts now, on evidence
-			// of the held offer only, and the seed's rules go on from there.
-			g.restart(now, okN, failN, ld)
-			g.mu.Unlock()
-			g.log.Info("throttle", "phase", g.phase, "offer", num(g.offer), "signal", "outage-over", "last_bad", num(g.lastBad))
-			return 0, false
+			return g.endOutage(w, now, okN, failN, ld)
 		}
 	}
 	short := n < g.limits.MinAttempts

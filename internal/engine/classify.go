@@ -83,14 +83,14 @@ func classify(err error, status int) (Class, int) {
 func errClass(err error) Class {
 	var te interface{ Timeout() bool }
 	switch {
+	case isDNS(err): // a lookup that timed out did not resolve either
+		return ClassDNS
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return ClassTimeout
 	case errors.As(err, &te) && te.Timeout():
 		return ClassTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ClassRefused
-	case isDNS(err):
-		return ClassDNS
 	case isTLS(err):
 		return ClassTLS
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),

@@ -261,6 +261,12 @@ func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Re
 		body, err = c.readBody(r, resp)
 	}
 	end := time.Now()
+	if err != nil && !end.Before(h.deadline) && errClass(err) == ClassOther {
+		// fasthttp's chunked reader flattens the deadline's error into
+		// text ("cannot read '\r' char at the end of chunk size: ... i/o
+		// timeout"): past the deadline it is the timeout all the same.
+		err = fmt.Errorf("%w: %v", errBodyTimeout, err)
+	}
 
 	res.BytesSent += h.sent
 	res.BytesReceived += h.recv

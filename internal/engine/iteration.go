@@ -444,6 +444,9 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) (end time.
 // errAttemptTimeout is an attempt whose redirects used up its timeout.
 var errAttemptTimeout = timeoutErr("engine: attempt timed out")
 
+// errBodyTimeout is a body whose reading the attempt's deadline ended.
+var errBodyTimeout = timeoutErr("engine: body read timed out")
+
 type timeoutErr string
 
 func (e timeoutErr) Error() string { return string(e) }
