@@ -75,7 +75,10 @@ func (s *Session) RunScript(sc Script) error {
 			}
 		}()
 	}
-	r, err := script.Load(sc.Path, cfg)
+	r, err := s.loadInterruptible(sc.Path, cfg)
+	if errors.Is(err, script.ErrInterrupted) {
+		return err
+	}
 	if err != nil {
 		var pe *os.PathError
 		if !errors.As(err, new(*bundle.Error)) && errors.As(err, &pe) {
