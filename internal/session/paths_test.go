@@ -23,3 +23,18 @@ func TestCheckPathsWritable(t *testing.T) {
 		t.Fatalf("the check left %d files behind", len(left))
 	}
 }
+
+func TestBodyLimitEnv(t *testing.T) {
+	for v, want := range map[string]int64{"": 0, "1000": 1000, "256MiB": 256 << 20, "2 GiB": 2 << 30} {
+		t.Setenv(BodyLimitEnv, v)
+		if got, err := bodyLimit(); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"x", "-1", "0", "1.5MiB"} {
+		t.Setenv(BodyLimitEnv, v)
+		if _, err := bodyLimit(); err == nil || !strings.Contains(err.Error(), BodyLimitEnv) {
+			t.Errorf("%q: %v, want a one-line refusal naming %s", v, err, BodyLimitEnv)
+		}
+	}
+}

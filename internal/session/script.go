@@ -75,6 +75,13 @@ func (s *Session) RunScript(sc Script) error {
 			}
 		}()
 	}
+	if cfg.BodyLimit == 0 {
+		limit, err := bodyLimit()
+		if err != nil {
+			return BadInput{err}
+		}
+		cfg.BodyLimit = limit
+	}
 	r, err := s.loadInterruptible(sc.Path, cfg)
 	if errors.Is(err, script.ErrInterrupted) {
 		return err
