@@ -246,7 +246,8 @@ type WindowJSON struct {
 	GoodputPerS  float64 `json:"goodput_per_s"`
 	// Signal is the rule that decided the window (slow-start, safe-climb,
 	// probe, back-off, dead-band, no-evidence, at-ceiling, at-floor,
-	// memory-cleared) and Kind its direction (raise, lower, hold).
+	// memory-cleared, generator-saturated, outage: the target unreachable,
+	// the offer held) and Kind its direction (raise, lower, hold).
 	Signal string `json:"signal"`
 	Kind   string `json:"kind"`
 	// Early is true for a window an early breach closed before its full
