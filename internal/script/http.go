@@ -300,8 +300,11 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 		m.vu.throw("http requests cannot be made in the init context (use setup())")
 	}
 	req := &m.reqs[m.next]
-	m.next ^= 1
 	info := m.prepare(req, method, u, body, params)
+	// Flipped only once prepare has not thrown: a request that is never
+	// sent must not leave the slot the engine last sent in line next,
+	// or the engine would resend its wire request unchanged.
+	m.next ^= 1
 	s := m.lane(0)
 	s.cb = info.cb
 	out := s.runner.Iterate(req, time.Time{}, &m.res)

@@ -2,7 +2,6 @@ package script
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,9 +96,10 @@ type Config struct {
 	// Slow, when > 0, is a latency budget: an otherwise ok request slower
 	// than it fails, class slow (engine.DriverConfig.Slow).
 	Slow time.Duration
-	// TrendStats, if set, overrides options.summaryTrendStats
-	// (--summary-trend-stats); checked by ParseTrendStats.
-	TrendStats []string
+	// EnvOptions and CLIOptions are the k6 options the K6_* variables and
+	// the command line give (options.FromEnv, options.Flags.Set): Load
+	// resolves them over the script's own, by k6's precedence.
+	EnvOptions, CLIOptions options.Flags
 	// Points, if set, receives every value of every metric (built-in and
 	// the script's own, not sub-metrics) with its tags: k6's JSON output.
 	// It is called from every VU at once.
@@ -195,16 +195,14 @@ func Load(path string, cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.opts, err = options.Parse([]byte(js)); err != nil {
+	if r.opts, err = options.Resolve([]byte(js), cfg.EnvOptions, cfg.CLIOptions); err != nil {
 		return nil, err
 	}
-	r.warnIgnored([]byte(js))
-	if err := r.summaryOptions([]byte(js)); err != nil {
-		return nil, err
+	for _, n := range r.opts.Notices {
+		cfg.Logger.Warn(n)
 	}
-	if r.thresholds, err = parseThresholds([]byte(js)); err != nil {
-		return nil, err
-	}
+	r.trendStats, r.timeUnit = r.opts.SummaryTrendStats, r.opts.SummaryTimeUnit
+	r.thresholds = thresholdsOf(r.opts.Thresholds)
 	for _, th := range r.thresholds {
 		m, err := r.thresholdMetric(th)
 		if err != nil {
@@ -549,51 +547,4 @@ func (r *Runner) readFile(path string) ([]byte, error) {
 	}
 	r.files[path] = b
 	return b, nil
-}
-
-// honoured are the options keys throttle acts on.
-var honoured = map[string]bool{"vus": true, "duration": true, "iterations": true, "stages": true, "scenarios": true, "thresholds": true,
-	"summaryTrendStats": true, "summaryTimeUnit": true}
-
-// summaryOptions reads options.summaryTrendStats and summaryTimeUnit;
-// Config.TrendStats wins over the script's.
-func (r *Runner) summaryOptions(js []byte) error {
-	var o struct {
-		SummaryTrendStats []string `json:"summaryTrendStats"`
-		SummaryTimeUnit   string   `json:"summaryTimeUnit"`
-	}
-	if len(js) > 0 && json.Unmarshal(js, &o) != nil {
-		return fmt.Errorf("options.summaryTrendStats: want an array of strings such as [\"avg\", \"p(99)\"]")
-	}
-	stats := o.SummaryTrendStats
-	if len(r.cfg.TrendStats) > 0 {
-		stats = r.cfg.TrendStats
-	}
-	var err error
-	if r.trendStats, err = ParseTrendStats(stats); err != nil {
-		return fmt.Errorf("options.summaryTrendStats: %v", err)
-	}
-	if r.timeUnit, err = ParseTimeUnit(o.SummaryTimeUnit); err != nil {
-		return fmt.Errorf("options.%v", err)
-	}
-	return nil
-}
-
-// warnIgnored says, once per key, which of the script's options throttle
-// does not act on, so that none is dropped silently.
-func (r *Runner) warnIgnored(js []byte) {
-	var keys map[string]json.RawMessage
-	if json.Unmarshal(js, &keys) != nil {
-		return
-	}
-	var ignored []string
-	for k := range keys {
-		if !honoured[k] {
-			ignored = append(ignored, k)
-		}
-	}
-	sort.Strings(ignored)
-	for _, k := range ignored {
-		r.cfg.Logger.Warn("option not supported by throttle, ignored", "option", k)
-	}
 }

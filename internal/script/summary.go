@@ -4,51 +4,11 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// DefaultTrendStats are k6's default summaryTrendStats.
-var DefaultTrendStats = []string{"avg", "min", "med", "max", "p(90)", "p(95)"}
-
-var trendStat = regexp.MustCompile(`^(avg|min|med|max|count|p\((\d+(?:\.\d+)?)\))$`)
-
-// ParseTrendStats checks a summaryTrendStats list (avg, min, med, max,
-// count, p(N) with N at most 100); empty gives DefaultTrendStats.
-func ParseTrendStats(stats []string) ([]string, error) {
-	if len(stats) == 0 {
-		return DefaultTrendStats, nil
-	}
-	out := make([]string, 0, len(stats))
-	for _, s := range stats {
-		s = strings.TrimSpace(s)
-		m := trendStat.FindStringSubmatch(s)
-		if m == nil {
-			return nil, fmt.Errorf("trend stat %q: want avg, min, med, max, count or p(N)", s)
-		}
-		if m[2] != "" {
-			if p, _ := strconv.ParseFloat(m[2], 64); p > 100 {
-				return nil, fmt.Errorf("trend stat %q: a percentile is at most 100", s)
-			}
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// ParseTimeUnit checks a summaryTimeUnit: "" (each value its own unit),
-// "s", "ms" or "us".
-func ParseTimeUnit(u string) (string, error) {
-	switch u {
-	case "", "s", "ms", "us":
-		return u, nil
-	}
-	return "", fmt.Errorf("summaryTimeUnit %q: want s, ms or us", u)
-}
 
 // Stat is one named statistic of a metric in a summary, e.g. "p(95)".
 type Stat struct {
@@ -144,7 +104,7 @@ func (r *Runner) stats(m *Metric, st MetricStats, span time.Duration) []Stat {
 	out := make([]Stat, 0, len(r.trendStats))
 	for _, name := range r.trendStats {
 		stat, pct := name, 0.0
-		if strings.HasPrefix(name, "p(") { // checked by ParseTrendStats
+		if strings.HasPrefix(name, "p(") { // checked by options.Resolve
 			stat = "p"
 			pct, _ = strconv.ParseFloat(name[2:len(name)-1], 64)
 		}

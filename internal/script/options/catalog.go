@@ -169,3 +169,25 @@ func Lookup(flag string) (*Entry, bool) {
 	e, ok := byFlag[flag]
 	return e, ok
 }
+
+// refusedSwitches are the refused flags that k6 gives as switches, without
+// a value.
+var refusedSwitches = map[string]bool{"paused": true, "linger": true, "exit-on-running": true, "profiling-enabled": true, "show-logs": true}
+
+// NoValue is what the flag stands for when given without a value: "true"
+// for a switch, "headers" for --http-debug, "" for a flag that takes a
+// value. A command line registers it as the flag's default-when-bare.
+func (e *Entry) NoValue() string {
+	switch {
+	case e.field == "HTTPDebug":
+		return "headers"
+	case e.field != "":
+		var f Flags
+		if _, isBool := f.field(e).Interface().(*bool); isBool {
+			return "true"
+		}
+	case refusedSwitches[e.Flag]:
+		return "true"
+	}
+	return ""
+}
