@@ -40,7 +40,6 @@ var notForScripts = map[string]string{
 	"max-vus":     "maxVUs is a scenario option",
 	"tries":       "use throttle.tries(n, fn) from k6/x/throttle",
 	"fail-on":     "a response callback (http.setResponseCallback) says what fails",
-	"duration":    "each scenario's options say how long it runs",
 	"grace":       "gracefulStop is a scenario option",
 }
 
@@ -60,15 +59,13 @@ type scriptOverrides struct {
 	Governance script.Governance
 	// Timeout overrides the default request timeout (nil: k6's).
 	Timeout *time.Duration
-	// TrendStats overrides options.summaryTrendStats.
-	TrendStats []string
 	// Fixed runs every scenario as authored; Govern governs every one.
 	Fixed, Govern bool
 }
 
 // overrides gathers the flags the user gave for a script.
 func (p *phaseFlags) overrides(fs *pflag.FlagSet) scriptOverrides {
-	o := scriptOverrides{TrendStats: p.trendStats, Fixed: p.noGovernor, Govern: p.govern}
+	o := scriptOverrides{Fixed: p.noGovernor, Govern: p.govern}
 	g := &o.Governance
 	for name, set := range map[string]func(){
 		"floor": func() { g.Floor = &p.floor }, "start": func() { g.Start = &p.start }, "high": func() { g.High = &p.high },
@@ -88,7 +85,7 @@ func (p *phaseFlags) overrides(fs *pflag.FlagSet) scriptOverrides {
 // script's: flags over the script's options and configure, the script's
 // over the defaults (script.Load resolves what lies in the script).
 func (o scriptOverrides) config(env map[string]string) script.Config {
-	cfg := script.Config{Env: env, Governance: o.Governance, Fixed: o.Fixed, Govern: o.Govern, TrendStats: o.TrendStats}
+	cfg := script.Config{Env: env, Governance: o.Governance, Fixed: o.Fixed, Govern: o.Govern}
 	if o.Timeout != nil {
 		cfg.Timeout = *o.Timeout
 	}
@@ -114,7 +111,8 @@ func (p *phaseFlags) scriptRun(fs *pflag.FlagSet, s scriptRun, after func(io.Wri
 	if err != nil {
 		return session.Script{}, err
 	}
-	if err := p.checkTrendStats(); err != nil {
+	cli, k6env, err := p.k6Options(fs)
+	if err != nil {
 		return session.Script{}, err
 	}
 	vars, err := s.scriptEnv()
@@ -123,11 +121,21 @@ func (p *phaseFlags) scriptRun(fs *pflag.FlagSet, s scriptRun, after func(io.Wri
 	}
 	cfg := p.overrides(fs).config(vars)
 	cfg.Tick, cfg.Settle, cfg.Governor, cfg.Insecure, cfg.HTTP2, cfg.Slow = p.tick, p.settle, gopts, s.insecure, s.http2, p.slow
-	json, hasJSON := strings.CutPrefix(p.out, "json=")
-	if hasJSON && json == "" {
-		return session.Script{}, usagef("--out json=FILE: give a file")
+	cfg.CLIOptions, cfg.EnvOptions = cli, k6env
+	// The command line's outputs replace K6_OUT's, as k6's precedence has it.
+	outs := p.outs
+	if len(outs) == 0 {
+		outs = k6env.Out
 	}
-	return session.Script{Path: s.path, Config: cfg, SummaryExport: p.summaryExport, JSON: json, After: after,
+	_, k6outs, err := session.SplitOuts(outs)
+	if err != nil {
+		return session.Script{}, err
+	}
+	export := p.summaryExport
+	if export == "" && k6env.SummaryExport != nil {
+		export = *k6env.SummaryExport
+	}
+	return session.Script{Path: s.path, Config: cfg, SummaryExport: export, Outs: k6outs, After: after,
 		Settings: p.reportSettings()}, nil
 }
 
@@ -137,17 +145,7 @@ func (p *phaseFlags) runScript(fs *pflag.FlagSet, e env, s scriptRun) error {
 	if err != nil {
 		return err
 	}
-	return p.scriptSession(e).RunScript(sc)
-}
-
-// scriptSession is the session of a script run: --out json=FILE is k6's
-// output, not the report's.
-func (p *phaseFlags) scriptSession(e env) *session.Session {
-	ss := p.session(e)
-	if strings.HasPrefix(p.out, "json=") {
-		ss.Outputs.JSON = ""
-	}
-	return ss
+	return p.session(e).RunScript(sc)
 }
 
 // scriptEnv is __ENV: the process environment, then -e KEY=VALUE (the

@@ -334,16 +334,17 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 		// counted as ok or failed.
 		return vu.rt.NewDynamicObject(r)
 	}
+	// setup's and teardown's requests count too, as in k6, in no scenario.
+	vu.r.builtin.request(vu.phaseName(), res.Timings, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
+		t := vu.tags(nil)
+		t["method"], t["url"], t["name"] = req.Method, req.URL, name
+		t["status"], t["expected_response"] = strconv.Itoa(res.Status), strconv.FormatBool(!res.Failed)
+		for k, v := range tags {
+			t[k] = v
+		}
+		return t
+	})
 	if p := vu.ph; p != nil {
-		vu.r.builtin.request(p.sc.Name, res.Timings, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
-			t := vu.tags(nil)
-			t["method"], t["url"], t["name"] = req.Method, req.URL, name
-			t["status"], t["expected_response"] = strconv.Itoa(res.Status), strconv.FormatBool(!res.Failed)
-			for k, v := range tags {
-				t[k] = v
-			}
-			return t
-		})
 		if s := vu.r.cfg.Samples; s != nil {
 			s(&Sample{Phase: p.sc.Name, Group: vu.group, Method: req.Method, URL: req.URL, Name: name, Status: res.Status,
 				Failed: res.Failed, ErrorCode: res.ErrorCode, Tags: tags, Timings: res.Timings,

@@ -133,6 +133,8 @@ func (vu *VU) k6Module() *sobek.Object {
 func (vu *VU) check(name string, pass bool, tags sobek.Value) {
 	if vu.ph != nil {
 		vu.ph.checks.add(vu.group, name, pass)
+	} else {
+		vu.r.setupChecks.add(vu.group, name, pass) // setup's and teardown's count, as in k6
 	}
 	f := 0.0
 	if pass {
@@ -193,11 +195,14 @@ func (c *checks) add(group, name string, pass bool) {
 }
 
 // Checks are the phase's check() results so far.
-func (p *Phase) Checks() []CheckResult {
-	p.checks.mu.RLock()
-	defer p.checks.mu.RUnlock()
-	out := make([]CheckResult, 0, len(p.checks.m))
-	for k, n := range p.checks.m {
+func (p *Phase) Checks() []CheckResult { return p.checks.results() }
+
+// results are the checks' counts so far.
+func (c *checks) results() []CheckResult {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]CheckResult, 0, len(c.m))
+	for k, n := range c.m {
 		out = append(out, CheckResult{Group: k.group, Name: k.name, Pass: n.pass.Load(), Failed: n.fail.Load(), seq: n.seq})
 	}
 	return out
@@ -248,11 +253,16 @@ func (vu *VU) executionModule() *sobek.Object {
 			if reason != nil && !sobek.IsUndefined(reason) {
 				s = reason.String()
 			}
+			vu.r.abortedByScript.Store(true)
 			vu.r.abortTest(s)
 			panic(rt.NewGoError(errors.New("test aborted: " + s)))
 		},
 		"fail": func(reason sobek.Value) {
-			vu.r.abortTest("test.fail()")
+			s := "test.fail() called"
+			if reason != nil && !sobek.IsUndefined(reason) {
+				s = reason.String()
+			}
+			vu.r.markFailed(s)
 		},
 	})
 	_ = m.Set("test", test)

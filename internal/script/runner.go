@@ -155,7 +155,22 @@ type Runner struct {
 	errCount atomic.Int64
 	cancel   context.CancelFunc // ends the run (test.abort, a VU that fails to start)
 	aborted  atomic.Bool
+	// abortedByScript: exec.test.abort() (k6's exit 108), not a threshold's
+	// abortOnFail; failed: exec.test.fail() (110, the run goes on).
+	abortedByScript, failed atomic.Bool
+	// setupChecks count setup's and teardown's checks, which belong to no
+	// phase but are in the summary, as in k6.
+	setupChecks checks
 }
+
+// InitError is an exception in the script's init context (k6's exit 107).
+type InitError struct{ Err error }
+
+func (e *InitError) Error() string { return e.Err.Error() }
+func (e *InitError) Unwrap() error { return e.Err }
+
+// Options are the run's resolved k6 options.
+func (r *Runner) Options() *options.Options { return &r.opts }
 
 // Load prepares the script at path. Every problem with the script (syntax,
 // an unsupported module, bad options, a missing exec function) is an
@@ -189,7 +204,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	}
 	r.bundle = b
 	if err := vu.init(); err != nil {
-		return nil, err
+		return nil, &InitError{err}
 	}
 	js, err := vu.stringify(vu.exports.Get("options"))
 	if err != nil {
@@ -202,7 +217,9 @@ func Load(path string, cfg Config) (*Runner, error) {
 		cfg.Logger.Warn(n)
 	}
 	r.trendStats, r.timeUnit = r.opts.SummaryTrendStats, r.opts.SummaryTimeUnit
-	r.thresholds = thresholdsOf(r.opts.Thresholds)
+	if !r.opts.NoThresholds {
+		r.thresholds = thresholdsOf(r.opts.Thresholds)
+	}
 	for _, th := range r.thresholds {
 		m, err := r.thresholdMetric(th)
 		if err != nil {
@@ -285,9 +302,10 @@ func (r *Runner) limits(name string, mode governor.Mode, ceiling float64, govern
 // RunResult is what a run did.
 type RunResult struct {
 	Start, End time.Time
-	// Interrupted: ctx ended the run early; Aborted: the script called
-	// exec.test.abort().
-	Interrupted, Aborted bool
+	// Interrupted: ctx ended the run early; Aborted: the run was aborted
+	// (exec.test.abort() or an abortOnFail threshold), AbortedByScript by
+	// exec.test.abort(); MarkedFailed: the script called exec.test.fail().
+	Interrupted, Aborted, AbortedByScript, MarkedFailed bool
 	// HandleSummary: the script exports handleSummary, which was called
 	// with the summary's data and returned Outputs (k6: it replaces the
 	// default summary).
@@ -346,6 +364,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	<-sampled
 	res.Interrupted = ctx.Err() != nil && !r.aborted.Load()
 	res.Aborted = r.aborted.Load()
+	res.AbortedByScript, res.MarkedFailed = r.abortedByScript.Load(), r.failed.Load()
 	if err := r.runError(); err != nil {
 		return res, err
 	}
@@ -441,10 +460,10 @@ func (r *Runner) Abort() {
 // setup runs setup() on the setup VU and keeps its return value as JSON.
 func (r *Runner) setup() error {
 	fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("setup"))
-	if !ok {
+	if !ok || r.opts.NoSetup {
 		return nil
 	}
-	v, err := r.setupVU.call(fn, nil)
+	v, err := r.lifecycle("setup", r.opts.SetupTimeout, fn)
 	if err != nil {
 		return fmt.Errorf("setup: %w", r.scriptError(err))
 	}
@@ -456,7 +475,7 @@ func (r *Runner) setup() error {
 func (r *Runner) teardown() error {
 	vu := r.setupVU
 	fn, ok := sobek.AssertFunction(vu.exports.Get("teardown"))
-	if !ok {
+	if !ok || r.opts.NoTeardown {
 		return nil
 	}
 	data := sobek.Undefined()
@@ -467,7 +486,7 @@ func (r *Runner) teardown() error {
 		}
 		data = v
 	}
-	if _, err := vu.call(fn, nil, data); err != nil {
+	if _, err := r.lifecycle("teardown", r.opts.TeardownTimeout, fn, data); err != nil {
 		return fmt.Errorf("teardown: %w", r.scriptError(err))
 	}
 	return nil
@@ -494,11 +513,39 @@ func (r *Runner) runError() error {
 // abortTest is exec.test.abort(): the run ends, reported as aborted.
 func (r *Runner) abortTest(reason string) {
 	if r.aborted.CompareAndSwap(false, true) {
-		r.cfg.Logger.Warn("test aborted by the script", "reason", reason)
+		r.cfg.Logger.Warn("test aborted", "reason", reason)
 	}
 	if r.cancel != nil {
 		r.cancel()
 	}
+}
+
+// markFailed is exec.test.fail(): the run goes on, and ends failed.
+func (r *Runner) markFailed(reason string) {
+	if r.failed.CompareAndSwap(false, true) {
+		r.cfg.Logger.Warn("test marked as failed by the script", "reason", reason)
+	}
+}
+
+// lifecycle calls setup or teardown on the setup VU, stopped after
+// timeout (setupTimeout, teardownTimeout) as k6 stops it.
+func (r *Runner) lifecycle(name string, timeout time.Duration, fn sobek.Callable, args ...sobek.Value) (sobek.Value, error) {
+	vu := r.setupVU
+	stop := make(chan struct{})
+	msg := fmt.Sprintf("%s() execution timed out after %v (%sTimeout)", name, timeout, name)
+	t := time.AfterFunc(timeout, func() {
+		close(stop)
+		vu.rt.Interrupt(msg)
+	})
+	vu.lifeStop = stop
+	v, err := vu.call(fn, stop, args...)
+	vu.lifeStop = nil
+	timedOut := !t.Stop()
+	vu.rt.ClearInterrupt()
+	if timedOut {
+		return nil, errors.New(msg)
+	}
+	return v, err
 }
 
 // console passes a console line on.
@@ -508,6 +555,9 @@ func (r *Runner) console(level slog.Level, msg string) { r.cfg.Console(level, ms
 // a thousand, so a script that throws on every iteration cannot flood the
 // terminal.
 func (r *Runner) iterationError(p *Phase, err error) {
+	if r.abortedByScript.Load() {
+		return // exec.test.abort()'s own exception, logged as the abort
+	}
 	n := r.errCount.Add(1)
 	if n <= 10 || n%1000 == 0 {
 		r.cfg.Logger.Warn("iteration failed", "phase", p.sc.Name, "error", r.scriptError(err).Error(), "errors", n)

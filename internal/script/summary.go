@@ -136,8 +136,12 @@ func (r *Runner) checkTree() *Group {
 	}
 	idx := map[checkKey]int{}
 	var all []merged
+	sets := [][]CheckResult{r.setupChecks.results()}
 	for _, p := range r.phases {
-		for _, c := range p.Checks() {
+		sets = append(sets, p.Checks())
+	}
+	for _, set := range sets {
+		for _, c := range set {
 			k := checkKey{c.Group, c.Name}
 			if i, ok := idx[k]; ok {
 				all[i].Pass += c.Pass

@@ -21,6 +21,9 @@ import (
 type VU struct {
 	r  *Runner
 	ph *Phase // nil for the VU that runs options, setup and teardown
+	// lifeStop is closed when setup or teardown runs out of its timeout
+	// (the setup VU only): a sleep in it ends there.
+	lifeStop <-chan struct{}
 	rt *sobek.Runtime
 	// id is __VU and vu.idInTest (0 for the setup VU, as in k6).
 	id int64
@@ -392,7 +395,7 @@ func (vu *VU) sleep(d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	var hard <-chan struct{}
+	hard := vu.lifeStop
 	if vu.ph != nil {
 		hard = vu.ph.hard.Done()
 	}
