@@ -342,7 +342,7 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 		for k, v := range tags {
 			t[k] = v
 		}
-		return t
+		return vu.r.dropSystemTags(t)
 	})
 	if p := vu.ph; p != nil {
 		if s := vu.r.cfg.Samples; s != nil {

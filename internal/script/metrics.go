@@ -9,6 +9,8 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/grafana/sobek"
+
+	"github.com/throttlekit/throttle/internal/script/options"
 )
 
 // MetricType is a k6 custom metric's type (k6/metrics).
@@ -275,15 +277,38 @@ func (vu *VU) metricsModule() *sobek.Object {
 // the tags object given (nil or undefined: none).
 func (vu *VU) tags(extra sobek.Value) map[string]string {
 	t := map[string]string{"group": vu.group}
+	for k, v := range vu.r.opts.Tags { // options.tags and --tag
+		t[k] = v
+	}
 	if vu.ph != nil {
 		t["scenario"] = vu.ph.sc.Name
 		for k, v := range vu.ph.sc.Tags {
 			t[k] = v
 		}
 	}
-	if o, ok := extra.(*sobek.Object); ok {
-		for _, k := range o.Keys() {
-			t[k] = o.Get(k).String()
+	for _, o := range []sobek.Value{vu.vuTags, extra} {
+		if o, ok := o.(*sobek.Object); ok && o != nil {
+			for _, k := range o.Keys() {
+				t[k] = o.Get(k).String()
+			}
+		}
+	}
+	return t
+}
+
+// ownTags is exec.vu.tags, made on first use: one object per VU.
+func (vu *VU) ownTags() *sobek.Object {
+	if vu.vuTags == nil {
+		vu.vuTags = vu.rt.NewObject()
+	}
+	return vu.vuTags
+}
+
+// dropSystemTags removes the system tags options.systemTags leaves out.
+func (r *Runner) dropSystemTags(t map[string]string) map[string]string {
+	for _, name := range options.SystemTagNames {
+		if _, ok := t[name]; ok && !r.systemTags[name] {
+			delete(t, name)
 		}
 	}
 	return t

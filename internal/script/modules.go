@@ -143,7 +143,7 @@ func (vu *VU) check(name string, pass bool, tags sobek.Value) {
 	_ = vu.r.builtin.checks.addTagged(vu.phaseName(), f, func() map[string]string {
 		t := vu.tags(tags)
 		t["check"] = name
-		return t
+		return vu.r.dropSystemTags(t)
 	})
 }
 
@@ -226,12 +226,19 @@ func (vu *VU) executionModule() *sobek.Object {
 		return vu.ph.sc
 	}
 	m := rt.NewObject()
-	_ = m.Set("vu", getters(map[string]func() any{
+	vuObj := getters(map[string]func() any{
 		"idInTest":            func() any { return vu.id },
 		"idInInstance":        func() any { return vu.id },
 		"iterationInInstance": func() any { return max(vu.iter-1, 0) },
 		"iterationInScenario": func() any { return max(vu.iter-1, 0) },
-	}))
+	})
+	// exec.vu.tags (and k6's newer exec.vu.metrics.tags): the VU's own
+	// tags, added to every later metric value of the VU.
+	_ = vuObj.Set("tags", vu.ownTags())
+	metricsObj := rt.NewObject()
+	_ = metricsObj.Set("tags", vu.ownTags())
+	_ = vuObj.Set("metrics", metricsObj)
+	_ = m.Set("vu", vuObj)
 	_ = m.Set("scenario", getters(map[string]func() any{
 		"name":                func() any { return sc().Name },
 		"executor":            func() any { return string(sc().Executor) },

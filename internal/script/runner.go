@@ -161,6 +161,8 @@ type Runner struct {
 	// setupChecks count setup's and teardown's checks, which belong to no
 	// phase but are in the summary, as in k6.
 	setupChecks checks
+	// systemTags are the system tags in force (options.systemTags).
+	systemTags map[string]bool
 }
 
 // InitError is an exception in the script's init context (k6's exit 107).
@@ -217,6 +219,10 @@ func Load(path string, cfg Config) (*Runner, error) {
 		cfg.Logger.Warn(n)
 	}
 	r.trendStats, r.timeUnit = r.opts.SummaryTrendStats, r.opts.SummaryTimeUnit
+	r.systemTags = map[string]bool{}
+	for _, name := range r.opts.SystemTags {
+		r.systemTags[name] = true
+	}
 	if !r.opts.NoThresholds {
 		r.thresholds = thresholdsOf(r.opts.Thresholds)
 	}
@@ -433,10 +439,12 @@ func (r *Runner) sampleVUs(done <-chan struct{}, sampled chan<- struct{}) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	none := func() map[string]string { return map[string]string{} }
+	sampledOnce := false
 	for {
+		var ended bool
 		select {
 		case <-done:
-			return
+			ended = true
 		case <-t.C:
 		}
 		var active, made int64
@@ -444,6 +452,16 @@ func (r *Runner) sampleVUs(done <-chan struct{}, sampled chan<- struct{}) {
 			active += p.inflight.Load()
 			made += p.vus.Load()
 		}
+		if ended {
+			// k6 has vus and vus_max in every summary, a run shorter than
+			// one sample too: then every VU made was active in it.
+			if !sampledOnce {
+				_ = r.builtin.vus.addTagged("", float64(made), none)
+			}
+			_ = r.builtin.vusMax.addTagged("", float64(made), none)
+			return
+		}
+		sampledOnce = true
 		_ = r.builtin.vus.addTagged("", float64(active), none)
 		_ = r.builtin.vusMax.addTagged("", float64(made), none)
 	}

@@ -24,7 +24,9 @@ type VU struct {
 	// lifeStop is closed when setup or teardown runs out of its timeout
 	// (the setup VU only): a sleep in it ends there.
 	lifeStop <-chan struct{}
-	rt       *sobek.Runtime
+	// vuTags is exec.vu.tags (nil until the script reads it).
+	vuTags *sobek.Object
+	rt     *sobek.Runtime
 	// id is __VU and vu.idInTest (0 for the setup VU, as in k6).
 	id int64
 	// exports are the script's exports; fn the scenario's exec function;
