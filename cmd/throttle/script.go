@@ -120,6 +120,7 @@ func (p *phaseFlags) scriptRun(fs *pflag.FlagSet, s scriptRun, after func(io.Wri
 		return session.Script{}, err
 	}
 	cfg := p.overrides(fs).config(vars)
+	cfg.SystemEnv = systemEnv()
 	cfg.Tick, cfg.Settle, cfg.Governor, cfg.Insecure, cfg.HTTP2, cfg.Slow = p.tick, p.settle, gopts, s.insecure, s.http2, p.slow
 	cfg.CLIOptions, cfg.EnvOptions = cli, k6env
 	// The command line's outputs replace K6_OUT's, as k6's precedence has it.
@@ -148,15 +149,11 @@ func (p *phaseFlags) runScript(fs *pflag.FlagSet, e env, s scriptRun) error {
 	return p.session(e).RunScript(sc)
 }
 
-// scriptEnv is __ENV: the process environment, then -e KEY=VALUE (the
-// demo sets BASE after it).
+// scriptEnv is __ENV's -e KEY=VALUE (the demo sets BASE after it); the
+// process environment goes under it (systemEnv) unless
+// includeSystemEnvVars is false.
 func (s *scriptRun) scriptEnv() (map[string]string, error) {
 	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
 	for _, kv := range s.env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
@@ -165,4 +162,15 @@ func (s *scriptRun) scriptEnv() (map[string]string, error) {
 		env[k] = v
 	}
 	return env, nil
+}
+
+// systemEnv is the process environment as a map.
+func systemEnv() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
 }

@@ -249,6 +249,7 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 		req.Body = m.body(req, body)
 	}
 	vu.addCookies(req, info.jar, cookies)
+	vu.r.requestOptions(req, &info, params) // httpoptions.go
 	return info
 }
 

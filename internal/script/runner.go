@@ -58,8 +58,9 @@ func (g Governance) over(o Governance) Governance {
 
 // Config is how a script runs. Zero fields take the documented defaults.
 type Config struct {
-	// Env fills __ENV (the caller merges the process environment and -e).
-	Env map[string]string
+	// Env fills __ENV (-e); SystemEnv, the process environment, under it
+	// unless includeSystemEnvVars is false.
+	Env, SystemEnv map[string]string
 	// Governance overrides every scenario's governor settings (CLI flags).
 	Governance Governance
 	// Fixed runs every scenario exactly as authored (--no-governor).
@@ -163,6 +164,8 @@ type Runner struct {
 	setupChecks checks
 	// systemTags are the system tags in force (options.systemTags).
 	systemTags map[string]bool
+	// resolved: r.opts holds the resolved options (after the init context).
+	resolved bool
 }
 
 // InitError is an exception in the script's init context (k6's exit 107).
@@ -214,6 +217,19 @@ func Load(path string, cfg Config) (*Runner, error) {
 	}
 	if r.opts, err = options.Resolve([]byte(js), cfg.EnvOptions, cfg.CLIOptions); err != nil {
 		return nil, err
+	}
+	r.resolved = true
+	if !r.opts.IncludeSystemEnvVars {
+		env := vu.rt.GlobalObject().Get("__ENV").ToObject(vu.rt)
+		for k := range cfg.SystemEnv {
+			if _, ok := cfg.Env[k]; !ok {
+				_ = env.Delete(k)
+			}
+		}
+	}
+	switch r.opts.SummaryMode {
+	case "full", "legacy":
+		return nil, fmt.Errorf("summaryMode %q: not supported by throttle: its summary is k6's compact one (\"compact\" or \"disabled\")", r.opts.SummaryMode)
 	}
 	for _, n := range r.opts.Notices {
 		cfg.Logger.Warn(n)
