@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"sync"
 
@@ -52,7 +53,14 @@ type Metric struct {
 	count, nonZero      uint64
 	sum, min, max, last float64
 	hist                *hdr.Histogram // Trend: values × trendScale
+	// exact are a Trend's values while there are at most exactValues of
+	// them: its percentiles then are exact, as k6's (a trend of whole
+	// numbers has a whole median), and the histogram's beyond.
+	exact []float64
 }
+
+// exactValues is how many values a Trend keeps for exact percentiles.
+const exactValues = 10_000
 
 // trendScale keeps three decimals of a Trend's values (microseconds for a
 // time trend in milliseconds) in the integer histogram.
@@ -95,8 +103,30 @@ func (m *Metric) add(phase string, v float64) error {
 	}
 	if m.Type == Trend {
 		_ = m.hist.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
+		if m.count <= exactValues {
+			m.exact = append(m.exact, v)
+		} else {
+			m.exact = nil
+		}
 	}
 	return nil
+}
+
+// quantile is a Trend's q-th percentile (0-100), m.mu held: exact, by
+// linear interpolation between the closest ranks, while the values are
+// kept; else from the histogram, within the values seen.
+func (m *Metric) quantile(q float64) float64 {
+	if m.count == 0 {
+		return 0
+	}
+	if n := len(m.exact); n > 0 && uint64(n) == m.count {
+		s := slices.Clone(m.exact)
+		slices.Sort(s)
+		i := q / 100 * float64(n-1)
+		lo, hi := s[int(math.Floor(i))], s[int(math.Ceil(i))]
+		return lo + (hi-lo)*(i-math.Floor(i))
+	}
+	return math.Min(math.Max(float64(m.hist.ValueAtQuantile(q))/trendScale, m.min), m.max)
 }
 
 // subMetric is a metric over the values whose tags include filter.
@@ -141,12 +171,7 @@ func (m *Metric) Stats() MetricStats {
 		s.Avg = m.sum / float64(m.count)
 	}
 	if m.Type == Trend && m.count > 0 {
-		// The histogram's bucket bounds are within 0.1 %; a percentile
-		// never lies outside the values seen.
-		q := func(p float64) float64 {
-			return math.Min(math.Max(float64(m.hist.ValueAtQuantile(p))/trendScale, m.min), m.max)
-		}
-		s.Med, s.P90, s.P95 = q(50), q(90), q(95)
+		s.Med, s.P90, s.P95 = m.quantile(50), m.quantile(90), m.quantile(95)
 	}
 	return s
 }

@@ -232,10 +232,10 @@ func statOf(m *Metric, st MetricStats, stat string, pct float64, span time.Durat
 func (m *Metric) Quantile(q float64) float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.Type != Trend || m.count == 0 {
+	if m.Type != Trend {
 		return 0
 	}
-	return math.Min(math.Max(float64(m.hist.ValueAtQuantile(q))/trendScale, m.min), m.max)
+	return m.quantile(q)
 }
 
 // Thresholds evaluates the script's thresholds now.
