@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -47,26 +46,14 @@ func (k *k6Flags) register(fs *pflag.FlagSet) {
 	}
 }
 
-// k6Options are the command line's and the environment's k6 options for a
-// script run: the k6 flags given, the shared flags, and the K6_* variables.
-func (p *phaseFlags) k6Options(fs *pflag.FlagSet) (cli, env options.Flags, err error) {
-	for _, g := range p.k6.given {
-		if err := cli.Set(g[0], g[1]); err != nil {
-			return cli, env, usageError{Err: err}
-		}
-	}
+// k6Given are the k6 flags given, the shared ones included, in order.
+func (p *phaseFlags) k6Given(fs *pflag.FlagSet) [][2]string {
+	given := p.k6.given
 	if fs.Changed("duration") {
-		if err := cli.Set("duration", p.duration.String()); err != nil {
-			return cli, env, usageError{Err: err}
-		}
+		given = append(given, [2]string{"duration", p.duration.String()})
 	}
 	if fs.Changed("summary-trend-stats") {
-		if err := cli.Set("summary-trend-stats", strings.Join(p.trendStats, ",")); err != nil {
-			return cli, env, usageError{Err: err}
-		}
+		given = append(given, [2]string{"summary-trend-stats", strings.Join(p.trendStats, ",")})
 	}
-	if env, err = options.FromEnv(os.Environ()); err != nil {
-		return cli, env, usageError{Err: err}
-	}
-	return cli, env, nil
+	return given
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,5 +135,34 @@ export default`, 1))
 	r = cli(t, "", nil, "demo", "--quiet", "--script", throws, "--out", report)
 	if _, err := os.Stat(report); r.code != 1 || !strings.Contains(r.stderr, "throttle: handleSummary: ") || !strings.Contains(r.stderr, "boom") || err != nil {
 		t.Errorf("throws: exit %d, stderr %q, report %v", r.code, r.stderr, err)
+	}
+}
+
+// TestK6CommandLine: k6's flags and K6_* variables reach the script's
+// options (flags over variables over the script); a documented flag
+// throttle does not support is refused by name, never "unknown flag";
+// an ungoverned run's stdout is k6's summary alone.
+func TestK6CommandLine(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(srv.Close)
+	path := writeFile(t, "k.js", "import http from 'k6/http';\nexport const options = { iterations: 1 };\nexport default function () { http.get(__ENV.BASE + '/'); }\n")
+	t.Setenv("K6_ITERATIONS", "9")
+	r := cli(t, "", nil, "run", "-q", "-e", "BASE="+srv.URL, "-u", "2", "-i", "4", "--tag", "team=shop", path)
+	if r.code != 0 || !strings.Contains(r.stdout, "iterations.....................: 4 ") || strings.Contains(r.stdout, "throttle report") || strings.Contains(r.stderr, "throttle report") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want 4 iterations (-i over K6_ITERATIONS) and no throttle report", r.code, r.stdout, r.stderr)
+	}
+	r = cli(t, "", nil, "run", "-q", "-e", "BASE="+srv.URL, "--no-summary", path)
+	if r.code != 0 || r.stdout != "" {
+		t.Errorf("--no-summary: exit %d, stdout %q", r.code, r.stdout)
+	}
+	for _, c := range []struct{ args []string }{{[]string{"--paused"}}, {[]string{"--throw"}}, {[]string{"--http-debug=full"}}, {[]string{"--vus", "x"}}} {
+		r := cli(t, "", nil, append(append([]string{"run"}, c.args...), path)...)
+		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, strings.SplitN(c.args[0], "=", 2)[0]) || strings.Contains(r.stderr, "unknown flag") {
+			t.Errorf("%v: exit %d, stderr %q: want exit 2 and one line naming it", c.args, r.code, r.stderr)
+		}
+	}
+	r = cli(t, "", nil, "run", "-u", "2", "--rate", "1", "http://127.0.0.1:1/")
+	if r.code != 2 || !strings.Contains(r.stderr, "--vus is a k6 option; give a script") {
+		t.Errorf("-u on a URL run: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -2,9 +2,6 @@ package main
 
 import (
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -13,19 +10,6 @@ import (
 	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/session"
 )
-
-// isScript reports whether a run argument names a k6 script rather than a
-// URL.
-func isScript(arg string) bool {
-	if strings.Contains(arg, "://") {
-		return false
-	}
-	switch strings.ToLower(filepath.Ext(arg)) {
-	case ".js", ".mjs", ".ts":
-		return true
-	}
-	return false
-}
 
 // notForScripts are run's flags that have no meaning for a script: the
 // script's options and code say what they say for a URL run.
@@ -84,8 +68,8 @@ func (p *phaseFlags) overrides(fs *pflag.FlagSet) scriptOverrides {
 // config is the one place where the command line's settings meet the
 // script's: flags over the script's options and configure, the script's
 // over the defaults (script.Load resolves what lies in the script).
-func (o scriptOverrides) config(env map[string]string) script.Config {
-	cfg := script.Config{Env: env, Governance: o.Governance, Fixed: o.Fixed, Govern: o.Govern}
+func (o scriptOverrides) config() script.Config {
+	cfg := script.Config{Governance: o.Governance, Fixed: o.Fixed, Govern: o.Govern}
 	if o.Timeout != nil {
 		cfg.Timeout = *o.Timeout
 	}
@@ -111,32 +95,13 @@ func (p *phaseFlags) scriptRun(fs *pflag.FlagSet, s scriptRun, after func(io.Wri
 	if err != nil {
 		return session.Script{}, err
 	}
-	cli, k6env, err := p.k6Options(fs)
-	if err != nil {
-		return session.Script{}, err
-	}
-	vars, err := s.scriptEnv()
-	if err != nil {
-		return session.Script{}, err
-	}
-	cfg := p.overrides(fs).config(vars)
-	cfg.SystemEnv = systemEnv()
+	cfg := p.overrides(fs).config()
 	cfg.Tick, cfg.Settle, cfg.Governor, cfg.Insecure, cfg.HTTP2, cfg.Slow = p.tick, p.settle, gopts, s.insecure, s.http2, p.slow
-	cfg.CLIOptions, cfg.EnvOptions = cli, k6env
-	// The command line's outputs replace K6_OUT's, as k6's precedence has it.
-	outs := p.outs
-	if len(outs) == 0 {
-		outs = k6env.Out
-	}
-	_, k6outs, err := session.SplitOuts(outs)
+	outs, export, err := session.K6Config(session.K6Source{Given: p.k6Given(fs), EnvPairs: s.env, Outs: p.outs, SummaryExport: p.summaryExport}, &cfg)
 	if err != nil {
 		return session.Script{}, err
 	}
-	export := p.summaryExport
-	if export == "" && k6env.SummaryExport != nil {
-		export = *k6env.SummaryExport
-	}
-	return session.Script{Path: s.path, Config: cfg, SummaryExport: export, Outs: k6outs, After: after,
+	return session.Script{Path: s.path, Config: cfg, SummaryExport: export, Outs: outs, After: after,
 		Settings: p.reportSettings()}, nil
 }
 
@@ -147,30 +112,4 @@ func (p *phaseFlags) runScript(fs *pflag.FlagSet, e env, s scriptRun) error {
 		return err
 	}
 	return p.session(e).RunScript(sc)
-}
-
-// scriptEnv is __ENV's -e KEY=VALUE (the demo sets BASE after it); the
-// process environment goes under it (systemEnv) unless
-// includeSystemEnvVars is false.
-func (s *scriptRun) scriptEnv() (map[string]string, error) {
-	env := map[string]string{}
-	for _, kv := range s.env {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, usagef("-e %q: want KEY=VALUE", kv)
-		}
-		env[k] = v
-	}
-	return env, nil
-}
-
-// systemEnv is the process environment as a map.
-func systemEnv() map[string]string {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	return env
 }

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/script/k6out"
+	"github.com/throttlekit/throttle/internal/script/options"
 )
 
 // ExitCode is a script run's outcome that k6 gives an exit code of its own:
@@ -148,4 +151,69 @@ func initError(err error) error {
 		return ExitCode{Code: ExitInitError, Err: err}
 	}
 	return nil
+}
+
+// K6Source is what the command line gives a script run besides its own
+// flags: the k6 flags given, in order ({flag, value}), the -e KEY=VALUE
+// pairs, --out and --summary-export.
+type K6Source struct {
+	Given         [][2]string
+	EnvPairs      []string
+	Outs          []string
+	SummaryExport string
+}
+
+// K6Config fills cfg's k6 options (the flags, then the K6_* variables of
+// the process), __ENV (-e over the process environment) and returns the
+// k6 outputs and summary export in force: the command line's replace the
+// variables', as k6's precedence has it. Every problem is bad input.
+func K6Config(src K6Source, cfg *script.Config) (outs []string, export string, err error) {
+	for _, g := range src.Given {
+		if err := cfg.CLIOptions.Set(g[0], g[1]); err != nil {
+			return nil, "", BadInput{err}
+		}
+	}
+	environ := os.Environ()
+	if cfg.EnvOptions, err = options.FromEnv(environ); err != nil {
+		return nil, "", BadInput{err}
+	}
+	if cfg.Env == nil {
+		cfg.Env = map[string]string{}
+	}
+	for _, kv := range src.EnvPairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, "", BadInput{fmt.Errorf("-e %q: want KEY=VALUE", kv)}
+		}
+		cfg.Env[k] = v
+	}
+	cfg.SystemEnv = map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			cfg.SystemEnv[k] = v
+		}
+	}
+	if outs = src.Outs; len(outs) == 0 {
+		outs = cfg.EnvOptions.Out
+	}
+	if _, outs, err = SplitOuts(outs); err != nil {
+		return nil, "", err
+	}
+	if export = src.SummaryExport; export == "" && cfg.EnvOptions.SummaryExport != nil {
+		export = *cfg.EnvOptions.SummaryExport
+	}
+	return outs, export, nil
+}
+
+// IsScript reports whether a run argument names a k6 script rather than a
+// URL.
+func IsScript(arg string) bool {
+	if strings.Contains(arg, "://") {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(arg)) {
+	case ".js", ".mjs", ".ts":
+		return true
+	}
+	return false
 }
