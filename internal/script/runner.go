@@ -227,9 +227,8 @@ func Load(path string, cfg Config) (*Runner, error) {
 			}
 		}
 	}
-	switch r.opts.SummaryMode {
-	case "full", "legacy":
-		return nil, fmt.Errorf("summaryMode %q: not supported by throttle: its summary is k6's compact one (\"compact\" or \"disabled\")", r.opts.SummaryMode)
+	if r.opts.SummaryMode == "full" {
+		return nil, errors.New(`summaryMode "full": not supported by throttle: its summary is k6's legacy layout ("compact", "legacy" or "disabled")`)
 	}
 	for _, n := range r.opts.Notices {
 		cfg.Logger.Warn(n)

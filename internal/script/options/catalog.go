@@ -102,7 +102,7 @@ var Catalog = []Entry{
 	{Name: "Stages", Key: "stages", Flag: "stage", Short: "s", Env: "K6_STAGES", field: "Stages", Note: "shortcut: ramping-vus; flag form duration:target, repeatable or comma-separated"},
 	{Name: "Supply environment variable", Flag: "env", Short: "e", Note: "cmd/throttle: NAME=VALUE into __ENV; does not set options, as in k6"},
 	{Name: "Summary export", Flag: "summary-export", Env: "K6_SUMMARY_EXPORT", field: "SummaryExport"},
-	{Name: "Summary mode", Flag: "summary-mode", Env: "K6_SUMMARY_MODE", field: "SummaryMode", Note: "compact (default) or disabled; full and legacy are refused"},
+	{Name: "Summary mode", Flag: "summary-mode", Env: "K6_SUMMARY_MODE", field: "SummaryMode", Note: "compact (default), legacy or disabled; the summary is k6's legacy layout in either; full is refused"},
 	{Name: "Summary trend stats", Key: "summaryTrendStats", Flag: "summary-trend-stats", Env: "K6_SUMMARY_TREND_STATS", field: "SummaryTrendStats", Note: "avg, min, med, max, count, p(N); default avg,min,med,max,p(90),p(95)"},
 	{Name: "Summary time unit", Key: "summaryTimeUnit", Flag: "summary-time-unit", Env: "K6_SUMMARY_TIME_UNIT", field: "SummaryTimeUnit", Note: "s, ms or us"},
 	{Name: "System tags", Key: "systemTags", Flag: "system-tags", Env: "K6_SYSTEM_TAGS", field: "SystemTags", Note: "a tag name k6 does not document is an error"},
