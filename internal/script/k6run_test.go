@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -96,14 +95,7 @@ export function teardown() { check(http.get(__ENV.BASE + '/teardown'), { 'teardo
 // script, teardown still runs; a setup over setupTimeout fails the run
 // before any iteration; an exception in the init context is an InitError.
 func TestAbortAndTimeouts(t *testing.T) {
-	var mu sync.Mutex
-	var hits []string
-	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, q *http.Request) {
-		mu.Lock()
-		hits = append(hits, q.URL.Path)
-		mu.Unlock()
-	}))
-	t.Cleanup(srv.Close)
+	base, hits := pathRecorder(t)
 	path := writeScript(t, "abort.js", `
 import http from 'k6/http';
 import exec from 'k6/execution';
@@ -111,11 +103,9 @@ export const options = { iterations: 5 };
 export default function () { http.get(__ENV.BASE + '/it'); exec.test.abort('enough'); }
 export function teardown() { http.get(__ENV.BASE + '/teardown'); }
 `)
-	_, res := runScript(t, path, srv.URL, Config{}, 20*time.Second)
-	mu.Lock()
-	defer mu.Unlock()
-	if !res.AbortedByScript || strings.Join(hits, " ") != "/it /teardown" {
-		t.Errorf("aborted by script %v, server saw %v: want true, one iteration then teardown", res.AbortedByScript, hits)
+	_, res := runScript(t, path, base, Config{}, 20*time.Second)
+	if !res.AbortedByScript || strings.Join(hits(), " ") != "/it /teardown" {
+		t.Errorf("aborted by script %v, server saw %v: want true, one iteration then teardown", res.AbortedByScript, hits())
 	}
 
 	slow := writeScript(t, "slow.js", `

@@ -2,7 +2,6 @@ package k6out
 
 import (
 	"encoding/csv"
-	"fmt"
 	"net/url"
 	"os"
 	"sort"
@@ -81,16 +80,5 @@ func (c *CSV) Point(m *script.Metric, v float64, tags map[string]string) {
 func (c *CSV) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	err := c.err
-	c.w.Flush()
-	if e := c.w.Error(); err == nil {
-		err = e
-	}
-	if e := c.f.Close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", c.path, err)
-	}
-	return nil
+	return closeOutput(c.path, c.err, func() error { c.w.Flush(); return c.w.Error() }, c.f)
 }
