@@ -126,6 +126,17 @@ export default function () {}
 		t.Errorf("%v iterations after setup timed out", n)
 	}
 
+	hs := writeScript(t, "hs.js", `
+import { sleep } from 'k6';
+export const options = { iterations: 1, handleSummaryTimeout: '200ms' };
+export default function () {}
+export function handleSummary() { sleep(10); return {}; }
+`)
+	_, res = runScript(t, hs, "", Config{}, 20*time.Second)
+	if res.SummaryErr == nil || !strings.Contains(res.SummaryErr.Error(), "handleSummaryTimeout") {
+		t.Errorf("handleSummary over its timeout: %v", res.SummaryErr)
+	}
+
 	_, err = Load(writeScript(t, "init.js", "throw new Error('broken init');\nexport default function () {}\n"), Config{})
 	var ie *InitError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "broken init") {

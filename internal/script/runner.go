@@ -417,7 +417,7 @@ func (r *Runner) handleSummary(fn sobek.Callable, span time.Duration) ([]Summary
 	if err != nil {
 		return nil, err
 	}
-	v, err := vu.call(fn, nil, data)
+	v, err := r.lifecycle("handleSummary", r.opts.HandleSummaryTimeout, fn, data)
 	if err != nil {
 		return nil, r.scriptError(err)
 	}

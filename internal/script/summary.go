@@ -59,6 +59,8 @@ type Summary struct {
 	// summaryTimeUnit in force.
 	TrendStats []string
 	TimeUnit   string
+	// NoColor is options.noColor, for handleSummary's data.
+	NoColor bool
 	// Duration is the run's span, setup to teardown.
 	Duration time.Duration
 }
@@ -71,7 +73,7 @@ func pathID(path string) string {
 // Summary builds the end-of-test summary over the run so far; span is the
 // run's duration (a Counter's rate is per second of it).
 func (r *Runner) Summary(span time.Duration) *Summary {
-	s := &Summary{TrendStats: r.trendStats, TimeUnit: r.timeUnit, Duration: span, Root: r.checkTree()}
+	s := &Summary{TrendStats: r.trendStats, TimeUnit: r.timeUnit, NoColor: r.opts.NoColor, Duration: span, Root: r.checkTree()}
 	byMetric := map[string][]ThresholdResult{}
 	for _, th := range r.thresholds {
 		byMetric[th.Metric] = append(byMetric[th.Metric], th.eval(r.metric(th.Metric), span))
@@ -238,7 +240,7 @@ func (s *Summary) DataJSON(stdoutTTY, stderrTTY bool) ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"metrics":    metrics,
 		"root_group": group(s.Root),
-		"options":    map[string]any{"summaryTrendStats": s.TrendStats, "summaryTimeUnit": s.TimeUnit, "noColor": false},
+		"options":    map[string]any{"summaryTrendStats": s.TrendStats, "summaryTimeUnit": s.TimeUnit, "noColor": s.NoColor},
 		"state": map[string]any{"isStdOutTTY": stdoutTTY, "isStdErrTTY": stderrTTY,
 			"testRunDurationMs": float64(s.Duration) / float64(time.Millisecond)},
 	})
