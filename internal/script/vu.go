@@ -137,7 +137,7 @@ func (r *Runner) newVU(p *Phase) (*VU, error) {
 	vu := r.newRuntime(p)
 	if err := vu.init(); err != nil {
 		vu.forget()
-		return nil, err
+		return nil, &InitError{err} // a VU's init context throwing is k6's 107 too
 	}
 	if p != nil {
 		fn, ok := sobek.AssertFunction(vu.exports.Get(p.sc.Exec))

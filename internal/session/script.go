@@ -98,6 +98,9 @@ func (s *Session) RunScript(sc Script) error {
 	defer close(done)
 	go live.WatchSignals(s.Signals, done, cancel, r.Abort, func() int64 { return inFlight(r) }, con, 0)
 	res, err := watched(s, ctx, r.Run, scriptSource(r))
+	if ie := initError(err); ie != nil {
+		return ie
+	}
 	if err != nil {
 		return err
 	}
