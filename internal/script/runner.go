@@ -85,6 +85,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Console receives console.log and friends (default: Logger).
 	Console func(level slog.Level, msg string)
+	// Exception, if set, receives an iteration's uncaught exception (the
+	// first ten, then one in a thousand) with its scenario and executor,
+	// instead of a Logger warning.
+	Exception func(scenario, executor, msg string)
 	// Custom, if set, is called once per custom metric the script declares
 	// (k6/metrics) and returns the function every value added to it is
 	// also passed to, with its scenario's name: the hook of a metrics
@@ -592,9 +596,14 @@ func (r *Runner) iterationError(p *Phase, err error) {
 		return // exec.test.abort()'s own exception, logged as the abort
 	}
 	n := r.errCount.Add(1)
-	if n <= 10 || n%1000 == 0 {
-		r.cfg.Logger.Warn("iteration failed", "phase", p.sc.Name, "error", r.scriptError(err).Error(), "errors", n)
+	if n > 10 && n%1000 != 0 {
+		return
 	}
+	if r.cfg.Exception != nil {
+		r.cfg.Exception(p.sc.Name, string(p.sc.Executor), r.scriptError(err).Error())
+		return
+	}
+	r.cfg.Logger.Warn("iteration failed", "phase", p.sc.Name, "error", r.scriptError(err).Error(), "errors", n)
 }
 
 // scriptError turns a goja exception into an error naming the script.

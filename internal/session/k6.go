@@ -133,6 +133,13 @@ func consoleLine(now time.Time, level slog.Level, msg string) string {
 	return fmt.Sprintf("time=%s level=%s msg=%s source=console", logValue(now.Format(time.RFC3339)), name, logValue(msg))
 }
 
+// exceptionLine is an iteration's uncaught exception as k6 logs it:
+// time="…" level=error msg="…" executor=… scenario=… source=stacktrace.
+func exceptionLine(now time.Time, scenario, executor, msg string) string {
+	return fmt.Sprintf("time=%s level=error msg=%s executor=%s scenario=%s source=stacktrace",
+		logValue(now.Format(time.RFC3339)), logValue(msg), logValue(executor), logValue(scenario))
+}
+
 // logValue quotes a value as logrus's text formatter does: only when it
 // holds a character outside [A-Za-z0-9-._/@^+].
 func logValue(s string) string {

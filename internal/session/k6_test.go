@@ -38,6 +38,10 @@ func TestConsoleLine(t *testing.T) {
 			t.Errorf("got  %s\nwant %s", got, c.want)
 		}
 	}
+	want := `time="2026-01-02T03:04:05Z" level=error msg="Error: boom at default (s.js:3:9(4))" executor=per-vu-iterations scenario=default source=stacktrace`
+	if got := exceptionLine(now, "default", "per-vu-iterations", "Error: boom at default (s.js:3:9(4))"); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 }
 
 // TestOpenOutsCSV: csv=FILE writes k6's CSV header, and a second output
