@@ -249,6 +249,7 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 		req.Body = m.body(req, body)
 	}
 	vu.addCookies(req, info.jar, cookies)
+	vu.r.requestOptions(req, &info, params) // httpoptions.go
 	return info
 }
 
@@ -300,8 +301,11 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 		m.vu.throw("http requests cannot be made in the init context (use setup())")
 	}
 	req := &m.reqs[m.next]
-	m.next ^= 1
 	info := m.prepare(req, method, u, body, params)
+	// Flipped only once prepare has not thrown: a request that is never
+	// sent must not leave the slot the engine last sent in line next,
+	// or the engine would resend its wire request unchanged.
+	m.next ^= 1
 	s := m.lane(0)
 	s.cb = info.cb
 	out := s.runner.Iterate(req, time.Time{}, &m.res)
@@ -331,16 +335,17 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 		// counted as ok or failed.
 		return vu.rt.NewDynamicObject(r)
 	}
+	// setup's and teardown's requests count too, as in k6, in no scenario.
+	vu.r.builtin.request(vu.phaseName(), res.Timings, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
+		t := vu.tags(nil)
+		t["method"], t["url"], t["name"] = req.Method, req.URL, name
+		t["status"], t["expected_response"] = strconv.Itoa(res.Status), strconv.FormatBool(!res.Failed)
+		for k, v := range tags {
+			t[k] = v
+		}
+		return vu.r.dropSystemTags(t)
+	})
 	if p := vu.ph; p != nil {
-		vu.r.builtin.request(p.sc.Name, res.Timings, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
-			t := vu.tags(nil)
-			t["method"], t["url"], t["name"] = req.Method, req.URL, name
-			t["status"], t["expected_response"] = strconv.Itoa(res.Status), strconv.FormatBool(!res.Failed)
-			for k, v := range tags {
-				t[k] = v
-			}
-			return t
-		})
 		if s := vu.r.cfg.Samples; s != nil {
 			s(&Sample{Phase: p.sc.Name, Group: vu.group, Method: req.Method, URL: req.URL, Name: name, Status: res.Status,
 				Failed: res.Failed, ErrorCode: res.ErrorCode, Tags: tags, Timings: res.Timings,
