@@ -17,9 +17,13 @@ function baggage(method, body, params) {
   return { baggage: pairs.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join(', ') };
 }
 
+// uninstrumented are k6/http's functions as the module was loaded: a
+// Client adds its headers only, whatever instrumentHTTP did since.
+const uninstrumented = Object.assign({}, http);
+
 export class Client {
   constructor(generateHeaders = baggage) {
-    instrument(this, http, generateHeaders);
+    instrument(this, uninstrumented, generateHeaders);
   }
 }
 

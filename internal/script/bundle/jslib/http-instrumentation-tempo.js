@@ -28,13 +28,18 @@ function traceHeaders(o) {
   return { traceparent: `00-${traceID}-${spanID}-${sampled ? '01' : '00'}` };
 }
 
+// uninstrumented are k6/http's functions as the module was loaded: a
+// Client adds its headers only, whatever instrumentHTTP did since.
+const uninstrumented = Object.assign({}, http);
+
 export class Client {
   constructor(opts) {
     this.configure(opts);
   }
   configure(opts) {
-    this.options = validate(opts);
-    instrument(this, http, () => traceHeaders(this.options));
+    // not this.options: that is the instrumented OPTIONS request.
+    const o = validate(opts);
+    instrument(this, uninstrumented, () => traceHeaders(o));
   }
 }
 

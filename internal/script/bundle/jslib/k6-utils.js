@@ -46,19 +46,19 @@ export function findBetween(content, left, right, repeat = false) {
 }
 
 // normalDistributionStages: stages ramping VUs up and down along a bell
-// curve: a 10% warm-up stage, numberOfStages stages following the normal
-// distribution's cumulative shape, a 10% ramp-down to 0.
+// curve: a warm-up stage (10% of the time, 10% of maxVus), numberOfStages
+// stages whose targets follow the normal density over [-2σ·2, 2σ·2] (an
+// odd count peaks at maxVus), a ramp-down to 0 (10% of the time).
 export function normalDistributionStages(maxVus, durationSeconds, numberOfStages = 10) {
   const stdDev = 0.5;
   const mean = 0;
-  const step = 4 / numberOfStages;
   const warm = Math.round(durationSeconds * 0.1);
   const each = Math.round((durationSeconds * 0.8) / numberOfStages);
   const density = (x) => Math.exp(-0.5 * Math.pow((x - mean) / stdDev, 2)) / (stdDev * Math.sqrt(2 * Math.PI));
   const peak = density(mean);
   const stages = [{ duration: `${warm}s`, target: Math.round(maxVus * 0.1) }];
   for (let i = 1; i <= numberOfStages; i++) {
-    const x = -2 + step * i;
+    const x = -2 + (4 * i) / (numberOfStages + 1);
     stages.push({ duration: `${each}s`, target: Math.round((maxVus * density(x)) / peak) });
   }
   stages.push({ duration: `${warm}s`, target: 0 });

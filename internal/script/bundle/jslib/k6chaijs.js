@@ -21,12 +21,13 @@ function truncate(s, n) {
 
 // checkName is an assertion's message as its check's name: #{this} is the
 // label given to expect() (or the value itself when aggregateChecks is
-// off), #{exp} the expected value, #{act} the actual one only when
-// aggregateChecks is off, so that one assertion keeps one check name
-// across iterations.
+// off), #{exp} the expected value; the actual value (#{act}, "but got
+// ...") only when aggregateChecks is off, so that one assertion keeps one
+// check name across iterations.
 function checkName(assertion, template, expected, actual) {
   if (typeof template === 'function') template = template();
   const cfg = chai.config;
+  if (cfg.aggregateChecks) template = String(template).replace(/,? but (got|was) #\{act\}/g, '');
   const show = (v) => truncate(chai.util.objDisplay(v), cfg.truncateVariableThreshold);
   const label = chai.util.flag(assertion, 'message');
   const subject = label ? label : cfg.aggregateChecks ? 'value' : show(chai.util.flag(assertion, 'object'));
@@ -67,7 +68,6 @@ export function describe(name, fn) {
       if (!(e instanceof chai.AssertionError)) {
         const what = e instanceof Error ? e.message : String(e);
         check(null, { [`Exception raised "${what}"`]: () => false });
-        console.error(`describe "${name}": ${e instanceof Error && e.stack ? e.stack : what}`);
       }
     }
   });
