@@ -137,6 +137,9 @@ export default function () {
     expect(res.status, 'status').to.equal(200);
     expect(res.json().items, 'items').to.have.lengthOf(3);
     expect([1, 2], 'list').to.deep.equal([1, 2]);
+    expect(true, 'flag').to.be.true();
+    expect(null, 'nothing').to.be.null;
+    expect([], 'none').to.be.empty.and.to.be.an('array');
   });
   const bad = describe('broken', () => {
     expect(1, 'one').to.equal(2);
@@ -163,6 +166,10 @@ export default function () {
 		// lengthOf asserts the property first: chai's own two assertions.
 		"catalog: expected items to have property 'length'": {1, 0},
 		"catalog: expected list to deeply equal [ 1, 2 ]":   {1, 0},
+		"catalog: expected flag to be true":                 {1, 0},
+		"catalog: expected nothing to be null":              {1, 0},
+		"catalog: expected none to be empty":                {1, 0},
+		"catalog: expected none to be an array":             {1, 0},
 		"broken: expected one to equal 2":                   {0, 1},
 		`throws: Exception raised "boom"`:                   {0, 1},
 	}

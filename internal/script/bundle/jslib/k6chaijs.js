@@ -38,6 +38,18 @@ function checkName(assertion, template, expected, actual) {
   return truncate(name, cfg.truncateMsgThreshold);
 }
 
+// Property assertions can be called too, as k6's documentation writes
+// them (expect(x).to.be.true()): each becomes a chainable method whose
+// property access asserts and whose call does nothing more.
+for (const name of ['true', 'false', 'null', 'undefined', 'NaN', 'exist', 'empty', 'ok', 'arguments', 'Arguments', 'extensible', 'sealed', 'frozen', 'finite']) {
+  const desc = Object.getOwnPropertyDescriptor(chai.Assertion.prototype, name);
+  if (!desc || typeof desc.get !== 'function') continue;
+  delete chai.Assertion.prototype[name];
+  chai.Assertion.addChainableMethod(name, function () {}, function () {
+    desc.get.call(this);
+  });
+}
+
 // failures counts failed assertions, for describe() to report.
 let failures = 0;
 
