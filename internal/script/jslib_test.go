@@ -307,17 +307,28 @@ export default function () {
 	}
 }
 
-// TestJSLibRefusals: a jslib library not built in, and a name a built-in
-// library does not export, are refused at load with one line naming them.
+// TestJSLibRefusals: jslib libraries not built in, and names a built-in
+// library does not export, are refused at load in one line naming them
+// all, with the k6 modules missing.
 func TestJSLibRefusals(t *testing.T) {
-	for _, c := range []struct{ src, want string }{
-		{`import { S3Client } from 'https://jslib.k6.io/aws/0.11.0/s3.js';`, `jslib library "aws"`},
-		{`import { getCurrentStageIndex } from 'https://jslib.k6.io/k6-utils/1.4.0/index.js';`, `getCurrentStageIndex`},
-	} {
-		path := writeScript(t, "s.js", c.src+"\nexport default function () {}\n")
-		_, err := Load(path, Config{Offline: true})
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: error %v, want one line naming %s", c.src, err, c.want)
+	path := writeScript(t, "s.js", `import { S3Client } from 'https://jslib.k6.io/aws/0.11.0/s3.js';
+import { getCurrentStageIndex, uuidv4 } from 'https://jslib.k6.io/k6-utils/1.4.0/index.js';
+import ws from 'k6/ws';
+import { Kafka } from 'https://jslib.k6.io/kafka/1.0.0/index.js';
+export default function () {}
+`)
+	_, err := Load(path, Config{Offline: true})
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	msg := err.Error()
+	for _, want := range []string{`s.js:1: jslib library "aws"`, `s.js:2: The requested module "https://jslib.k6.io/k6-utils/1.4.0/index.js" does not provide an export named "getCurrentStageIndex"`,
+		`s.js:3: module "k6/ws"`, `s.js:4: jslib library "kafka"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
 		}
+	}
+	if strings.Contains(msg, "\n") || strings.Contains(msg, "uuidv4") {
+		t.Errorf("error %q: want one line naming only what is missing", msg)
 	}
 }

@@ -49,19 +49,32 @@ func Names() []string {
 	return names
 }
 
+// NotBuiltIn refuses a jslib library throttle does not ship.
+type NotBuiltIn struct{ Library, URL string }
+
+func (e *NotBuiltIn) Error() string {
+	return fmt.Sprintf("jslib library %q (%s) is not built into throttle, which serves jslib offline: it provides %s", e.Library, e.URL, strings.Join(Names(), ", "))
+}
+
+// Is reports whether u is a jslib URL (built in or refused).
+func Is(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && strings.EqualFold(p.Hostname(), Host)
+}
+
 // Source answers a remote module URL: ok is false when u is not on
 // jslib.k6.io (it is fetched as any remote module); otherwise src is the
 // built-in library's module source, or err refuses a library not built
 // in, naming it.
 func Source(u string) (src []byte, ok bool, err error) {
-	p, perr := url.Parse(u)
-	if perr != nil || !strings.EqualFold(p.Hostname(), Host) {
+	if !Is(u) {
 		return nil, false, nil
 	}
+	p, _ := url.Parse(u)
 	lib, _, _ := strings.Cut(strings.TrimPrefix(p.Path, "/"), "/")
 	l, known := libraries[lib]
 	if !known {
-		return nil, true, fmt.Errorf("jslib library %q (%s) is not built into throttle, which serves jslib offline: it provides %s", lib, u, strings.Join(Names(), ", "))
+		return nil, true, &NotBuiltIn{Library: lib, URL: u}
 	}
 	var b strings.Builder
 	if l.vendored != "" {
