@@ -45,6 +45,7 @@ func startTarget() (*target, error) {
 	mux.HandleFunc("/form-submit", serveFormSubmit)
 	mux.HandleFunc("/redirect", serveRedirect)
 	mux.HandleFunc("/modules/{file}", serveModule)
+	mux.HandleFunc("/digest-auth/auth/{user}/{pass}", serveDigestAuth)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "ok")

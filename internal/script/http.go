@@ -47,6 +47,8 @@ type httpModule struct {
 	reqs [2]engine.Request
 	next int
 	res  engine.Response
+	// fileMark marks the objects http.file() makes (http_body.go).
+	fileMark *sobek.Symbol
 }
 
 // statusSet is a response callback from http.expectedStatuses: the
@@ -72,7 +74,7 @@ func (s *statusSet) expected(code int) bool {
 var defaultStatuses = &statusSet{ranges: [][2]int{{200, 399}}}
 
 func newHTTPModule(vu *VU) *httpModule {
-	m := &httpModule{vu: vu, callback: defaultStatuses}
+	m := &httpModule{vu: vu, callback: defaultStatuses, fileMark: sobek.NewSymbol("k6/http file")}
 	rt := vu.rt
 	m.jsonFn = rt.ToValue(m.json)
 	m.htmlFn, m.submitFn, m.clickFn = rt.ToValue(m.htmlOf), rt.ToValue(m.submitForm), rt.ToValue(m.clickLink)
@@ -96,6 +98,7 @@ func newHTTPModule(vu *VU) *httpModule {
 			return m.request(strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
 		},
 		"batch":            m.batch,
+		"file":             m.file,
 		"asyncRequest":     m.asyncRequest,
 		"expectedStatuses": m.expectedStatuses,
 		"setResponseCallback": func(cb sobek.Value) {
@@ -109,7 +112,6 @@ func newHTTPModule(vu *VU) *httpModule {
 	for k, v := range httpConstants {
 		_ = m.obj.Set(k, v)
 	}
-	vu.refuseNames(m.obj, "k6/http", "file")
 	return m
 }
 
@@ -191,6 +193,8 @@ type reqInfo struct {
 	tags     map[string]string
 	name     string
 	jar      *cookieJar // nil: the VU's own
+	// digest: params.auth is "digest" (http_body.go).
+	digest bool
 }
 
 // prepare fills req from the script's arguments and returns what its
@@ -201,6 +205,7 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 	req.URL, info.name = urlOf(u)
 	info.cb, info.respType = m.callback, "text"
 	var cookies *sobek.Object
+	compression := ""
 	if p, ok := params.(*sobek.Object); ok {
 		for _, k := range p.Keys() {
 			v := p.Get(k)
@@ -242,11 +247,18 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 				cookies, _ = v.(*sobek.Object)
 			case "jar":
 				info.jar = vu.jarOf(v)
+			case "auth": // http_body.go
+				info.digest = m.authMethod(v)
+			case "compression": // http_body.go
+				compression = v.String()
 			}
 		}
 	}
 	if body != nil && !sobek.IsUndefined(body) && !sobek.IsNull(body) {
 		req.Body = m.body(req, body)
+	}
+	if compression != "" && req.Body != nil {
+		m.compress(req, compression)
 	}
 	vu.addCookies(req, info.jar, cookies)
 	vu.r.requestOptions(req, &info, params) // httpoptions.go
@@ -276,6 +288,9 @@ func (m *httpModule) body(req *engine.Request, v sobek.Value) []byte {
 		case sobek.ArrayBuffer, []byte:
 			return m.vu.bytes(v)
 		case map[string]any:
+			if m.hasFile(o) { // http_body.go
+				return m.multipartBody(req, o)
+			}
 			form := url.Values{}
 			keys := o.Keys()
 			sort.Strings(keys)
@@ -302,10 +317,13 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	}
 	req := &m.reqs[m.next]
 	info := m.prepare(req, method, u, body, params)
-	// Flipped only once prepare has not thrown: a request that is never
-	// sent must not leave the slot the engine last sent in line next,
-	// or the engine would resend its wire request unchanged.
+	// Only a request that goes out moves to the other slot: after params
+	// that throw, the next request must not be the slot the runner last
+	// sent, or it would resend that request's wire form.
 	m.next ^= 1
+	if info.digest {
+		return m.digestRequest(req, &info) // http_body.go
+	}
 	s := m.lane(0)
 	s.cb = info.cb
 	out := s.runner.Iterate(req, time.Time{}, &m.res)
@@ -383,6 +401,9 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 		it.key = k
 		method, u, body, params := m.batchRequest(arg.Get(k))
 		it.info = m.prepare(&it.req, method, u, body, params)
+		if it.info.digest {
+			vu.throw("http.batch: auth \"digest\" is supported by http.request and its verbs only")
+		}
 	}
 	// Each request has its own lane (runner and callback), so they go out
 	// at once; lanes are kept for the next batch.
