@@ -6,25 +6,28 @@ import (
 	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script/k6grpc"
 	"github.com/throttlekit/throttle/internal/script/k6ws"
+	"github.com/throttlekit/throttle/internal/script/protohost"
 )
 
 // protoHost is what the protocol modules (k6ws) see of a VU: its
 // runtime, tags, metrics, the phase's meter and its event loop.
 type protoHost struct{ vu *VU }
 
-var _ k6ws.Host = protoHost{}
+var _ protohost.Host = protoHost{}
 
 func (h protoHost) Runtime() *sobek.Runtime                  { return h.vu.rt }
 func (h protoHost) InInit() bool                             { return h.vu.inInit }
 func (h protoHost) Bytes(v sobek.Value) []byte               { return h.vu.bytes(v) }
 func (h protoHost) Tags(extra sobek.Value) map[string]string { return h.vu.tags(extra) }
+func (h protoHost) ReadFile(p string) ([]byte, error)        { return h.vu.r.readFile(p) }
 func (h protoHost) Abort() <-chan struct{}                   { return h.vu.abortCh() }
 
 // protoMetrics are the protocols' metrics by name.
-var protoMetrics = func() map[string]k6ws.Metric {
-	m := map[string]k6ws.Metric{}
-	for _, x := range k6ws.Metrics {
+var protoMetrics = func() map[string]protohost.Metric {
+	m := map[string]protohost.Metric{}
+	for _, x := range append(k6ws.Metrics, k6grpc.Metrics...) {
 		m[x.Name] = x
 	}
 	return m
@@ -66,7 +69,7 @@ func (h protoHost) Attempt(c engine.Class, elapsed time.Duration, latency bool) 
 
 // Hold keeps the VU's event loop running until Release; a reset of the
 // loop in between drops the callbacks still to come and runs stale once.
-func (h protoHost) Hold(stale func()) k6ws.Hold {
+func (h protoHost) Hold(stale func()) protohost.Hold {
 	l := h.vu.eventLoop()
 	l.pending++
 	return &loopHold{l: l, gen: l.gen, stale: stale}
@@ -101,11 +104,15 @@ func (h *loopHold) Release() {
 	})
 }
 
-// protocolModule builds a protocol module: k6/ws, k6/websockets.
+// protocolModule builds a protocol module: k6/ws, k6/websockets,
+// k6/net/grpc.
 func (vu *VU) protocolModule(name string) sobek.Value {
 	h := protoHost{vu}
-	if name == "k6/ws" {
+	switch name {
+	case "k6/ws":
 		return k6ws.NewWS(h)
+	case "k6/net/grpc":
+		return k6grpc.New(h)
 	}
 	return k6ws.NewWebSockets(h)
 }
