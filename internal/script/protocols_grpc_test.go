@@ -1,92 +1,24 @@
 package script
 
 import (
-	"context"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/bufbuild/protocompile"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/health"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/reflection"
-	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
-	"google.golang.org/protobuf/types/dynamicpb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
-
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/protoecho"
 )
 
-const echoProto = "k6grpc/testdata/echo.proto"
-
-// startGRPC serves the test's Echo service (k6grpc/testdata/echo.proto,
-// with dynamic messages: no generated code) on loopback, with server
-// reflection and the standard health service ("throttle.echo.Echo" is
-// SERVING). It returns the address.
+// startGRPC serves protoecho's gRPC server on loopback for the test and
+// returns its address.
 func startGRPC(t *testing.T) string {
 	t.Helper()
-	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{})}
-	files, err := c.Compile(context.Background(), echoProto)
+	srv, err := protoecho.NewGRPC()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd := files[0]
-	svc := fd.Services().ByName("Echo")
-	say := svc.Methods().ByName("Say")
-	reg := &protoregistry.Files{}
-	for _, dep := range []protoreflect.FileDescriptor{wrapperspb.File_google_protobuf_wrappers_proto, fd,
-		healthpb.File_grpc_health_v1_health_proto, reflectionpb.File_grpc_reflection_v1_reflection_proto} {
-		if err := reg.RegisterFile(dep); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv := grpc.NewServer()
-	srv.RegisterService(&grpc.ServiceDesc{
-		ServiceName: string(svc.FullName()),
-		HandlerType: (*any)(nil),
-		Methods: []grpc.MethodDesc{{MethodName: "Say", Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-			in := dynamicpb.NewMessage(say.Input())
-			if err := dec(in); err != nil {
-				return nil, err
-			}
-			text := in.Get(say.Input().Fields().ByName("text")).String()
-			times := int(in.Get(say.Input().Fields().ByName("times")).Int())
-			switch text {
-			case "shed":
-				return nil, status.Error(codes.ResourceExhausted, "over capacity")
-			case "slow":
-				<-ctx.Done()
-				return nil, ctx.Err()
-			}
-			md, _ := metadata.FromIncomingContext(ctx)
-			_ = grpc.SetHeader(ctx, metadata.Pairs("x-served-by", "echo"))
-			out := dynamicpb.NewMessage(say.Output())
-			f := say.Output().Fields()
-			out.Set(f.ByName("text"), protoreflect.ValueOfString(strings.Repeat(text, max(times, 1))))
-			out.Set(f.ByName("count"), protoreflect.ValueOfInt32(int32(max(times, 1))))
-			if v := md.Get("x-in"); len(v) > 0 {
-				out.Set(f.ByName("echoed_header"), protoreflect.ValueOfMessage(wrapperspb.String(v[0]).ProtoReflect()))
-			}
-			return out, nil
-		}}},
-		Streams: []grpc.StreamDesc{{StreamName: "Chat", ServerStreams: true, ClientStreams: true,
-			Handler: func(any, grpc.ServerStream) error { return status.Error(codes.Unimplemented, "not in the test") }}},
-	}, struct{}{})
-	hs := health.NewServer()
-	hs.SetServingStatus(string(svc.FullName()), healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(srv, hs)
-	// The reflection service answers from the test's own registry: the
-	// Echo file is not among the process's generated ones.
-	reflectionpb.RegisterServerReflectionServer(srv, reflection.NewServerV1(reflection.ServerOptions{Services: srv, DescriptorResolver: reg}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -102,10 +34,6 @@ func startGRPC(t *testing.T) string {
 // classed 5xx and timeout; grpc_req_duration counts every call.
 func TestGRPC(t *testing.T) {
 	addr := startGRPC(t)
-	proto, err := os.ReadFile(echoProto)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out consoleLines
 	path := writeScript(t, "grpc.js", `
 import grpc from 'k6/net/grpc';
@@ -134,7 +62,7 @@ export default async function () {
   console.log('reflected', r.invoke('throttle.echo.Echo/Say', { text: 'r' }).message.text);
   r.close();
 }
-`, "protos/echo.proto", string(proto))
+`, "protos/echo.proto", protoecho.Proto)
 	r, _ := runScript(t, path, "", Config{Console: out.add, Env: map[string]string{"ADDR": addr}}, 30*time.Second)
 	want := []string{"abab 2 hi echo", "shed true over capacity null", "slow true", "async x yyy", "health true SERVICE_UNKNOWN", "reflected r"}
 	if got := out.all(); !slices.Equal(got, want) {
@@ -155,10 +83,6 @@ export default async function () {
 // refused by name; a connect to a closed port is a failed attempt.
 func TestGRPCRefusals(t *testing.T) {
 	addr := startGRPC(t)
-	proto, err := os.ReadFile(echoProto)
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := writeScript(t, "stream.js", `
 import { Client, Stream } from 'k6/net/grpc';
 export default function () {}
@@ -187,7 +111,7 @@ export default function () {
     try { f(); } catch (e) { console.log(String(e)); }
   }
 }
-`, "echo.proto", string(proto))
+`, "echo.proto", protoecho.Proto)
 	r, _ := runScript(t, path, "", Config{Console: out.add, Env: map[string]string{"ADDR": addr, "CLOSED": closed}}, 30*time.Second)
 	got := out.all()
 	if len(got) != 3 || !strings.Contains(got[0], "tls param is not supported") || !strings.Contains(got[1], "Stream is not supported") ||

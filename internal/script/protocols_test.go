@@ -8,41 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/protoecho"
 )
 
-// startEcho serves a loopback WebSocket echo server: /echo sends every
-// message back as it came (a ping first with ?ping=1; "bye" makes it
-// close with 4000), /shed answers every handshake 503.
+// startEcho serves a loopback WebSocket echo server (protoecho) at /echo
+// and a /shed that answers every handshake 503, and returns its ws:// URL.
 func startEcho(t *testing.T) string {
 	t.Helper()
-	up := websocket.Upgrader{}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		if r.URL.Query().Get("ping") == "1" {
-			_ = c.WriteControl(websocket.PingMessage, nil, time.Now().Add(time.Second))
-		}
-		for {
-			kind, data, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			if string(data) == "bye" {
-				_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(4000, "bye"), time.Now().Add(time.Second))
-				continue
-			}
-			if err := c.WriteMessage(kind, data); err != nil {
-				return
-			}
-		}
-	})
+	mux.HandleFunc("/echo", protoecho.WebSocket)
 	mux.HandleFunc("/shed", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 	})
