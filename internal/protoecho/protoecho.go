@@ -8,6 +8,8 @@ package protoecho
 import (
 	"context"
 	_ "embed"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -42,7 +44,8 @@ const Service = "throttle.echo.Echo"
 // NewGRPC makes a gRPC server with the Echo service (Say answers text
 // repeated times times, the x-in metadata echoed in echoed_header, an
 // x-served-by header; "shed" is answered RESOURCE_EXHAUSTED, "slow" only
-// when the call's deadline passes; the Chat stream is unimplemented),
+// when the call's deadline passes; the Chat stream answers each message
+// as Say does),
 // reflection over its files, and health (Service SERVING).
 func NewGRPC() (*grpc.Server, error) {
 	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
@@ -76,7 +79,7 @@ func NewGRPC() (*grpc.Server, error) {
 			return answer(ctx, say, in)
 		}}},
 		Streams: []grpc.StreamDesc{{StreamName: "Chat", ServerStreams: true, ClientStreams: true,
-			Handler: func(any, grpc.ServerStream) error { return status.Error(codes.Unimplemented, "Chat is not served") }}},
+			Handler: func(_ any, ss grpc.ServerStream) error { return chat(ss, svc.Methods().ByName("Chat")) }}},
 	}, struct{}{})
 	hs := health.NewServer()
 	hs.SetServingStatus(Service, healthpb.HealthCheckResponse_SERVING)
@@ -106,6 +109,28 @@ func answer(ctx context.Context, say protoreflect.MethodDescriptor, in *dynamicp
 		out.Set(f.ByName("echoed_header"), protoreflect.ValueOfMessage(wrapperspb.String(v[0]).ProtoReflect()))
 	}
 	return out, nil
+}
+
+// chat is the Chat stream: each message answered as Say answers it,
+// until the client ends its side; "shed" ends the stream
+// RESOURCE_EXHAUSTED.
+func chat(ss grpc.ServerStream, m protoreflect.MethodDescriptor) error {
+	for {
+		in := dynamicpb.NewMessage(m.Input())
+		if err := ss.RecvMsg(in); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		out, err := answer(ss.Context(), m, in)
+		if err != nil {
+			return err
+		}
+		if err := ss.SendMsg(out); err != nil {
+			return err
+		}
+	}
 }
 
 var upgrader = websocket.Upgrader{}

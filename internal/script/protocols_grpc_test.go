@@ -79,17 +79,11 @@ export default async function () {
 	}
 }
 
-// TestGRPCRefusals: Stream, the tls param and streaming methods are
-// refused by name; a connect to a closed port is a failed attempt.
+// TestGRPCRefusals: the tls param is refused by name, a streaming method
+// given to invoke is pointed to grpc.Stream; a connect to a closed port
+// is a failed attempt.
 func TestGRPCRefusals(t *testing.T) {
 	addr := startGRPC(t)
-	path := writeScript(t, "stream.js", `
-import { Client, Stream } from 'k6/net/grpc';
-export default function () {}
-`)
-	if _, err := Load(path, Config{}); err == nil || !strings.Contains(err.Error(), "Stream") {
-		t.Fatalf("importing Stream: err = %v, want it named", err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +91,7 @@ export default function () {}
 	closed := ln.Addr().String()
 	_ = ln.Close()
 	var out consoleLines
-	path = writeScript(t, "refuse.js", `
+	path := writeScript(t, "refuse.js", `
 import grpc from 'k6/net/grpc';
 const client = new grpc.Client();
 client.load([], 'echo.proto');
@@ -114,11 +108,57 @@ export default function () {
 `, "echo.proto", protoecho.Proto)
 	r, _ := runScript(t, path, "", Config{Console: out.add, Env: map[string]string{"ADDR": addr, "CLOSED": closed}}, 30*time.Second)
 	got := out.all()
-	if len(got) != 3 || !strings.Contains(got[0], "tls param is not supported") || !strings.Contains(got[1], "Stream is not supported") ||
+	if len(got) != 3 || !strings.Contains(got[0], "tls param is not supported") || !strings.Contains(got[1], "is a streaming method; use grpc.Stream") ||
 		!strings.Contains(got[2], "connection failed") {
 		t.Fatalf("console = %q", got)
 	}
 	if c := r.Phases()[0].Counts(); c.Classes[engine.ClassRefused] != 1 || c.OK != 1 {
 		t.Fatalf("counts = %+v, want one ok connect and one refused", c)
+	}
+}
+
+// TestGRPCStream: k6 documentation's bidirectional stream shape: write,
+// end, data events with their metadata, then end; a stream the server
+// ends RESOURCE_EXHAUSTED gets error then end and is a failed attempt;
+// k6's stream metrics count streams and messages.
+func TestGRPCStream(t *testing.T) {
+	addr := startGRPC(t)
+	var out consoleLines
+	path := writeScript(t, "stream.js", `
+import { Client, Stream, StatusResourceExhausted } from 'k6/net/grpc';
+const client = new Client();
+client.load([], 'echo.proto');
+export const options = { iterations: 1 };
+export default function () {
+  client.connect(__ENV.ADDR, { plaintext: true });
+  const got = [];
+  const stream = new Stream(client, 'throttle.echo.Echo/Chat', { metadata: { 'x-in': 'm' } });
+  stream.on('data', (msg, meta) => got.push(msg.text + ':' + msg.echoedHeader + ':' + (typeof meta.ts)));
+  stream.on('error', (e) => console.log('unexpected error', JSON.stringify(e)));
+  stream.on('end', () => {
+    console.log('end', got.join(' '));
+    const shed = new Stream(client, 'throttle.echo.Echo/Chat');
+    shed.on('error', (e) => console.log('error', e.code === StatusResourceExhausted, e.message));
+    shed.on('end', () => { console.log('shed end'); client.close(); });
+    shed.write({ text: 'shed' });
+  });
+  for (const text of ['a', 'b', 'c']) stream.write({ text });
+  stream.end();
+}
+`, "echo.proto", protoecho.Proto)
+	r, _ := runScript(t, path, "", Config{Console: out.add, Env: map[string]string{"ADDR": addr}}, 30*time.Second)
+	want := []string{"end a:m:number b:m:number c:m:number", "error true over capacity", "shed end"}
+	if got := out.all(); !slices.Equal(got, want) {
+		t.Fatalf("console = %q, want %q", got, want)
+	}
+	// Attempts: the connect and the first stream ok, the shed stream failed.
+	if c := r.Phases()[0].Counts(); c.OK != 2 || c.Failed != 1 || c.Classes[engine.Class5xx] != 1 {
+		t.Fatalf("counts = %+v", c)
+	}
+	m := metricStats(r)
+	for name, want := range map[string]uint64{"grpc_streams": 2, "grpc_streams_msgs_sent": 4, "grpc_streams_msgs_received": 3} {
+		if m[name].Count != want {
+			t.Errorf("%s count = %d, want %d", name, m[name].Count, want)
+		}
 	}
 }

@@ -29,9 +29,28 @@ type client struct {
 	addr    string
 }
 
+// clientKey holds a Client object's Go client, under a symbol scripts
+// cannot name.
+var clientKey = sobek.NewSymbol("grpc.Client")
+
+// clientOf is v's client, or nil.
+func clientOf(v sobek.Value) *client {
+	o, ok := v.(*sobek.Object)
+	if !ok {
+		return nil
+	}
+	if x := o.GetSymbol(clientKey); x != nil {
+		c, _ := x.Export().(*client)
+		return c
+	}
+	return nil
+}
+
 // newClient is `new grpc.Client()`.
 func newClient(h Host, this *sobek.Object) {
 	c := &client{h: h, rt: h.Runtime(), obj: this, methods: map[string]protoreflect.MethodDescriptor{}}
+	// new grpc.Stream(client, ...) finds the client through this.
+	_ = this.SetSymbol(clientKey, h.Runtime().ToValue(c))
 	set := func(k string, f any) { _ = this.Set(k, f) }
 	set("load", c.load)
 	set("loadProtoset", c.loadProtoset)

@@ -8,12 +8,12 @@
 // and every connect is an attempt; a call whose status is not OK fails,
 // classed timeout for DEADLINE_EXCEEDED, 5xx for RESOURCE_EXHAUSTED and
 // UNAVAILABLE (a server shedding load, as a 503 is), other for the rest;
-// a connect that fails is refused (or timeout). Streams (grpc.Stream) are
-// refused by name.
+// a connect that fails is refused (or timeout). A grpc.Stream is one
+// attempt when it ends, by its status; its messages are counted in
+// grpc_streams_msgs_sent and _received.
 package k6grpc
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -28,8 +28,9 @@ import (
 // Host is what a VU gives the module.
 type Host = protohost.Host
 
-// Metrics are k6's gRPC metric for unary calls.
-var Metrics = []protohost.Metric{{Name: "grpc_req_duration", Trend: true, Time: true}}
+// Metrics are k6's gRPC metrics.
+var Metrics = []protohost.Metric{{Name: "grpc_req_duration", Trend: true, Time: true},
+	{Name: "grpc_streams"}, {Name: "grpc_streams_msgs_sent"}, {Name: "grpc_streams_msgs_received"}}
 
 // Defaults k6 documents: a connect's timeout and a call's.
 const (
@@ -43,13 +44,17 @@ var statusNames = []string{"StatusOK", "StatusCanceled", "StatusUnknown", "Statu
 	"StatusAborted", "StatusOutOfRange", "StatusUnimplemented", "StatusInternal", "StatusUnavailable", "StatusDataLoss",
 	"StatusUnauthenticated"}
 
-// New is k6/net/grpc in one VU: Client, the status and health constants;
-// Stream is refused by name.
+// New is k6/net/grpc in one VU: Client, Stream, the status and health
+// constants.
 func New(h Host) *sobek.Object {
 	rt := h.Runtime()
 	o := rt.NewObject()
 	_ = o.Set("Client", func(call sobek.ConstructorCall) *sobek.Object {
 		newClient(h, call.This)
+		return nil
+	})
+	_ = o.Set("Stream", func(call sobek.ConstructorCall) *sobek.Object {
+		newStream(h, call)
 		return nil
 	})
 	for code, name := range statusNames {
@@ -59,11 +64,6 @@ func New(h Host) *sobek.Object {
 		"HealthCheckUnknown": "UNKNOWN", "HealthCheckServiceUnkown": "SERVICE_UNKNOWN"} {
 		_ = o.Set(k, v)
 	}
-	// Not enumerable: an import of it by name is refused at load, naming it.
-	_ = o.DefineAccessorProperty("Stream", rt.ToValue(func() sobek.Value {
-		throw(rt, errors.New("k6/net/grpc's Stream is not supported by throttle (unary calls only)"))
-		return nil
-	}), nil, sobek.FLAG_FALSE, sobek.FLAG_FALSE)
 	return o
 }
 

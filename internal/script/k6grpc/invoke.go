@@ -35,8 +35,110 @@ type unaryCall struct {
 	took            time.Duration
 }
 
+// callParams are a call's or a stream's params.
+type callParams struct {
+	md         metadata.MD
+	tags       sobek.Value
+	timeout    time.Duration
+	timeoutSet bool
+	discard    bool
+}
+
+// params reads {metadata, tags, timeout, discardResponseMessage}.
+func (c *client) params(fn string, v sobek.Value) callParams {
+	rt := c.rt
+	p := callParams{md: metadata.MD{}, timeout: callTimeout}
+	o, ok := v.(*sobek.Object)
+	if !ok {
+		return p
+	}
+	for _, k := range o.Keys() {
+		v := o.Get(k)
+		switch k {
+		case "metadata":
+			if m, ok := v.(*sobek.Object); ok {
+				for _, mk := range m.Keys() {
+					p.md.Append(mk, m.Get(mk).String())
+				}
+			}
+		case "tags":
+			p.tags = v
+		case "timeout":
+			d, err := duration(v)
+			if err != nil || d <= 0 {
+				throwf(rt, "%s: timeout: want a duration > 0 such as \"5s\", got %v", fn, v)
+			}
+			p.timeout, p.timeoutSet = d, true
+		case "discardResponseMessage":
+			p.discard = v.ToBoolean()
+		default:
+			throwf(rt, "%s: unknown param %q (want metadata, tags, timeout, discardResponseMessage)", fn, k)
+		}
+	}
+	return p
+}
+
+// tags are a call's tags: the VU's, the params', url, method, name and
+// rpc_type.
+func (c *client) tags(name string, extra sobek.Value, rpcType string) map[string]string {
+	t := c.h.Tags(extra)
+	t["url"] = c.addr + "/" + name
+	t["method"] = name
+	t["rpc_type"] = rpcType
+	if _, ok := t["name"]; !ok {
+		t["name"] = t["url"]
+	}
+	return t
+}
+
+// decode fills msg from a script's object, as protojson reads JSON.
+func (c *client) decode(v sobek.Value, msg *dynamicpb.Message) error {
+	b, err := json.Marshal(v.Export())
+	if err != nil {
+		return err
+	}
+	return protojson.Unmarshal(b, msg)
+}
+
+// encode is msg as the script's object, every field present.
+func (c *client) encode(msg proto.Message) (sobek.Value, error) {
+	b, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	return c.rt.ToValue(v), nil
+}
+
+// errorObject is a status as k6's GrpcError: code, message, details.
+func (c *client) errorObject(st *status.Status) *sobek.Object {
+	o := c.rt.NewObject()
+	_ = o.Set("code", int(st.Code()))
+	_ = o.Set("message", st.Message())
+	details := []any{}
+	for _, d := range st.Details() {
+		details = append(details, fmt.Sprint(d))
+	}
+	_ = o.Set("details", details)
+	return o
+}
+
+// metadataCtx is ctx carrying the params' metadata.
+func metadataCtx(ctx context.Context, p callParams) context.Context {
+	return metadata.NewOutgoingContext(ctx, p.md)
+}
+
+// withTimeout bounds ctx by d; the cancel it returns also calls cancel.
+func withTimeout(ctx context.Context, cancel context.CancelFunc, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancelT := context.WithTimeout(ctx, d)
+	return ctx, func() { cancelT(); cancel() }
+}
+
 // prepare reads invoke's arguments: the method, the request object and
-// {metadata, tags, timeout, discardResponseMessage}.
+// the params.
 func (c *client) prepare(fn, method string, req, params sobek.Value) *unaryCall {
 	rt := c.rt
 	if c.conn == nil {
@@ -48,50 +150,15 @@ func (c *client) prepare(fn, method string, req, params sobek.Value) *unaryCall 
 		throwf(rt, "client.%s: method %q not found in the loaded descriptors (load its .proto, a protoset, or connect with reflect: true)", fn, method)
 	}
 	if md.IsStreamingClient() || md.IsStreamingServer() {
-		throwf(rt, "client.%s: %s is a streaming method; k6/net/grpc's Stream is not supported by throttle", fn, name)
+		throwf(rt, "client.%s: %s is a streaming method; use grpc.Stream", fn, name)
 	}
-	call := &unaryCall{conn: c.conn, name: name, md: metadata.MD{}, timeout: callTimeout,
+	p := c.params("client."+fn, params)
+	call := &unaryCall{conn: c.conn, name: name, md: p.md, timeout: p.timeout, discard: p.discard,
 		req: dynamicpb.NewMessage(md.Input()), res: dynamicpb.NewMessage(md.Output())}
-	var tags sobek.Value
-	if o, ok := params.(*sobek.Object); ok {
-		for _, k := range o.Keys() {
-			v := o.Get(k)
-			switch k {
-			case "metadata":
-				if m, ok := v.(*sobek.Object); ok {
-					for _, mk := range m.Keys() {
-						call.md.Append(mk, m.Get(mk).String())
-					}
-				}
-			case "tags":
-				tags = v
-			case "timeout":
-				d, err := duration(v)
-				if err != nil || d <= 0 {
-					throwf(rt, "client.%s: timeout: want a duration > 0 such as \"5s\", got %v", fn, v)
-				}
-				call.timeout = d
-			case "discardResponseMessage":
-				call.discard = v.ToBoolean()
-			default:
-				throwf(rt, "client.%s: unknown param %q (want metadata, tags, timeout, discardResponseMessage)", fn, k)
-			}
-		}
-	}
-	b, err := json.Marshal(req.Export())
-	if err != nil {
-		throwf(rt, "client.%s: the request: %v", fn, err)
-	}
-	if err := protojson.Unmarshal(b, call.req); err != nil {
+	if err := c.decode(req, call.req.(*dynamicpb.Message)); err != nil {
 		throwf(rt, "client.%s: the request is not a %s: %v", fn, md.Input().FullName(), err)
 	}
-	call.tags = c.h.Tags(tags)
-	call.tags["url"] = c.addr + "/" + name
-	call.tags["method"] = name
-	call.tags["rpc_type"] = "unary"
-	if _, ok := call.tags["name"]; !ok {
-		call.tags["name"] = call.tags["url"]
-	}
+	call.tags = c.tags(name, p.tags, "unary")
 	return call
 }
 
@@ -119,28 +186,16 @@ func (c *client) response(call *unaryCall, err error) sobek.Value {
 	_ = o.Set("trailers", mdObject(rt, call.trailer))
 	msg := sobek.Null()
 	if err == nil && !call.discard {
-		b, merr := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(call.res)
-		if merr != nil {
-			throwf(rt, "the response: %v", merr)
-		}
-		var v any
-		if err := json.Unmarshal(b, &v); err != nil {
+		v, err := c.encode(call.res)
+		if err != nil {
 			throwf(rt, "the response: %v", err)
 		}
-		msg = rt.ToValue(v)
+		msg = v
 	}
 	_ = o.Set("message", msg)
 	e := sobek.Null()
 	if err != nil {
-		eo := rt.NewObject()
-		_ = eo.Set("code", int(st.Code()))
-		_ = eo.Set("message", st.Message())
-		details := []any{}
-		for _, d := range st.Details() {
-			details = append(details, fmt.Sprint(d))
-		}
-		_ = eo.Set("details", details)
-		e = eo
+		e = c.errorObject(st)
 	}
 	_ = o.Set("error", e)
 	return o
@@ -200,9 +255,7 @@ func (c *client) healthCheck(service sobek.Value) sobek.Value {
 		code = codes.OK // the server answered: it does not know the service
 		_ = o.Set("Status", "SERVICE_UNKNOWN")
 	}
-	tags := c.h.Tags(nil)
-	tags["url"] = c.addr + "/grpc.health.v1.Health/Check"
-	tags["method"], tags["name"], tags["rpc_type"] = "grpc.health.v1.Health/Check", tags["url"], "unary"
+	tags := c.tags("grpc.health.v1.Health/Check", nil, "unary")
 	tags["status"] = strconv.Itoa(int(code))
 	c.h.Sample("grpc_req_duration", ms(took), tags)
 	c.h.Attempt(classOf(code), took, true)
