@@ -1,6 +1,7 @@
 package script
 
 import (
+	"context"
 	"time"
 
 	"github.com/grafana/sobek"
@@ -22,7 +23,12 @@ func (h protoHost) InInit() bool                             { return h.vu.inIni
 func (h protoHost) Bytes(v sobek.Value) []byte               { return h.vu.bytes(v) }
 func (h protoHost) Tags(extra sobek.Value) map[string]string { return h.vu.tags(extra) }
 func (h protoHost) ReadFile(p string) ([]byte, error)        { return h.vu.r.readFile(p) }
-func (h protoHost) Abort() <-chan struct{}                   { return h.vu.abortCh() }
+func (h protoHost) Context() context.Context {
+	if h.vu.ph == nil {
+		return context.Background()
+	}
+	return h.vu.ph.hard
+}
 
 // protoMetrics are the protocols' metrics by name.
 var protoMetrics = func() map[string]protohost.Metric {

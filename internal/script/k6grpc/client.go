@@ -224,15 +224,5 @@ func ready(ctx context.Context, conn *grpc.ClientConn) error {
 // abortCtx is a context done when the VU's phase aborts it, or when
 // cancel is called (the call is over).
 func (c *client) abortCtx() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
-	if abort := c.h.Abort(); abort != nil {
-		go func() {
-			select {
-			case <-abort:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	return ctx, cancel
+	return context.WithCancel(c.h.Context())
 }

@@ -109,20 +109,11 @@ type handshake struct {
 	took  time.Duration
 }
 
-// shake makes the opening handshake; safe on any goroutine. An abort
-// (closed) cuts it off.
-func shake(abort <-chan struct{}, u string, p params) handshake {
-	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
+// shake makes the opening handshake; safe on any goroutine. The end of
+// ctx (the phase's abort) cuts it off.
+func shake(ctx context.Context, u string, p params) handshake {
+	ctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-abort:
-			cancel()
-		case <-stop:
-		}
-	}()
 	d := websocket.Dialer{HandshakeTimeout: handshakeTimeout, EnableCompression: p.compression, Proxy: http.ProxyFromEnvironment}
 	hs := handshake{began: time.Now()}
 	hs.ws, hs.resp, hs.err = d.DialContext(ctx, u, p.header)
@@ -170,15 +161,9 @@ func classOf(err error, status int) engine.Class {
 
 // read runs on its own goroutine until the connection ends, passing what
 // it sees to post (in order), the last event an evClose or evError. It
-// also drops the connection when the VU's phase aborts.
-func (c *conn) read(post func(event)) {
-	go func() {
-		select {
-		case <-c.h.Abort():
-			c.kill()
-		case <-c.done:
-		}
-	}()
+// also drops the connection when ctx ends (the VU's phase aborts).
+func (c *conn) read(ctx context.Context, post func(event)) {
+	defer context.AfterFunc(ctx, c.kill)()
 	c.ws.SetPingHandler(func(data string) error {
 		post(event{kind: evPing, at: time.Now()})
 		err := c.ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))

@@ -86,9 +86,9 @@ func newSocket(h Host, b *blobs, call sobek.ConstructorCall) {
 			_ = ws.Close()
 		}
 	})
-	abort := h.Abort()
+	ctx := h.Context()
 	go func() {
-		hs := shake(abort, u, p)
+		hs := shake(ctx, u, p)
 		if hs.ws != nil {
 			s.raw.Store(hs.ws)
 		}
@@ -204,7 +204,7 @@ func (s *socket) opened(hs handshake, p params) error {
 		return s.dispatch("close", s.closeEvent(websocket.CloseAbnormalClosure, "", false))
 	}
 	s.c, s.state = c, stateOpen
-	go c.read(func(ev event) { s.hold.Post(func() error { return s.handle(ev) }) })
+	go c.read(s.h.Context(), func(ev event) { s.hold.Post(func() error { return s.handle(ev) }) })
 	if err := s.dispatch("open", s.event("open")); err != nil {
 		return err
 	}

@@ -52,13 +52,13 @@ func connect(h Host, call sobek.FunctionCall) sobek.Value {
 	if err != nil {
 		throw(rt, err)
 	}
-	hs := shake(h.Abort(), u, p)
+	hs := shake(h.Context(), u, p)
 	c, err := open(h, u, p, hs)
 	if err != nil {
 		throw(rt, fmt.Errorf("ws.connect %s: %w", u, err))
 	}
 	s := &session{h: h, rt: rt, c: c, handlers: map[string][]sobek.Callable{}, queue: make(chan func() error, 16)}
-	go c.read(func(ev event) {
+	go c.read(h.Context(), func(ev event) {
 		select {
 		case s.queue <- func() error { return s.handle(ev) }:
 		case <-c.done:

@@ -4,6 +4,7 @@
 package protohost
 
 import (
+	"context"
 	"time"
 
 	"github.com/grafana/sobek"
@@ -37,8 +38,9 @@ type Host interface {
 	// ReadFile reads a file as open() does: a relative path from the
 	// script's folder.
 	ReadFile(path string) ([]byte, error)
-	// Abort is closed when the VU's phase aborts it (nil: never).
-	Abort() <-chan struct{}
+	// Context is done when the VU's phase aborts it (never for the
+	// setup VU): what cuts off a handshake, a connection, a call.
+	Context() context.Context
 }
 
 // Hold is a pending thing's place on the VU's event loop.
