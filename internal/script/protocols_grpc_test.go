@@ -84,12 +84,7 @@ export default async function () {
 // is a failed attempt.
 func TestGRPCRefusals(t *testing.T) {
 	addr := startGRPC(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	_ = ln.Close()
+	closed := closedAddr(t)
 	var out consoleLines
 	path := writeScript(t, "refuse.js", `
 import grpc from 'k6/net/grpc';

@@ -31,6 +31,18 @@ func startEcho(t *testing.T) string {
 	return "ws://" + ln.Addr().String()
 }
 
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
 // metricStats are the run's metrics by name.
 func metricStats(r *Runner) map[string]MetricStats {
 	out := map[string]MetricStats{}
@@ -151,12 +163,7 @@ export default function () {
 // close); one to a closed port is class refused.
 func TestWebSocketShedAndRefused(t *testing.T) {
 	base := startEcho(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "ws://" + ln.Addr().String()
-	_ = ln.Close()
+	closed := "ws://" + closedAddr(t)
 	var out consoleLines
 	path := writeScript(t, "shed.js", `
 import ws from 'k6/ws';
