@@ -1,11 +1,18 @@
 package script
 
 import (
+	"context"
 	"net"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bufbuild/protocompile"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/protoecho"
@@ -155,5 +162,43 @@ export default function () {
 		if m[name].Count != want {
 			t.Errorf("%s count = %d, want %d", name, m[name].Count, want)
 		}
+	}
+}
+
+// TestGRPCProtoset: loadProtoset reads a FileDescriptorSet (what protoc
+// --descriptor_set_out --include_imports writes) and its methods can be
+// invoked.
+func TestGRPCProtoset(t *testing.T) {
+	addr := startGRPC(t)
+	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
+		Accessor: protocompile.SourceAccessorFromMap(map[string]string{protoecho.ProtoFile: protoecho.Proto}),
+	})}
+	files, err := c.Compile(context.Background(), protoecho.ProtoFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
+		protodesc.ToFileDescriptorProto(wrapperspb.File_google_protobuf_wrappers_proto),
+		protodesc.ToFileDescriptorProto(files[0]),
+	}}
+	b, err := proto.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out consoleLines
+	path := writeScript(t, "set.js", `
+import grpc from 'k6/net/grpc';
+const client = new grpc.Client();
+client.loadProtoset('echo.protoset');
+export const options = { iterations: 1 };
+export default function () {
+  client.connect(__ENV.ADDR, { plaintext: true });
+  console.log(client.invoke('throttle.echo.Echo/Say', { text: 'p', times: 3 }).message.text);
+  client.close();
+}
+`, "echo.protoset", string(b))
+	runScript(t, path, "", Config{Console: out.add, Env: map[string]string{"ADDR": addr}}, 30*time.Second)
+	if got := out.all(); !slices.Equal(got, []string{"ppp"}) {
+		t.Fatalf("console = %q", got)
 	}
 }

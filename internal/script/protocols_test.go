@@ -214,3 +214,27 @@ export default function () {
 		}
 	}
 }
+
+// TestWebSocketAbortEndsSession: a session the server never closes ends
+// when the scenario's graceful stop runs out, in both modules (the run
+// ends; TestMain finds no reader left). ws.connect's session is timed as
+// it ends; the event loop's is dropped with the aborted iteration.
+func TestWebSocketAbortEndsSession(t *testing.T) {
+	base := startEcho(t)
+	path := writeScript(t, "abort.js", `
+import ws from 'k6/ws';
+import { WebSocket } from 'k6/websockets';
+export const options = { scenarios: {
+  blocking: { executor: 'constant-vus', vus: 1, duration: '300ms', gracefulStop: '0s', exec: 'blocking' },
+  loop: { executor: 'constant-vus', vus: 1, duration: '300ms', gracefulStop: '0s', exec: 'loop' },
+} };
+export function blocking() { ws.connect(__ENV.BASE + '/echo', (s) => s.on('open', () => s.send('x'))); }
+export function loop() { new WebSocket(__ENV.BASE + '/echo'); }
+`)
+	r, _ := runScript(t, path, base, Config{}, 30*time.Second)
+	m := metricStats(r)
+	if m["ws_sessions"].Count != 2 || m["ws_session_duration"].Count != 1 {
+		t.Fatalf("ws_sessions %d, ws_session_duration %d: want 2 sessions opened, ws.connect's timed when the abort ended it",
+			m["ws_sessions"].Count, m["ws_session_duration"].Count)
+	}
+}
