@@ -38,10 +38,10 @@ func counting(t *testing.T) (*httptest.Server, *atomic.Int64) {
 
 func TestRunScriptRefusesUnsupportedModuleBeforeTraffic(t *testing.T) {
 	srv, n := counting(t)
-	path := writeFile(t, "ws.js", "import http from 'k6/http';\nimport ws from 'k6/ws';\nexport function setup() { http.get(__ENV.BASE); }\nexport default function () { ws.connect(__ENV.BASE); }\n")
+	path := writeFile(t, "browser.js", "import http from 'k6/http';\nimport { browser } from 'k6/browser';\nexport function setup() { http.get(__ENV.BASE); }\nexport default function () { browser.newPage(); }\n")
 	r := cli(t, "", nil, "run", "-e", "BASE="+srv.URL, path)
-	if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, `throttle: ws.js:2: module "k6/ws" is not supported`) {
-		t.Fatalf("exit %d, stderr %q: want exit 2 and one line naming k6/ws at line 2", r.code, r.stderr)
+	if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, `throttle: browser.js:2: module "k6/browser" is not supported`) {
+		t.Fatalf("exit %d, stderr %q: want exit 2 and one line naming k6/browser at line 2", r.code, r.stderr)
 	}
 	if n.Load() != 0 {
 		t.Fatalf("%d requests reached the target", n.Load())

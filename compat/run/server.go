@@ -50,7 +50,11 @@ func startTarget() (*target, error) {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "ok")
 	})
-	t.srv = &http.Server{Handler: t.count(mux), ReadHeaderTimeout: 10 * time.Second}
+	handler, err := withProtocols(mux, t.count) // protocols.go
+	if err != nil {
+		return nil, err
+	}
+	t.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go t.srv.Serve(ln)
 	return t, nil
 }

@@ -313,7 +313,7 @@ export default function () {
 func TestJSLibRefusals(t *testing.T) {
 	path := writeScript(t, "s.js", `import { S3Client } from 'https://jslib.k6.io/aws/0.11.0/s3.js';
 import { getCurrentStageIndex, uuidv4 } from 'https://jslib.k6.io/k6-utils/1.4.0/index.js';
-import ws from 'k6/ws';
+import browser from 'k6/browser';
 import { Kafka } from 'https://jslib.k6.io/kafka/1.0.0/index.js';
 export default function () {}
 `)
@@ -323,7 +323,7 @@ export default function () {}
 	}
 	msg := err.Error()
 	for _, want := range []string{`s.js:1: jslib library "aws"`, `s.js:2: The requested module "https://jslib.k6.io/k6-utils/1.4.0/index.js" does not provide an export named "getCurrentStageIndex"`,
-		`s.js:3: module "k6/ws"`, `s.js:4: jslib library "kafka"`} {
+		`s.js:3: module "k6/browser"`, `s.js:4: jslib library "kafka"`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q lacks %q", msg, want)
 		}

@@ -40,6 +40,8 @@ func (vu *VU) module(name string) sobek.Value {
 		return vu.cryptoModule()
 	case "k6/timers":
 		return vu.object(vu.timerFuncs())
+	case "k6/ws", "k6/websockets", "k6/experimental/websockets", "k6/net/grpc": // protocols.go
+		return vu.protocolModule(name)
 	}
 	return nil
 }

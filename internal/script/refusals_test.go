@@ -10,7 +10,7 @@ import (
 func TestRefusedNamesAtOnce(t *testing.T) {
 	path := writeScript(t, "main.js", `
 import http, { nope } from 'k6/http';
-import ws from 'k6/ws';
+import browser from 'k6/browser';
 import { check, alsoNope } from 'k6';
 export default function () {}
 `)
@@ -20,7 +20,7 @@ export default function () {}
 	}
 	msg := err.Error()
 	for _, want := range []string{`main.js:2: The requested module "k6/http" does not provide an export named "nope"`,
-		`main.js:3: module "k6/ws" is not supported`, `main.js:4: The requested module "k6" does not provide an export named "alsoNope"`} {
+		`main.js:3: module "k6/browser" is not supported`, `main.js:4: The requested module "k6" does not provide an export named "alsoNope"`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q lacks %q", msg, want)
 		}

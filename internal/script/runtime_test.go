@@ -106,7 +106,7 @@ export function teardown(data) { console.log('teardown', JSON.stringify(data)); 
 }
 
 func TestUnsupportedModuleIsRefusedWithItsLine(t *testing.T) {
-	for _, mod := range []string{"k6/ws", "k6/net/grpc", "k6/browser", "k6/experimental/redis", "k6/x/unknown"} {
+	for _, mod := range []string{"k6/browser", "k6/experimental/redis", "k6/x/unknown"} {
 		path := writeScript(t, "s.js", "import http from 'k6/http';\n\nimport x from '"+mod+"';\nexport default function () { x(); }\n")
 		_, err := Load(path, Config{})
 		if err == nil {
