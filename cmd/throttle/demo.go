@@ -207,7 +207,7 @@ func (f *demoFlags) runScript(fs *pflag.FlagSet, tc target.Config, e env) error 
 	if err != nil {
 		return err
 	}
-	ss := f.scriptSession(e)
+	ss := f.session(e)
 	srv, stop, err := ss.ServeBuiltin(tc, "target")
 	if err != nil {
 		return err

@@ -15,7 +15,6 @@ import (
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/report"
-	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/session"
 )
 
@@ -31,7 +30,9 @@ type phaseFlags struct {
 	earlyBreach                    bool
 	evidence                       string
 	noGovernor, govern             bool
-	out, timeline, chart           string
+	outs                           []string // --out, repeatable
+	timeline, chart                string
+	k6                             k6Flags
 	quiet, verbose                 bool
 	metrics                        session.Metrics
 	summaryExport                  string
@@ -85,7 +86,7 @@ func (g flagGroups) install(cmd *cobra.Command) {
 // register adds the shared flags to their groups.
 func (p *phaseFlags) register(g *flagGroups, d phaseDefaults) {
 	fs := g.group("Load")
-	fs.DurationVar(&p.duration, "duration", d.duration, "how long the phase runs; 0 runs until Ctrl-C")
+	fs.DurationVarP(&p.duration, "duration", "d", d.duration, "how long the phase runs; 0 runs until Ctrl-C (k6 script: k6's duration shortcut)")
 	fs.IntVar(&p.maxVUs, "max-vus", engine.DefaultMaxVUs, "rate mode: most workers (in-flight iterations); an arrival with none free is dropped and counted")
 	fs.DurationVar(&p.timeout, "timeout", engine.DefaultTimeout, "per-attempt timeout, from sending to the last body byte (k6 script: the default request timeout, otherwise k6's 60s)")
 	fs.IntVar(&p.tries, "tries", 1, "attempts per iteration, with a small jittered exponential backoff between them (10 ms doubling, at most 320 ms)")
@@ -111,12 +112,13 @@ func (p *phaseFlags) register(g *flagGroups, d phaseDefaults) {
 	fs = g.group("k6 script")
 	fs.StringVar(&p.summaryExport, "summary-export", "", "k6 script: write the end-of-test summary to this file in k6's summary-export JSON")
 	fs.StringSliceVar(&p.trendStats, "summary-trend-stats", nil, "k6 script: the trend statistics the summary shows, e.g. avg,min,med,max,p(90),p(99),count (overrides options.summaryTrendStats)")
+	p.k6.register(fs)
 
 	fs = g.group("Output")
-	fs.StringVar(&p.out, "out", "", "write the JSON report to this file; k6 script: json=FILE writes k6's JSON-lines metric points instead")
+	fs.StringArrayVarP(&p.outs, "out", "o", nil, "write the JSON report to this file; k6 script, repeatable: json=FILE k6's JSON-lines metric points, csv=FILE k6's CSV")
 	fs.StringVar(&p.timeline, "timeline", "", "write the CSV timeline (one row per governor window) to this file")
 	fs.StringVar(&p.chart, "chart", "", "write a chart of offer, throughput and attempt-fail % over time: .svg, .png or .html")
-	fs.BoolVar(&p.quiet, "quiet", false, "no live view or movement lines; only the final report")
+	fs.BoolVarP(&p.quiet, "quiet", "q", false, "no live view or movement lines; only the final report")
 	fs.BoolVarP(&p.verbose, "verbose", "v", false, "also log the governor's holds (debug lines)")
 	registerMetrics(fs, &p.metrics)
 }
@@ -128,7 +130,8 @@ func registerMetrics(fs *pflag.FlagSet, m *session.Metrics) {
 
 // session is where the phase's run writes.
 func (p *phaseFlags) session(e env) *session.Session {
-	return e.session(p.quiet, p.verbose, session.Outputs{JSON: p.out, Timeline: p.timeline, Chart: p.chart}, &p.metrics)
+	report, _, _ := session.SplitOuts(p.outs)
+	return e.session(p.quiet, p.verbose, session.Outputs{JSON: report, Timeline: p.timeline, Chart: p.chart}, &p.metrics)
 }
 
 // reportSettings are the report's view of the governor flags.
@@ -167,10 +170,11 @@ func (p *phaseFlags) governorSettings(fs *pflag.FlagSet) ([]governor.Option, err
 	if !ok {
 		return nil, usagef("--evidence %q: want a comma-separated list of unserved, latency, drain, generator, or all or none", p.evidence)
 	}
-	out := session.Outputs{JSON: p.out, Timeline: p.timeline, Chart: p.chart}
-	if strings.HasPrefix(p.out, "json=") {
-		out.JSON = "" // k6's JSON output: the script run checks it
+	report, _, err := session.SplitOuts(p.outs)
+	if err != nil {
+		return nil, err
 	}
+	out := session.Outputs{JSON: report, Timeline: p.timeline, Chart: p.chart}
 	if err := out.Check(); err != nil {
 		return nil, err
 	}
@@ -242,16 +246,11 @@ func (p *phaseFlags) notWithoutScript(fs *pflag.FlagSet, give string) error {
 			return usagef("--%s applies to a k6 script; give %s", name, give)
 		}
 	}
-	if strings.HasPrefix(p.out, "json=") {
-		return usagef("--out json=FILE is k6's JSON output of a script; give a script, or --out FILE for the report")
+	if _, k6, _ := session.SplitOuts(p.outs); len(k6) > 0 {
+		return usagef("--out %s is a k6 output of a script; give a script, or --out FILE for the report", k6[0])
 	}
-	return nil
-}
-
-// trendStats checks --summary-trend-stats.
-func (p *phaseFlags) checkTrendStats() error {
-	if _, err := script.ParseTrendStats(p.trendStats); err != nil {
-		return usagef("--summary-trend-stats: %v", err)
+	if len(p.k6.given) > 0 {
+		return usagef("--%s is a k6 option; give a script", p.k6.given[0][0])
 	}
 	return nil
 }

@@ -19,8 +19,8 @@ func TestK6JSONOutput(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "wrote        "+out) || !strings.Contains(r.stdout, ": min=") || !strings.Contains(r.stdout, " count=12\n") || strings.Contains(r.stdout, "avg=") {
-		t.Errorf("stdout %q: want the file named and only min, p(99), count", r.stdout)
+	if !strings.Contains(r.stderr, "wrote        "+out) || !strings.Contains(r.stdout, ": min=") || !strings.Contains(r.stdout, " count=12\n") || strings.Contains(r.stdout, "avg=") {
+		t.Errorf("stdout %q: want only min, p(99), count, and the file named on stderr", r.stdout)
 	}
 	f, err := os.Open(out)
 	if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,13 +75,13 @@ func TestK6FlagsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--summary-trend-stats", "avg,mean", path}, `--summary-trend-stats: trend stat "mean"`},
+		{[]string{"run", "--summary-trend-stats", "avg,mean", path}, `--summary-trend-stats: "mean": want avg, min, med, max, count or p(N)`},
 		{[]string{"run", "--summary-trend-stats", "p(101)", path}, "at most 100"},
 		{[]string{"run", "--summary-export", missing, path}, "does not exist"},
 		{[]string{"run", "--out", "json=" + missing, path}, "does not exist"},
 		{[]string{"run", "--out", "json=", path}, "give a file"},
 		{[]string{"run", "--summary-export", "x.json", "--rate", "1", "http://127.0.0.1:1/"}, "--summary-export applies to a k6 script"},
-		{[]string{"run", "--out", "json=x.json", "--rate", "1", "http://127.0.0.1:1/"}, "--out json=FILE is k6's JSON output"},
+		{[]string{"run", "--out", "json=x.json", "--rate", "1", "http://127.0.0.1:1/"}, "--out json=x.json is a k6 output of a script"},
 		{[]string{"demo", "--summary-trend-stats", "avg"}, "--summary-trend-stats applies to a k6 script"},
 		{[]string{"run", writeFile(t, "u.js", "export const options = { summaryTimeUnit: 'h' };\nexport default function () {}\n")}, "summaryTimeUnit"},
 	} {
@@ -94,13 +96,13 @@ func TestK6FlagsBadInput(t *testing.T) {
 // an error after the run, exit 1, one line (/dev/full refuses every write).
 func TestSummaryExportUnwritable(t *testing.T) {
 	r := cli(t, "", nil, "demo", "--quiet", "--script", writeFile(t, "k.js", k6Script), "--summary-export", "/dev/full")
-	if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "writing /dev/full") {
+	if r.code != 1 || strings.Count(r.stderr, "throttle:") != 1 || !strings.Contains(r.stderr, "writing /dev/full") {
 		t.Fatalf("exit %d, stderr %q: want exit 1 naming the file", r.code, r.stderr)
 	}
 }
 
 // TestHandleSummaryReplacesSummary: handleSummary's stdout replaces k6's
-// summary, its files are written, the governor's section moves to stderr.
+// summary, its files are written; an ungoverned run has no governor's section.
 func TestHandleSummaryReplacesSummary(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "s.txt")
 	path := writeFile(t, "h.js", strings.Replace(k6Script, "export default", `
@@ -115,8 +117,8 @@ export default`, 1))
 	if r.stdout != "reqs 12\n" {
 		t.Errorf("stdout %q: want only handleSummary's", r.stdout)
 	}
-	if !strings.Contains(r.stderr, "throttle report:") {
-		t.Errorf("stderr %q: want the governor's section", r.stderr)
+	if strings.Contains(r.stderr, "throttle report:") {
+		t.Errorf("stderr %q: the script's scenarios are not governed: no governor's section", r.stderr)
 	}
 	if b, err := os.ReadFile(file); err != nil || string(b) != "checks 18" {
 		t.Errorf("file %q, %v", b, err)
@@ -131,7 +133,36 @@ export default`, 1))
 	report := filepath.Join(t.TempDir(), "r.json")
 	throws := writeFile(t, "t.js", strings.Replace(k6Script, "export default", "export function handleSummary() { throw new Error('boom'); }\nexport default", 1))
 	r = cli(t, "", nil, "demo", "--quiet", "--script", throws, "--out", report)
-	if _, err := os.Stat(report); r.code != 1 || !strings.Contains(r.stderr, "throttle: handleSummary: ") || !strings.Contains(r.stderr, "boom") || !strings.Contains(r.stderr, "throttle report:") || err != nil {
+	if _, err := os.Stat(report); r.code != 1 || !strings.Contains(r.stderr, "throttle: handleSummary: ") || !strings.Contains(r.stderr, "boom") || err != nil {
 		t.Errorf("throws: exit %d, stderr %q, report %v", r.code, r.stderr, err)
+	}
+}
+
+// TestK6CommandLine: k6's flags and K6_* variables reach the script's
+// options (flags over variables over the script); a documented flag
+// throttle does not support is refused by name, never "unknown flag";
+// an ungoverned run's stdout is k6's summary alone.
+func TestK6CommandLine(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(srv.Close)
+	path := writeFile(t, "k.js", "import http from 'k6/http';\nexport const options = { iterations: 1 };\nexport default function () { http.get(__ENV.BASE + '/'); }\n")
+	t.Setenv("K6_ITERATIONS", "9")
+	r := cli(t, "", nil, "run", "-q", "-e", "BASE="+srv.URL, "-u", "2", "-i", "4", "--tag", "team=shop", path)
+	if r.code != 0 || !strings.Contains(r.stdout, "iterations.....................: 4 ") || strings.Contains(r.stdout, "throttle report") || strings.Contains(r.stderr, "throttle report") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want 4 iterations (-i over K6_ITERATIONS) and no throttle report", r.code, r.stdout, r.stderr)
+	}
+	r = cli(t, "", nil, "run", "-q", "-e", "BASE="+srv.URL, "--no-summary", path)
+	if r.code != 0 || r.stdout != "" {
+		t.Errorf("--no-summary: exit %d, stdout %q", r.code, r.stdout)
+	}
+	for _, c := range []struct{ args []string }{{[]string{"--paused"}}, {[]string{"--throw"}}, {[]string{"--http-debug=full"}}, {[]string{"--vus", "x"}}} {
+		r := cli(t, "", nil, append(append([]string{"run"}, c.args...), path)...)
+		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, strings.SplitN(c.args[0], "=", 2)[0]) || strings.Contains(r.stderr, "unknown flag") {
+			t.Errorf("%v: exit %d, stderr %q: want exit 2 and one line naming it", c.args, r.code, r.stderr)
+		}
+	}
+	r = cli(t, "", nil, "run", "-u", "2", "--rate", "1", "http://127.0.0.1:1/")
+	if r.code != 2 || !strings.Contains(r.stderr, "--vus is a k6 option; give a script") {
+		t.Errorf("-u on a URL run: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -7,8 +7,9 @@
 //	throttle version
 //
 // Exit codes: 0 success, 1 a runtime failure, 2 bad input (an invalid flag
-// value, conflicting flags, an unreadable targets file, ...), 99 a k6
-// script's thresholds crossed. Bad input is
+// value, conflicting flags, an unreadable targets file, ...), and k6's
+// codes for a k6 script: 99 thresholds crossed, 107 an exception in the
+// init context, 108 exec.test.abort(), 110 exec.test.fail(). Bad input is
 // one line on stderr, "throttle: <problem>", never a stack trace.
 package main
 
@@ -101,6 +102,10 @@ func run(args []string, e env) int {
 	var th session.ThresholdsCrossed
 	if errors.As(err, &th) {
 		return 99
+	}
+	var ec session.ExitCode
+	if errors.As(err, &ec) {
+		return ec.Code
 	}
 	return 1
 }

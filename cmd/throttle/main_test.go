@@ -120,7 +120,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "50", "--settle", "-1s", u}, "", "--settle must be >= 0"},
 		{[]string{"run", "--rate", "50", "--evidence", "unserved,vibes", u}, "", `--evidence "unserved,vibes": want a comma-separated list`},
 		{[]string{"run", "--rate", "50", "--duration", "-1s", u}, "", "--duration must be >= 0"},
-		{[]string{"run", "--rate", "50", "--duration", "soon", u}, "", `invalid argument "soon" for "--duration"`},
+		{[]string{"run", "--rate", "50", "--duration", "soon", u}, "", `invalid argument "soon" for "-d, --duration"`},
 		{[]string{"run", "--rate", "50", "--max-vus", "0", u}, "", "--max-vus must be >= 1"},
 		{[]string{"run", "--concurrency", "5", "--max-vus", "10", u}, "", "--max-vus bounds the open-loop (--rate) pool"},
 		{[]string{"run", "--rate", "50", "--timeout", "0s", u}, "", "--timeout must be > 0"},

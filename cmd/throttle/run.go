@@ -78,7 +78,7 @@ func newRunCmd(e env) *cobra.Command {
 func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	fs := cmd.Flags()
 	for _, a := range args {
-		if isScript(a) {
+		if session.IsScript(a) {
 			if len(args) > 1 {
 				return usagef("a k6 script runs alone: give %s without URLs", a)
 			}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -13,19 +10,6 @@ import (
 	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/session"
 )
-
-// isScript reports whether a run argument names a k6 script rather than a
-// URL.
-func isScript(arg string) bool {
-	if strings.Contains(arg, "://") {
-		return false
-	}
-	switch strings.ToLower(filepath.Ext(arg)) {
-	case ".js", ".mjs", ".ts":
-		return true
-	}
-	return false
-}
 
 // notForScripts are run's flags that have no meaning for a script: the
 // script's options and code say what they say for a URL run.
@@ -40,7 +24,6 @@ var notForScripts = map[string]string{
 	"max-vus":     "maxVUs is a scenario option",
 	"tries":       "use throttle.tries(n, fn) from k6/x/throttle",
 	"fail-on":     "a response callback (http.setResponseCallback) says what fails",
-	"duration":    "each scenario's options say how long it runs",
 	"grace":       "gracefulStop is a scenario option",
 }
 
@@ -60,15 +43,13 @@ type scriptOverrides struct {
 	Governance script.Governance
 	// Timeout overrides the default request timeout (nil: k6's).
 	Timeout *time.Duration
-	// TrendStats overrides options.summaryTrendStats.
-	TrendStats []string
 	// Fixed runs every scenario as authored; Govern governs every one.
 	Fixed, Govern bool
 }
 
 // overrides gathers the flags the user gave for a script.
 func (p *phaseFlags) overrides(fs *pflag.FlagSet) scriptOverrides {
-	o := scriptOverrides{TrendStats: p.trendStats, Fixed: p.noGovernor, Govern: p.govern}
+	o := scriptOverrides{Fixed: p.noGovernor, Govern: p.govern}
 	g := &o.Governance
 	for name, set := range map[string]func(){
 		"floor": func() { g.Floor = &p.floor }, "start": func() { g.Start = &p.start }, "high": func() { g.High = &p.high },
@@ -87,8 +68,8 @@ func (p *phaseFlags) overrides(fs *pflag.FlagSet) scriptOverrides {
 // config is the one place where the command line's settings meet the
 // script's: flags over the script's options and configure, the script's
 // over the defaults (script.Load resolves what lies in the script).
-func (o scriptOverrides) config(env map[string]string) script.Config {
-	cfg := script.Config{Env: env, Governance: o.Governance, Fixed: o.Fixed, Govern: o.Govern, TrendStats: o.TrendStats}
+func (o scriptOverrides) config() script.Config {
+	cfg := script.Config{Governance: o.Governance, Fixed: o.Fixed, Govern: o.Govern}
 	if o.Timeout != nil {
 		cfg.Timeout = *o.Timeout
 	}
@@ -114,20 +95,13 @@ func (p *phaseFlags) scriptRun(fs *pflag.FlagSet, s scriptRun, after func(io.Wri
 	if err != nil {
 		return session.Script{}, err
 	}
-	if err := p.checkTrendStats(); err != nil {
-		return session.Script{}, err
-	}
-	vars, err := s.scriptEnv()
+	cfg := p.overrides(fs).config()
+	cfg.Tick, cfg.Settle, cfg.Governor, cfg.Insecure, cfg.HTTP2, cfg.Slow = p.tick, p.settle, gopts, s.insecure, s.http2, p.slow
+	outs, export, err := session.K6Config(session.K6Source{Given: p.k6Given(fs), EnvPairs: s.env, Outs: p.outs, SummaryExport: p.summaryExport}, &cfg)
 	if err != nil {
 		return session.Script{}, err
 	}
-	cfg := p.overrides(fs).config(vars)
-	cfg.Tick, cfg.Settle, cfg.Governor, cfg.Insecure, cfg.HTTP2, cfg.Slow = p.tick, p.settle, gopts, s.insecure, s.http2, p.slow
-	json, hasJSON := strings.CutPrefix(p.out, "json=")
-	if hasJSON && json == "" {
-		return session.Script{}, usagef("--out json=FILE: give a file")
-	}
-	return session.Script{Path: s.path, Config: cfg, SummaryExport: p.summaryExport, JSON: json, After: after,
+	return session.Script{Path: s.path, Config: cfg, SummaryExport: export, Outs: outs, After: after,
 		Settings: p.reportSettings()}, nil
 }
 
@@ -137,34 +111,5 @@ func (p *phaseFlags) runScript(fs *pflag.FlagSet, e env, s scriptRun) error {
 	if err != nil {
 		return err
 	}
-	return p.scriptSession(e).RunScript(sc)
-}
-
-// scriptSession is the session of a script run: --out json=FILE is k6's
-// output, not the report's.
-func (p *phaseFlags) scriptSession(e env) *session.Session {
-	ss := p.session(e)
-	if strings.HasPrefix(p.out, "json=") {
-		ss.Outputs.JSON = ""
-	}
-	return ss
-}
-
-// scriptEnv is __ENV: the process environment, then -e KEY=VALUE (the
-// demo sets BASE after it).
-func (s *scriptRun) scriptEnv() (map[string]string, error) {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	for _, kv := range s.env {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, usagef("-e %q: want KEY=VALUE", kv)
-		}
-		env[k] = v
-	}
-	return env, nil
+	return p.session(e).RunScript(sc)
 }

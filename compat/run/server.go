@@ -45,11 +45,16 @@ func startTarget() (*target, error) {
 	mux.HandleFunc("/form-submit", serveFormSubmit)
 	mux.HandleFunc("/redirect", serveRedirect)
 	mux.HandleFunc("/modules/{file}", serveModule)
+	mux.HandleFunc("/digest-auth/auth/{user}/{pass}", serveDigestAuth)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "ok")
 	})
-	t.srv = &http.Server{Handler: t.count(mux), ReadHeaderTimeout: 10 * time.Second}
+	handler, err := withProtocols(mux, t.count) // protocols.go
+	if err != nil {
+		return nil, err
+	}
+	t.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go t.srv.Serve(ln)
 	return t, nil
 }

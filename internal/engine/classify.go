@@ -295,3 +295,11 @@ func (f *FailOn) failedResponse(r *Response) bool {
 	}
 	return f.failedStatus(r.Status)
 }
+
+// ClassOf is the class an attempt of another protocol has if it fails,
+// by the rules requests are classified with: its transport error (nil
+// when an answer arrived) and its HTTP status (a WebSocket handshake's).
+func ClassOf(err error, status int) Class {
+	c, _ := classify(err, status)
+	return c
+}

@@ -160,3 +160,12 @@ func (m *Meter) Counts() Counts {
 	c.Started = m.started.Load()
 	return c
 }
+
+// Record counts one attempt that a protocol other than the runner's HTTP
+// made itself (a WebSocket handshake or message, a gRPC call): started,
+// then resolved as class c after elapsed, so the governor sees it as it
+// sees a request.
+func (m *Meter) Record(c Class, elapsed time.Duration) {
+	m.started.Add(1)
+	m.resolve(c, elapsed)
+}

@@ -47,6 +47,8 @@ type httpModule struct {
 	reqs [2]engine.Request
 	next int
 	res  engine.Response
+	// fileMark marks the objects http.file() makes (http_body.go).
+	fileMark *sobek.Symbol
 }
 
 // statusSet is a response callback from http.expectedStatuses: the
@@ -72,7 +74,7 @@ func (s *statusSet) expected(code int) bool {
 var defaultStatuses = &statusSet{ranges: [][2]int{{200, 399}}}
 
 func newHTTPModule(vu *VU) *httpModule {
-	m := &httpModule{vu: vu, callback: defaultStatuses}
+	m := &httpModule{vu: vu, callback: defaultStatuses, fileMark: sobek.NewSymbol("k6/http file")}
 	rt := vu.rt
 	m.jsonFn = rt.ToValue(m.json)
 	m.htmlFn, m.submitFn, m.clickFn = rt.ToValue(m.htmlOf), rt.ToValue(m.submitForm), rt.ToValue(m.clickLink)
@@ -96,6 +98,7 @@ func newHTTPModule(vu *VU) *httpModule {
 			return m.request(strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
 		},
 		"batch":            m.batch,
+		"file":             m.file,
 		"asyncRequest":     m.asyncRequest,
 		"expectedStatuses": m.expectedStatuses,
 		"setResponseCallback": func(cb sobek.Value) {
@@ -109,7 +112,6 @@ func newHTTPModule(vu *VU) *httpModule {
 	for k, v := range httpConstants {
 		_ = m.obj.Set(k, v)
 	}
-	vu.refuseNames(m.obj, "k6/http", "file")
 	return m
 }
 
@@ -191,6 +193,8 @@ type reqInfo struct {
 	tags     map[string]string
 	name     string
 	jar      *cookieJar // nil: the VU's own
+	// digest: params.auth is "digest" (http_body.go).
+	digest bool
 }
 
 // prepare fills req from the script's arguments and returns what its
@@ -200,10 +204,8 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 	*req = engine.Request{Method: method, Timeout: vu.r.cfg.Timeout, Redirects: DefaultRedirects}
 	req.URL, info.name = urlOf(u)
 	info.cb, info.respType = m.callback, "text"
-	if vu.r.discardBodies {
-		info.respType = "none"
-	}
 	var cookies *sobek.Object
+	compression := ""
 	if p, ok := params.(*sobek.Object); ok {
 		for _, k := range p.Keys() {
 			v := p.Get(k)
@@ -245,13 +247,21 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 				cookies, _ = v.(*sobek.Object)
 			case "jar":
 				info.jar = vu.jarOf(v)
+			case "auth": // http_body.go
+				info.digest = m.authMethod(v)
+			case "compression": // http_body.go
+				compression = v.String()
 			}
 		}
 	}
 	if body != nil && !sobek.IsUndefined(body) && !sobek.IsNull(body) {
 		req.Body = m.body(req, body)
 	}
+	if compression != "" && req.Body != nil {
+		m.compress(req, compression)
+	}
 	vu.addCookies(req, info.jar, cookies)
+	vu.r.requestOptions(req, &info, params) // httpoptions.go
 	// A body the script will not read is dropped as it arrives.
 	req.DiscardBody, req.KeepHeader = info.respType == "none", true
 	return info
@@ -280,6 +290,9 @@ func (m *httpModule) body(req *engine.Request, v sobek.Value) []byte {
 		case sobek.ArrayBuffer, []byte:
 			return m.vu.bytes(v)
 		case map[string]any:
+			if m.hasFile(o) { // http_body.go
+				return m.multipartBody(req, o)
+			}
 			form := url.Values{}
 			keys := o.Keys()
 			sort.Strings(keys)
@@ -305,8 +318,14 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 		m.vu.throw("http requests cannot be made in the init context (use setup())")
 	}
 	req := &m.reqs[m.next]
-	m.next ^= 1
 	info := m.prepare(req, method, u, body, params)
+	// Only a request that goes out moves to the other slot: after params
+	// that throw, the next request must not be the slot the runner last
+	// sent, or it would resend that request's wire form.
+	m.next ^= 1
+	if info.digest {
+		return m.digestRequest(req, &info) // http_body.go
+	}
 	s := m.lane(0)
 	s.cb = info.cb
 	out := s.runner.Iterate(req, time.Time{}, &m.res)
@@ -336,16 +355,17 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 		// counted as ok or failed.
 		return vu.rt.NewDynamicObject(r)
 	}
+	// setup's and teardown's requests count too, as in k6, in no scenario.
+	vu.r.builtin.request(vu.phaseName(), res.Timings, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
+		t := vu.tags(nil)
+		t["method"], t["url"], t["name"] = req.Method, req.URL, name
+		t["status"], t["expected_response"] = strconv.Itoa(res.Status), strconv.FormatBool(!res.Failed)
+		for k, v := range tags {
+			t[k] = v
+		}
+		return vu.r.dropSystemTags(t)
+	})
 	if p := vu.ph; p != nil {
-		vu.r.builtin.request(p.sc.Name, res.Timings, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
-			t := vu.tags(nil)
-			t["method"], t["url"], t["name"] = req.Method, req.URL, name
-			t["status"], t["expected_response"] = strconv.Itoa(res.Status), strconv.FormatBool(!res.Failed)
-			for k, v := range tags {
-				t[k] = v
-			}
-			return t
-		})
 		if s := vu.r.cfg.Samples; s != nil {
 			s(&Sample{Phase: p.sc.Name, Group: vu.group, Method: req.Method, URL: req.URL, Name: name, Status: res.Status,
 				Failed: res.Failed, ErrorCode: res.ErrorCode, Tags: tags, Timings: res.Timings,
@@ -383,6 +403,9 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 		it.key = k
 		method, u, body, params := m.batchRequest(arg.Get(k))
 		it.info = m.prepare(&it.req, method, u, body, params)
+		if it.info.digest {
+			vu.throw("http.batch: auth \"digest\" is supported by http.request and its verbs only")
+		}
 	}
 	// Each request has its own lane (runner and callback), so they go out
 	// at once; lanes are kept for the next batch.

@@ -57,6 +57,9 @@ func (m *httpModule) asyncRequest(call sobek.FunctionCall) sobek.Value {
 	promise, resolve, reject := rt.NewPromise()
 	req := &engine.Request{}
 	info := m.prepare(req, strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
+	if info.digest {
+		vu.throw("http.asyncRequest: auth \"digest\" is supported by http.request and its verbs only")
+	}
 	lane, err := vu.async.take(vu)
 	if err != nil {
 		_ = reject(rt.NewGoError(err))

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"sync"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/grafana/sobek"
+
+	"github.com/throttlekit/throttle/internal/script/options"
 )
 
 // MetricType is a k6 custom metric's type (k6/metrics).
@@ -50,7 +53,14 @@ type Metric struct {
 	count, nonZero      uint64
 	sum, min, max, last float64
 	hist                *hdr.Histogram // Trend: values × trendScale
+	// exact are a Trend's values while there are at most exactValues of
+	// them: its percentiles then are exact, as k6's (a trend of whole
+	// numbers has a whole median), and the histogram's beyond.
+	exact []float64
 }
+
+// exactValues is how many values a Trend keeps for exact percentiles.
+const exactValues = 10_000
 
 // trendScale keeps three decimals of a Trend's values (microseconds for a
 // time trend in milliseconds) in the integer histogram.
@@ -93,8 +103,30 @@ func (m *Metric) add(phase string, v float64) error {
 	}
 	if m.Type == Trend {
 		_ = m.hist.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
+		if m.count <= exactValues {
+			m.exact = append(m.exact, v)
+		} else {
+			m.exact = nil
+		}
 	}
 	return nil
+}
+
+// quantile is a Trend's q-th percentile (0-100), m.mu held: exact, by
+// linear interpolation between the closest ranks, while the values are
+// kept; else from the histogram, within the values seen.
+func (m *Metric) quantile(q float64) float64 {
+	if m.count == 0 {
+		return 0
+	}
+	if n := len(m.exact); n > 0 && uint64(n) == m.count {
+		s := slices.Clone(m.exact)
+		slices.Sort(s)
+		i := q / 100 * float64(n-1)
+		lo, hi := s[int(math.Floor(i))], s[int(math.Ceil(i))]
+		return lo + (hi-lo)*(i-math.Floor(i))
+	}
+	return math.Min(math.Max(float64(m.hist.ValueAtQuantile(q))/trendScale, m.min), m.max)
 }
 
 // subMetric is a metric over the values whose tags include filter.
@@ -139,12 +171,7 @@ func (m *Metric) Stats() MetricStats {
 		s.Avg = m.sum / float64(m.count)
 	}
 	if m.Type == Trend && m.count > 0 {
-		// The histogram's bucket bounds are within 0.1 %; a percentile
-		// never lies outside the values seen.
-		q := func(p float64) float64 {
-			return math.Min(math.Max(float64(m.hist.ValueAtQuantile(p))/trendScale, m.min), m.max)
-		}
-		s.Med, s.P90, s.P95 = q(50), q(90), q(95)
+		s.Med, s.P90, s.P95 = m.quantile(50), m.quantile(90), m.quantile(95)
 	}
 	return s
 }
@@ -275,15 +302,38 @@ func (vu *VU) metricsModule() *sobek.Object {
 // the tags object given (nil or undefined: none).
 func (vu *VU) tags(extra sobek.Value) map[string]string {
 	t := map[string]string{"group": vu.group}
+	for k, v := range vu.r.opts.Tags { // options.tags and --tag
+		t[k] = v
+	}
 	if vu.ph != nil {
 		t["scenario"] = vu.ph.sc.Name
 		for k, v := range vu.ph.sc.Tags {
 			t[k] = v
 		}
 	}
-	if o, ok := extra.(*sobek.Object); ok {
-		for _, k := range o.Keys() {
-			t[k] = o.Get(k).String()
+	for _, o := range []sobek.Value{vu.vuTags, extra} {
+		if o, ok := o.(*sobek.Object); ok && o != nil {
+			for _, k := range o.Keys() {
+				t[k] = o.Get(k).String()
+			}
+		}
+	}
+	return t
+}
+
+// ownTags is exec.vu.tags, made on first use: one object per VU.
+func (vu *VU) ownTags() *sobek.Object {
+	if vu.vuTags == nil {
+		vu.vuTags = vu.rt.NewObject()
+	}
+	return vu.vuTags
+}
+
+// dropSystemTags removes the system tags options.systemTags leaves out.
+func (r *Runner) dropSystemTags(t map[string]string) map[string]string {
+	for _, name := range options.SystemTagNames {
+		if _, ok := t[name]; ok && !r.systemTags[name] {
+			delete(t, name)
 		}
 	}
 	return t

@@ -40,6 +40,8 @@ func (vu *VU) module(name string) sobek.Value {
 		return vu.cryptoModule()
 	case "k6/timers":
 		return vu.object(vu.timerFuncs())
+	case "k6/ws", "k6/websockets", "k6/experimental/websockets", "k6/net/grpc": // protocols.go
+		return vu.protocolModule(name)
 	}
 	return nil
 }
@@ -133,6 +135,8 @@ func (vu *VU) k6Module() *sobek.Object {
 func (vu *VU) check(name string, pass bool, tags sobek.Value) {
 	if vu.ph != nil {
 		vu.ph.checks.add(vu.group, name, pass)
+	} else {
+		vu.r.setupChecks.add(vu.group, name, pass) // setup's and teardown's count, as in k6
 	}
 	f := 0.0
 	if pass {
@@ -141,7 +145,7 @@ func (vu *VU) check(name string, pass bool, tags sobek.Value) {
 	_ = vu.r.builtin.checks.addTagged(vu.phaseName(), f, func() map[string]string {
 		t := vu.tags(tags)
 		t["check"] = name
-		return t
+		return vu.r.dropSystemTags(t)
 	})
 }
 
@@ -193,11 +197,14 @@ func (c *checks) add(group, name string, pass bool) {
 }
 
 // Checks are the phase's check() results so far.
-func (p *Phase) Checks() []CheckResult {
-	p.checks.mu.RLock()
-	defer p.checks.mu.RUnlock()
-	out := make([]CheckResult, 0, len(p.checks.m))
-	for k, n := range p.checks.m {
+func (p *Phase) Checks() []CheckResult { return p.checks.results() }
+
+// results are the checks' counts so far.
+func (c *checks) results() []CheckResult {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]CheckResult, 0, len(c.m))
+	for k, n := range c.m {
 		out = append(out, CheckResult{Group: k.group, Name: k.name, Pass: n.pass.Load(), Failed: n.fail.Load(), seq: n.seq})
 	}
 	return out
@@ -221,12 +228,19 @@ func (vu *VU) executionModule() *sobek.Object {
 		return vu.ph.sc
 	}
 	m := rt.NewObject()
-	_ = m.Set("vu", getters(map[string]func() any{
+	vuObj := getters(map[string]func() any{
 		"idInTest":            func() any { return vu.id },
 		"idInInstance":        func() any { return vu.id },
 		"iterationInInstance": func() any { return max(vu.iter-1, 0) },
 		"iterationInScenario": func() any { return max(vu.iter-1, 0) },
-	}))
+	})
+	// exec.vu.tags (and k6's newer exec.vu.metrics.tags): the VU's own
+	// tags, added to every later metric value of the VU.
+	_ = vuObj.Set("tags", vu.ownTags())
+	metricsObj := rt.NewObject()
+	_ = metricsObj.Set("tags", vu.ownTags())
+	_ = vuObj.Set("metrics", metricsObj)
+	_ = m.Set("vu", vuObj)
 	_ = m.Set("scenario", getters(map[string]func() any{
 		"name":                func() any { return sc().Name },
 		"executor":            func() any { return string(sc().Executor) },
@@ -248,11 +262,16 @@ func (vu *VU) executionModule() *sobek.Object {
 			if reason != nil && !sobek.IsUndefined(reason) {
 				s = reason.String()
 			}
+			vu.r.abortedByScript.Store(true)
 			vu.r.abortTest(s)
 			panic(rt.NewGoError(errors.New("test aborted: " + s)))
 		},
 		"fail": func(reason sobek.Value) {
-			vu.r.abortTest("test.fail()")
+			s := "test.fail() called"
+			if reason != nil && !sobek.IsUndefined(reason) {
+				s = reason.String()
+			}
+			vu.r.markFailed(s)
 		},
 	})
 	_ = m.Set("test", test)

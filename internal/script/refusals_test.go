@@ -9,8 +9,8 @@ import (
 // throttle lacks is named in one line at load, not only the first.
 func TestRefusedNamesAtOnce(t *testing.T) {
 	path := writeScript(t, "main.js", `
-import http, { file, nope } from 'k6/http';
-import ws from 'k6/ws';
+import http, { nope } from 'k6/http';
+import browser from 'k6/browser';
 import { check, alsoNope } from 'k6';
 export default function () {}
 `)
@@ -19,8 +19,8 @@ export default function () {}
 		t.Fatal("loaded")
 	}
 	msg := err.Error()
-	for _, want := range []string{`main.js:2: The requested module "k6/http" does not provide an export named "file"`, `named "nope"`,
-		`main.js:3: module "k6/ws" is not supported`, `main.js:4: The requested module "k6" does not provide an export named "alsoNope"`} {
+	for _, want := range []string{`main.js:2: The requested module "k6/http" does not provide an export named "nope"`,
+		`main.js:3: module "k6/browser" is not supported`, `main.js:4: The requested module "k6" does not provide an export named "alsoNope"`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q lacks %q", msg, want)
 		}
@@ -30,8 +30,7 @@ export default function () {}
 	}
 }
 
-// TestHTTPExtras: http.url's one name tag, the constants, randomSeed, and
-// a refused name read from the module object throwing with its name.
+// TestHTTPExtras: http.url's one name tag, the constants and randomSeed.
 func TestHTTPExtras(t *testing.T) {
 	got := consoleOf(t, "main.js", `
 import http, { TLS_1_3 } from 'k6/http';
@@ -42,12 +41,10 @@ export default function () {
   const u = http.url`+"`${__ENV.BASE}/items/${id}`"+`;
   const res = http.get(u);
   randomSeed(42); const a = Math.random(); randomSeed(42); const b = Math.random();
-  let refused = '';
-  try { http.file('x'); } catch (e) { refused = e.message; }
-  console.log(u.name.endsWith('/items/${}'), res.status, TLS_1_3, a === b, refused);
+  console.log(u.name.endsWith('/items/${}'), res.status, TLS_1_3, a === b);
 }
 `)
-	if want := "true 200 tls1.3 true k6/http's file is not supported by throttle"; got != want {
+	if want := "true 200 tls1.3 true"; got != want {
 		t.Fatalf("console %q, want %q", got, want)
 	}
 }

@@ -2,7 +2,6 @@ package script
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,8 +58,9 @@ func (g Governance) over(o Governance) Governance {
 
 // Config is how a script runs. Zero fields take the documented defaults.
 type Config struct {
-	// Env fills __ENV (the caller merges the process environment and -e).
-	Env map[string]string
+	// Env fills __ENV (-e); SystemEnv, the process environment, under it
+	// unless includeSystemEnvVars is false.
+	Env, SystemEnv map[string]string
 	// Governance overrides every scenario's governor settings (CLI flags).
 	Governance Governance
 	// Fixed runs every scenario exactly as authored (--no-governor).
@@ -94,6 +94,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Console receives console.log and friends (default: Logger).
 	Console func(level slog.Level, msg string)
+	// Exception, if set, receives an iteration's uncaught exception (the
+	// first ten, then one in a thousand) with its scenario and executor,
+	// instead of a Logger warning.
+	Exception func(scenario, executor, msg string)
 	// Custom, if set, is called once per custom metric the script declares
 	// (k6/metrics) and returns the function every value added to it is
 	// also passed to, with its scenario's name: the hook of a metrics
@@ -106,9 +110,10 @@ type Config struct {
 	// Slow, when > 0, is a latency budget: an otherwise ok request slower
 	// than it fails, class slow (engine.DriverConfig.Slow).
 	Slow time.Duration
-	// TrendStats, if set, overrides options.summaryTrendStats
-	// (--summary-trend-stats); checked by ParseTrendStats.
-	TrendStats []string
+	// EnvOptions and CLIOptions are the k6 options the K6_* variables and
+	// the command line give (options.FromEnv, options.Flags.Set): Load
+	// resolves them over the script's own, by k6's precedence.
+	EnvOptions, CLIOptions options.Flags
 	// Points, if set, receives every value of every metric (built-in and
 	// the script's own, not sub-metrics) with its tags: k6's JSON output.
 	// It is called from every VU at once.
@@ -134,12 +139,10 @@ type Runner struct {
 	// every VU, finds the VU it is evaluated for there.
 	vus sync.Map // *sobek.Runtime → *VU
 	// k6 are the k6 modules' records, by name.
-	k6     map[string]*k6Record
-	opts   options.Options
-	phases []*Phase
-	// discardBodies is options.discardResponseBodies.
-	discardBodies bool
-	setupVU       *VU
+	k6      map[string]*k6Record
+	opts    options.Options
+	phases  []*Phase
+	setupVU *VU
 	// setupMeter counts setup's and teardown's requests, which belong to
 	// no phase.
 	setupMeter *engine.Meter
@@ -166,7 +169,26 @@ type Runner struct {
 	errCount atomic.Int64
 	cancel   context.CancelFunc // ends the run (test.abort, a VU that fails to start)
 	aborted  atomic.Bool
+	// abortedByScript: exec.test.abort() (k6's exit 108), not a threshold's
+	// abortOnFail; failed: exec.test.fail() (110, the run goes on).
+	abortedByScript, failed atomic.Bool
+	// setupChecks count setup's and teardown's checks, which belong to no
+	// phase but are in the summary, as in k6.
+	setupChecks checks
+	// systemTags are the system tags in force (options.systemTags).
+	systemTags map[string]bool
+	// resolved: r.opts holds the resolved options (after the init context).
+	resolved bool
 }
+
+// InitError is an exception in the script's init context (k6's exit 107).
+type InitError struct{ Err error }
+
+func (e *InitError) Error() string { return e.Err.Error() }
+func (e *InitError) Unwrap() error { return e.Err }
+
+// Options are the run's resolved k6 options.
+func (r *Runner) Options() *options.Options { return &r.opts }
 
 // Load prepares the script at path. Every problem with the script (syntax,
 // an unsupported module, bad options, a missing exec function) is an
@@ -200,24 +222,37 @@ func Load(path string, cfg Config) (*Runner, error) {
 	}
 	r.bundle = b
 	if err := vu.initInterruptible(cfg.Interrupt); err != nil {
-		return nil, err
+		return nil, &InitError{err}
 	}
 	js, err := vu.stringify(vu.exports.Get("options"))
 	if err != nil {
 		return nil, err
 	}
-	if r.opts, err = options.Parse([]byte(js)); err != nil {
+	if r.opts, err = options.Resolve([]byte(js), cfg.EnvOptions, cfg.CLIOptions); err != nil {
 		return nil, err
 	}
-	r.warnIgnored([]byte(js))
-	if err := r.bodyOptions([]byte(js)); err != nil {
-		return nil, err
+	r.resolved = true
+	if !r.opts.IncludeSystemEnvVars {
+		env := vu.rt.GlobalObject().Get("__ENV").ToObject(vu.rt)
+		for k := range cfg.SystemEnv {
+			if _, ok := cfg.Env[k]; !ok {
+				_ = env.Delete(k)
+			}
+		}
 	}
-	if err := r.summaryOptions([]byte(js)); err != nil {
-		return nil, err
+	if r.opts.SummaryMode == "full" {
+		return nil, errors.New(`summaryMode "full": not supported by throttle: its summary is k6's legacy layout ("compact", "legacy" or "disabled")`)
 	}
-	if r.thresholds, err = parseThresholds([]byte(js)); err != nil {
-		return nil, err
+	for _, n := range r.opts.Notices {
+		cfg.Logger.Warn(n)
+	}
+	r.trendStats, r.timeUnit = r.opts.SummaryTrendStats, r.opts.SummaryTimeUnit
+	r.systemTags = map[string]bool{}
+	for _, name := range r.opts.SystemTags {
+		r.systemTags[name] = true
+	}
+	if !r.opts.NoThresholds {
+		r.thresholds = thresholdsOf(r.opts.Thresholds)
 	}
 	for _, th := range r.thresholds {
 		m, err := r.thresholdMetric(th)
@@ -301,9 +336,10 @@ func (r *Runner) limits(name string, mode governor.Mode, ceiling float64, govern
 // RunResult is what a run did.
 type RunResult struct {
 	Start, End time.Time
-	// Interrupted: ctx ended the run early; Aborted: the script called
-	// exec.test.abort().
-	Interrupted, Aborted bool
+	// Interrupted: ctx ended the run early; Aborted: the run was aborted
+	// (exec.test.abort() or an abortOnFail threshold), AbortedByScript by
+	// exec.test.abort(); MarkedFailed: the script called exec.test.fail().
+	Interrupted, Aborted, AbortedByScript, MarkedFailed bool
 	// HandleSummary: the script exports handleSummary, which was called
 	// with the summary's data and returned Outputs (k6: it replaces the
 	// default summary).
@@ -362,6 +398,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	<-sampled
 	res.Interrupted = ctx.Err() != nil && !r.aborted.Load()
 	res.Aborted = r.aborted.Load()
+	res.AbortedByScript, res.MarkedFailed = r.abortedByScript.Load(), r.failed.Load()
 	if err := r.runError(); err != nil {
 		return res, err
 	}
@@ -393,7 +430,7 @@ func (r *Runner) handleSummary(fn sobek.Callable, span time.Duration) ([]Summary
 	if err != nil {
 		return nil, err
 	}
-	v, err := vu.call(fn, nil, data)
+	v, err := r.lifecycle("handleSummary", r.opts.HandleSummaryTimeout, fn, data)
 	if err != nil {
 		return nil, r.scriptError(err)
 	}
@@ -430,10 +467,12 @@ func (r *Runner) sampleVUs(done <-chan struct{}, sampled chan<- struct{}) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	none := func() map[string]string { return map[string]string{} }
+	sampledOnce := false
 	for {
+		var ended bool
 		select {
 		case <-done:
-			return
+			ended = true
 		case <-t.C:
 		}
 		var active, made int64
@@ -441,6 +480,16 @@ func (r *Runner) sampleVUs(done <-chan struct{}, sampled chan<- struct{}) {
 			active += p.inflight.Load()
 			made += p.vus.Load()
 		}
+		if ended {
+			// k6 has vus and vus_max in every summary, a run shorter than
+			// one sample too: then every VU made was active in it.
+			if !sampledOnce {
+				_ = r.builtin.vus.addTagged("", float64(made), none)
+			}
+			_ = r.builtin.vusMax.addTagged("", float64(made), none)
+			return
+		}
+		sampledOnce = true
 		_ = r.builtin.vus.addTagged("", float64(active), none)
 		_ = r.builtin.vusMax.addTagged("", float64(made), none)
 	}
@@ -457,10 +506,10 @@ func (r *Runner) Abort() {
 // setup runs setup() on the setup VU and keeps its return value as JSON.
 func (r *Runner) setup() error {
 	fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("setup"))
-	if !ok {
+	if !ok || r.opts.NoSetup {
 		return nil
 	}
-	v, err := r.setupVU.call(fn, nil)
+	v, err := r.lifecycle("setup", r.opts.SetupTimeout, fn)
 	if err != nil {
 		return fmt.Errorf("setup: %w", r.scriptError(err))
 	}
@@ -472,7 +521,7 @@ func (r *Runner) setup() error {
 func (r *Runner) teardown() error {
 	vu := r.setupVU
 	fn, ok := sobek.AssertFunction(vu.exports.Get("teardown"))
-	if !ok {
+	if !ok || r.opts.NoTeardown {
 		return nil
 	}
 	data := sobek.Undefined()
@@ -483,7 +532,7 @@ func (r *Runner) teardown() error {
 		}
 		data = v
 	}
-	if _, err := vu.call(fn, nil, data); err != nil {
+	if _, err := r.lifecycle("teardown", r.opts.TeardownTimeout, fn, data); err != nil {
 		return fmt.Errorf("teardown: %w", r.scriptError(err))
 	}
 	return nil
@@ -510,11 +559,39 @@ func (r *Runner) runError() error {
 // abortTest is exec.test.abort(): the run ends, reported as aborted.
 func (r *Runner) abortTest(reason string) {
 	if r.aborted.CompareAndSwap(false, true) {
-		r.cfg.Logger.Warn("test aborted by the script", "reason", reason)
+		r.cfg.Logger.Warn("test aborted", "reason", reason)
 	}
 	if r.cancel != nil {
 		r.cancel()
 	}
+}
+
+// markFailed is exec.test.fail(): the run goes on, and ends failed.
+func (r *Runner) markFailed(reason string) {
+	if r.failed.CompareAndSwap(false, true) {
+		r.cfg.Logger.Warn("test marked as failed by the script", "reason", reason)
+	}
+}
+
+// lifecycle calls setup or teardown on the setup VU, stopped after
+// timeout (setupTimeout, teardownTimeout) as k6 stops it.
+func (r *Runner) lifecycle(name string, timeout time.Duration, fn sobek.Callable, args ...sobek.Value) (sobek.Value, error) {
+	vu := r.setupVU
+	stop := make(chan struct{})
+	msg := fmt.Sprintf("%s() execution timed out after %v (%sTimeout)", name, timeout, name)
+	t := time.AfterFunc(timeout, func() {
+		close(stop)
+		vu.rt.Interrupt(msg)
+	})
+	vu.lifeStop = stop
+	v, err := vu.call(fn, stop, args...)
+	vu.lifeStop = nil
+	timedOut := !t.Stop()
+	vu.rt.ClearInterrupt()
+	if timedOut {
+		return nil, errors.New(msg)
+	}
+	return v, err
 }
 
 // console passes a console line on.
@@ -524,10 +601,18 @@ func (r *Runner) console(level slog.Level, msg string) { r.cfg.Console(level, ms
 // a thousand, so a script that throws on every iteration cannot flood the
 // terminal.
 func (r *Runner) iterationError(p *Phase, err error) {
-	n := r.errCount.Add(1)
-	if n <= 10 || n%1000 == 0 {
-		r.cfg.Logger.Warn("iteration failed", "phase", p.sc.Name, "error", r.scriptError(err).Error(), "errors", n)
+	if r.abortedByScript.Load() {
+		return // exec.test.abort()'s own exception, logged as the abort
 	}
+	n := r.errCount.Add(1)
+	if n > 10 && n%1000 != 0 {
+		return
+	}
+	if r.cfg.Exception != nil {
+		r.cfg.Exception(p.sc.Name, string(p.sc.Executor), r.scriptError(err).Error())
+		return
+	}
+	r.cfg.Logger.Warn("iteration failed", "phase", p.sc.Name, "error", r.scriptError(err).Error(), "errors", n)
 }
 
 // scriptError turns a goja exception into an error naming the script.
@@ -563,64 +648,4 @@ func (r *Runner) readFile(path string) ([]byte, error) {
 	}
 	r.files[path] = b
 	return b, nil
-}
-
-// honoured are the options keys throttle acts on.
-var honoured = map[string]bool{"vus": true, "duration": true, "iterations": true, "stages": true, "scenarios": true, "thresholds": true,
-	"summaryTrendStats": true, "summaryTimeUnit": true, "discardResponseBodies": true}
-
-// bodyOptions reads options.discardResponseBodies: as in k6, it makes
-// "none" every request's default responseType.
-func (r *Runner) bodyOptions(js []byte) error {
-	var o struct {
-		Discard *bool `json:"discardResponseBodies"`
-	}
-	if len(js) > 0 && json.Unmarshal(js, &o) != nil {
-		return fmt.Errorf("options.discardResponseBodies: want true or false")
-	}
-	r.discardBodies = o.Discard != nil && *o.Discard
-	return nil
-}
-
-// summaryOptions reads options.summaryTrendStats and summaryTimeUnit;
-// Config.TrendStats wins over the script's.
-func (r *Runner) summaryOptions(js []byte) error {
-	var o struct {
-		SummaryTrendStats []string `json:"summaryTrendStats"`
-		SummaryTimeUnit   string   `json:"summaryTimeUnit"`
-	}
-	if len(js) > 0 && json.Unmarshal(js, &o) != nil {
-		return fmt.Errorf("options.summaryTrendStats: want an array of strings such as [\"avg\", \"p(99)\"]")
-	}
-	stats := o.SummaryTrendStats
-	if len(r.cfg.TrendStats) > 0 {
-		stats = r.cfg.TrendStats
-	}
-	var err error
-	if r.trendStats, err = ParseTrendStats(stats); err != nil {
-		return fmt.Errorf("options.summaryTrendStats: %v", err)
-	}
-	if r.timeUnit, err = ParseTimeUnit(o.SummaryTimeUnit); err != nil {
-		return fmt.Errorf("options.%v", err)
-	}
-	return nil
-}
-
-// warnIgnored says, once per key, which of the script's options throttle
-// does not act on, so that none is dropped silently.
-func (r *Runner) warnIgnored(js []byte) {
-	var keys map[string]json.RawMessage
-	if json.Unmarshal(js, &keys) != nil {
-		return
-	}
-	var ignored []string
-	for k := range keys {
-		if !honoured[k] {
-			ignored = append(ignored, k)
-		}
-	}
-	sort.Strings(ignored)
-	for _, k := range ignored {
-		r.cfg.Logger.Warn("option not supported by throttle, ignored", "option", k)
-	}
 }

@@ -4,51 +4,11 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// DefaultTrendStats are k6's default summaryTrendStats.
-var DefaultTrendStats = []string{"avg", "min", "med", "max", "p(90)", "p(95)"}
-
-var trendStat = regexp.MustCompile(`^(avg|min|med|max|count|p\((\d+(?:\.\d+)?)\))$`)
-
-// ParseTrendStats checks a summaryTrendStats list (avg, min, med, max,
-// count, p(N) with N at most 100); empty gives DefaultTrendStats.
-func ParseTrendStats(stats []string) ([]string, error) {
-	if len(stats) == 0 {
-		return DefaultTrendStats, nil
-	}
-	out := make([]string, 0, len(stats))
-	for _, s := range stats {
-		s = strings.TrimSpace(s)
-		m := trendStat.FindStringSubmatch(s)
-		if m == nil {
-			return nil, fmt.Errorf("trend stat %q: want avg, min, med, max, count or p(N)", s)
-		}
-		if m[2] != "" {
-			if p, _ := strconv.ParseFloat(m[2], 64); p > 100 {
-				return nil, fmt.Errorf("trend stat %q: a percentile is at most 100", s)
-			}
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// ParseTimeUnit checks a summaryTimeUnit: "" (each value its own unit),
-// "s", "ms" or "us".
-func ParseTimeUnit(u string) (string, error) {
-	switch u {
-	case "", "s", "ms", "us":
-		return u, nil
-	}
-	return "", fmt.Errorf("summaryTimeUnit %q: want s, ms or us", u)
-}
 
 // Stat is one named statistic of a metric in a summary, e.g. "p(95)".
 type Stat struct {
@@ -99,6 +59,8 @@ type Summary struct {
 	// summaryTimeUnit in force.
 	TrendStats []string
 	TimeUnit   string
+	// NoColor is options.noColor, for handleSummary's data.
+	NoColor bool
 	// Duration is the run's span, setup to teardown.
 	Duration time.Duration
 }
@@ -111,7 +73,7 @@ func pathID(path string) string {
 // Summary builds the end-of-test summary over the run so far; span is the
 // run's duration (a Counter's rate is per second of it).
 func (r *Runner) Summary(span time.Duration) *Summary {
-	s := &Summary{TrendStats: r.trendStats, TimeUnit: r.timeUnit, Duration: span, Root: r.checkTree()}
+	s := &Summary{TrendStats: r.trendStats, TimeUnit: r.timeUnit, NoColor: r.opts.NoColor, Duration: span, Root: r.checkTree()}
 	byMetric := map[string][]ThresholdResult{}
 	for _, th := range r.thresholds {
 		byMetric[th.Metric] = append(byMetric[th.Metric], th.eval(r.metric(th.Metric), span))
@@ -144,7 +106,7 @@ func (r *Runner) stats(m *Metric, st MetricStats, span time.Duration) []Stat {
 	out := make([]Stat, 0, len(r.trendStats))
 	for _, name := range r.trendStats {
 		stat, pct := name, 0.0
-		if strings.HasPrefix(name, "p(") { // checked by ParseTrendStats
+		if strings.HasPrefix(name, "p(") { // checked by options.Resolve
 			stat = "p"
 			pct, _ = strconv.ParseFloat(name[2:len(name)-1], 64)
 		}
@@ -176,8 +138,12 @@ func (r *Runner) checkTree() *Group {
 	}
 	idx := map[checkKey]int{}
 	var all []merged
+	sets := [][]CheckResult{r.setupChecks.results()}
 	for _, p := range r.phases {
-		for _, c := range p.Checks() {
+		sets = append(sets, p.Checks())
+	}
+	for _, set := range sets {
+		for _, c := range set {
 			k := checkKey{c.Group, c.Name}
 			if i, ok := idx[k]; ok {
 				all[i].Pass += c.Pass
@@ -274,7 +240,7 @@ func (s *Summary) DataJSON(stdoutTTY, stderrTTY bool) ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"metrics":    metrics,
 		"root_group": group(s.Root),
-		"options":    map[string]any{"summaryTrendStats": s.TrendStats, "summaryTimeUnit": s.TimeUnit, "noColor": false},
+		"options":    map[string]any{"summaryTrendStats": s.TrendStats, "summaryTimeUnit": s.TimeUnit, "noColor": s.NoColor},
 		"state": map[string]any{"isStdOutTTY": stdoutTTY, "isStdErrTTY": stderrTTY,
 			"testRunDurationMs": float64(s.Duration) / float64(time.Millisecond)},
 	})

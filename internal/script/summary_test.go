@@ -7,10 +7,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/throttlekit/throttle/internal/script/options"
 )
 
 // summaryScript makes 2×6 iterations, each one request, checks at the top
@@ -205,8 +208,16 @@ func TestSummaryOptionsBad(t *testing.T) {
 			t.Errorf("%s: error %v", opt, err)
 		}
 	}
-	if _, err := Load(writeScript(t, "s.js", "export default function () {}\n"), Config{TrendStats: []string{"p(99.9)", "avg"}}); err != nil {
-		t.Error(err)
+	var cli options.Flags
+	if err := cli.Set("summary-trend-stats", "p(99.9),avg"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(writeScript(t, "s.js", "export const options = { summaryTrendStats: ['min'] };\nexport default function () {}\n"), Config{CLIOptions: cli})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Summary(time.Second).TrendStats; !slices.Equal(got, []string{"p(99.9)", "avg"}) {
+		t.Errorf("--summary-trend-stats over the script's: got %v", got)
 	}
 }
 

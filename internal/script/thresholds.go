@@ -1,11 +1,8 @@
 package script
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -119,90 +116,14 @@ type ThresholdResult struct {
 	OK    bool
 }
 
-var thresholdExpr = regexp.MustCompile(`^\s*(avg|min|max|med|count|rate|value|p\((\d+(?:\.\d+)?)\))\s*(<=|>=|===|==|!=|<|>)\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s*$`)
-
-// parseThresholds reads options.thresholds (as JSON). A key with a tag
-// filter, metric{tag:value,...}, names a sub-metric.
-func parseThresholds(js []byte) ([]Threshold, error) {
-	var raw struct {
-		Thresholds map[string][]json.RawMessage `json:"thresholds"`
+// thresholdsOf are the resolved options' thresholds in the runner's form.
+func thresholdsOf(ths []options.Threshold) []Threshold {
+	out := make([]Threshold, 0, len(ths))
+	for _, th := range ths {
+		out = append(out, Threshold{Metric: th.Key, Source: th.Source, Filter: th.Filter, AbortOnFail: th.AbortOnFail,
+			DelayAbortEval: th.DelayAbortEval, stat: th.Stat, pct: th.Percentile, op: th.Op, rhs: th.Value})
 	}
-	if len(js) == 0 || string(js) == "null" {
-		return nil, nil
-	}
-	if err := json.Unmarshal(js, &raw); err != nil {
-		return nil, fmt.Errorf("options.thresholds: %v", err)
-	}
-	var out []Threshold
-	for metric, list := range raw.Thresholds {
-		filter, err := tagFilter(metric)
-		if err != nil {
-			return nil, fmt.Errorf("options.thresholds: %q: %v", metric, err)
-		}
-		for _, item := range list {
-			th := Threshold{Metric: metric, Filter: filter}
-			var s string
-			if err := json.Unmarshal(item, &s); err != nil {
-				var o struct {
-					Threshold      string          `json:"threshold"`
-					AbortOnFail    bool            `json:"abortOnFail"`
-					DelayAbortEval json.RawMessage `json:"delayAbortEval"`
-				}
-				if err := json.Unmarshal(item, &o); err != nil {
-					return nil, fmt.Errorf("options.thresholds: %q: want a string or {threshold, abortOnFail, delayAbortEval}", metric)
-				}
-				s, th.AbortOnFail = o.Threshold, o.AbortOnFail
-				if len(o.DelayAbortEval) > 0 {
-					var ds string
-					if err := json.Unmarshal(o.DelayAbortEval, &ds); err != nil {
-						return nil, fmt.Errorf("options.thresholds: %q: delayAbortEval: want a duration such as \"10s\"", metric)
-					}
-					d, err := options.ParseDuration(ds)
-					if err != nil {
-						return nil, fmt.Errorf("options.thresholds: %q: delayAbortEval: %v", metric, err)
-					}
-					th.DelayAbortEval = d
-				}
-			}
-			m := thresholdExpr.FindStringSubmatch(s)
-			if m == nil {
-				return nil, fmt.Errorf("options.thresholds: %q: %q is not an expression such as \"p(95)<500\", \"avg<200\", \"rate<0.01\", \"count>10\"", metric, s)
-			}
-			th.Source, th.stat, th.op = strings.TrimSpace(s), m[1], m[3]
-			if m[2] != "" {
-				th.stat = "p"
-				th.pct, _ = strconv.ParseFloat(m[2], 64)
-				if th.pct > 100 {
-					return nil, fmt.Errorf("options.thresholds: %q: %s: a percentile is at most 100", metric, s)
-				}
-			}
-			th.rhs, _ = strconv.ParseFloat(m[4], 64)
-			out = append(out, th)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Metric < out[j].Metric })
-	return out, nil
-}
-
-// tagFilter parses the {tag:value,...} of a threshold key; nil for none.
-func tagFilter(key string) (map[string]string, error) {
-	i := strings.IndexByte(key, '{')
-	if i < 0 {
-		return nil, nil
-	}
-	if i == 0 || !strings.HasSuffix(key, "}") {
-		return nil, fmt.Errorf("want metric{tag:value,...}")
-	}
-	f := map[string]string{}
-	for _, kv := range strings.Split(key[i+1:len(key)-1], ",") {
-		k, v, ok := strings.Cut(kv, ":")
-		k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"'`)
-		if !ok || k == "" {
-			return nil, fmt.Errorf("tag filter %q: want tag:value", kv)
-		}
-		f[k] = v
-	}
-	return f, nil
+	return out
 }
 
 // baseName is a threshold key's metric name, without its tag filter.
@@ -311,10 +232,10 @@ func statOf(m *Metric, st MetricStats, stat string, pct float64, span time.Durat
 func (m *Metric) Quantile(q float64) float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.Type != Trend || m.count == 0 {
+	if m.Type != Trend {
 		return 0
 	}
-	return math.Min(math.Max(float64(m.hist.ValueAtQuantile(q))/trendScale, m.min), m.max)
+	return m.quantile(q)
 }
 
 // Thresholds evaluates the script's thresholds now.

@@ -21,7 +21,12 @@ import (
 type VU struct {
 	r  *Runner
 	ph *Phase // nil for the VU that runs options, setup and teardown
-	rt *sobek.Runtime
+	// lifeStop is closed when setup or teardown runs out of its timeout
+	// (the setup VU only): a sleep in it ends there.
+	lifeStop <-chan struct{}
+	// vuTags is exec.vu.tags (nil until the script reads it).
+	vuTags *sobek.Object
+	rt     *sobek.Runtime
 	// id is __VU and vu.idInTest (0 for the setup VU, as in k6).
 	id int64
 	// exports are the script's exports; fn the scenario's exec function;
@@ -95,7 +100,7 @@ func (vu *VU) newSlot() (*slot, error) {
 		latency = vu.ph.rec
 	}
 	d, err := engine.NewDriver(engine.DriverConfig{
-		Meter: meter, Latency: latency, Timeout: vu.r.cfg.Timeout, Insecure: vu.r.cfg.Insecure,
+		Meter: meter, Latency: latency, Timeout: vu.r.cfg.Timeout, Insecure: vu.r.cfg.Insecure || vu.r.opts.InsecureSkipTLSVerify,
 		HTTP2: vu.r.cfg.HTTP2, Slow: vu.r.cfg.Slow, Stop: stop, Abort: abort, Conns: 4, BodyLimit: vu.r.cfg.BodyLimit,
 		// k6's http_req_failed: a transport error, or a status the
 		// callback does not expect.
@@ -132,7 +137,7 @@ func (r *Runner) newVU(p *Phase) (*VU, error) {
 	vu := r.newRuntime(p)
 	if err := vu.init(); err != nil {
 		vu.forget()
-		return nil, err
+		return nil, &InitError{err} // a VU's init context throwing is k6's 107 too
 	}
 	if p != nil {
 		fn, ok := sobek.AssertFunction(vu.exports.Get(p.sc.Exec))
@@ -162,6 +167,13 @@ func (r *Runner) newRuntime(p *Phase) *VU {
 	rt := vu.rt
 	rt.SetFieldNameMapper(sobek.UncapFieldNameMapper())
 	env := rt.NewObject()
+	// The setup VU is made before the options are resolved: it has the
+	// system's variables until Load knows whether to drop them.
+	if r.opts.IncludeSystemEnvVars || p == nil && !r.resolved {
+		for k, v := range r.cfg.SystemEnv {
+			_ = env.Set(k, v)
+		}
+	}
 	for k, v := range r.cfg.Env {
 		_ = env.Set(k, v)
 	}
@@ -362,6 +374,9 @@ func (vu *VU) iteration() {
 	// vu.call, not vu.fn: an async default function, its timers and its
 	// async requests are settled before the iteration ends (eventloop.go).
 	_, err := vu.call(vu.fn, p.hard.Done(), data)
+	if rest := vu.r.opts.MinIterationDuration - time.Since(began); rest > 0 && p.hard.Err() == nil {
+		vu.sleep(rest) // minIterationDuration: the VU waits out the rest
+	}
 	switch {
 	case p.hard.Err() != nil:
 		return // aborted: neither ok nor failed
@@ -392,7 +407,7 @@ func (vu *VU) sleep(d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	var hard <-chan struct{}
+	hard := vu.lifeStop
 	if vu.ph != nil {
 		hard = vu.ph.hard.Done()
 	}

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
+	"time"
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
@@ -29,9 +29,10 @@ type Script struct {
 	// Settings are every scenario's report settings (tick, early breach,
 	// evidence); limits, governed and target are the scenario's.
 	Settings report.Settings
-	// SummaryExport and JSON are k6's --summary-export FILE and --out
-	// json=FILE ("": not written).
-	SummaryExport, JSON string
+	// SummaryExport is k6's --summary-export FILE ("": not written).
+	SummaryExport string
+	// Outs are k6's outputs, json=FILE and csv=FILE (SplitOuts).
+	Outs []string
 	// After, if set, gets the top scenario's report and where the
 	// governor's section went (demo's found vs true).
 	After func(w io.Writer, r *report.Report)
@@ -42,39 +43,31 @@ type Script struct {
 // handleSummary's outputs) to stdout and the governor's section after it —
 // on stderr when handleSummary owns stdout — and every file asked for.
 func (s *Session) RunScript(sc Script) error {
-	if err := CheckPaths(map[string]string{"--summary-export": sc.SummaryExport, "--out json=": sc.JSON}); err != nil {
+	if err := CheckPaths(map[string]string{"--summary-export": sc.SummaryExport}); err != nil {
 		return err
 	}
 	con := s.console()
 	cfg := sc.Config
 	cfg.StdoutTTY, cfg.StderrTTY = s.StdoutTTY, s.StderrTTY
 	cfg.Logger = s.logger(slog.LevelWarn) // quiet: warnings (a throwing iteration) still show
-	cfg.Console = func(l slog.Level, msg string) {
-		prefix := "console: "
-		if l >= slog.LevelWarn {
-			prefix = "console " + strings.ToLower(l.String()) + ": "
-		}
-		con.Line(prefix + msg)
-	}
+	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
+	cfg.Exception = func(scenario, executor, msg string) { con.Line(exceptionLine(time.Now(), scenario, executor, msg)) }
 	m := s.metrics()
 	if err := m.Start(s.Stderr); err != nil {
 		return err
 	}
 	defer m.Stop()
 	cfg.Custom = m.custom()
-	var points *k6out.JSON
-	if sc.JSON != "" {
-		var err error
-		if points, err = k6out.OpenJSON(sc.JSON); err != nil {
-			return Fieldf("--out", "json=%s: %v", sc.JSON, err)
-		}
-		cfg.Points = points.Point
-		defer func() {
-			if points != nil {
-				_ = points.Close()
-			}
-		}()
+	outs, outNames, err := openOuts(sc.Outs)
+	if err != nil {
+		return err
 	}
+	cfg.Points = fanOut(outs)
+	defer func() {
+		for _, w := range outs {
+			_ = w.Close()
+		}
+	}()
 	if cfg.BodyLimit == 0 {
 		limit, err := bodyLimit()
 		if err != nil {
@@ -84,19 +77,24 @@ func (s *Session) RunScript(sc Script) error {
 	}
 	r, err := s.loadInterruptible(sc.Path, cfg)
 	if errors.Is(err, script.ErrInterrupted) {
-		return err
+		return script.ErrInterrupted
 	}
 	if err != nil {
+		if ie := initError(err); ie != nil {
+			return ie
+		}
 		var pe *os.PathError
 		if !errors.As(err, new(*bundle.Error)) && errors.As(err, &pe) {
 			return BadInput{fmt.Errorf("%s: %v", sc.Path, pe.Err)}
 		}
 		return BadInput{err}
 	}
-	if points != nil {
-		points.Thresholds = map[string][]string{}
-		for _, th := range r.Thresholds() {
-			points.Thresholds[th.Metric] = append(points.Thresholds[th.Metric], th.Source)
+	for _, w := range outs {
+		if j, ok := w.(*k6out.JSON); ok {
+			j.Thresholds = map[string][]string{}
+			for _, th := range r.Thresholds() {
+				j.Thresholds[th.Metric] = append(j.Thresholds[th.Metric], th.Source)
+			}
 		}
 	}
 	for _, ph := range r.Phases() {
@@ -111,6 +109,9 @@ func (s *Session) RunScript(sc Script) error {
 	defer close(done)
 	go live.WatchSignals(s.Signals, done, cancel, r.Abort, func() int64 { return inFlight(r) }, con, 0)
 	res, err := watched(s, ctx, r.Run, scriptSource(r))
+	if ie := initError(err); ie != nil {
+		return ie
+	}
 	if err != nil {
 		return err
 	}
@@ -125,20 +126,21 @@ func (s *Session) RunScript(sc Script) error {
 			werr = err
 		}
 	}
-	out := s.Stdout
-	if res.HandleSummary {
+	// stdout is k6's: the end-of-test summary or handleSummary's stdout;
+	// throttle's own report goes to stderr, and only for a governed run.
+	out := s.Stderr
+	switch {
+	case res.HandleSummary:
 		keep(res.SummaryErr)
 		keep(k6out.WriteOutputs(s.Stdout, s.Stderr, res.Outputs))
-		out = s.Stderr
-	} else {
+	case !r.Options().NoSummary:
 		k6out.WriteSummary(s.Stdout, summary)
 		fmt.Fprintln(s.Stdout)
 	}
-	if err := writePhases(out, phases); err != nil {
-		return err
-	}
-	if res.Aborted {
-		fmt.Fprintln(out, "\nthe script aborted the test (exec.test.abort)")
+	if governed(r) {
+		if err := writePhases(out, phases); err != nil {
+			return err
+		}
 	}
 	if sc.After != nil {
 		sc.After(out, phases[top].Report)
@@ -155,21 +157,39 @@ func (s *Session) RunScript(sc Script) error {
 			fmt.Fprintf(out, "wrote        %s\n", sc.SummaryExport)
 		}
 	}
-	if points != nil {
-		err := points.Close()
-		points = nil
+	for i, w := range outs {
+		err := w.Close()
 		keep(err)
 		if err == nil {
-			fmt.Fprintf(out, "wrote        %s\n", sc.JSON)
+			fmt.Fprintf(out, "wrote        %s\n", outNames[i])
 		}
 	}
+	outs = nil
 	if werr != nil {
 		return werr
+	}
+	switch {
+	case res.AbortedByScript:
+		return ExitCode{Code: ExitScriptAborted, Err: errors.New("test aborted by the script (exec.test.abort)")}
 	}
 	if n := crossed(summary); n > 0 {
 		return ThresholdsCrossed(n)
 	}
+	if res.MarkedFailed {
+		return ExitCode{Code: ExitMarkedAsFailed, Err: errors.New("test marked as failed by the script (exec.test.fail)")}
+	}
 	return nil
+}
+
+// governed reports whether any of the run's scenarios is governed: only
+// then does throttle write its own report.
+func governed(r *script.Runner) bool {
+	for _, ph := range r.Phases() {
+		if ph.Governed() {
+			return true
+		}
+	}
+	return false
 }
 
 // crossed counts the summary's thresholds that did not hold.

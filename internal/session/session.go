@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/throttlekit/throttle/internal/engine"
@@ -76,15 +78,17 @@ func (o Outputs) Check() error {
 // CheckPaths refuses output files (by the flag that names them) whose
 // directory does not exist or that are directories.
 func CheckPaths(files map[string]string) error {
-	for _, flag := range []string{"--out", "--timeline", "--chart", "--summary-export", "--out json="} {
+	flags := make([]string, 0, len(files))
+	for flag := range files {
+		flags = append(flags, flag)
+	}
+	sort.Strings(flags) // the first problem is the same on every run
+	for _, flag := range flags {
 		path := files[flag]
 		if path == "" {
 			continue
 		}
-		name := flag
-		if flag == "--out json=" {
-			name = "--out json"
-		}
+		name := strings.TrimSuffix(flag, "=") // "--out json=" names --out json
 		dir := filepath.Dir(path)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return Fieldf(name, "%s: directory %s does not exist", path, dir)

@@ -7,7 +7,10 @@
 // An import is resolved relative to the importing file. A k6 module
 // ("k6/http") is the caller's: Options.K6 returns its record or refuses it.
 // A remote import (http:// or https://) is fetched once, at load (remote.go),
-// and its own relative imports are resolved against its URL. A bare name
+// and its own relative imports are resolved against its URL; one on
+// jslib.k6.io is never fetched: package jslib serves it from the binary,
+// and refuses a library it does not ship (gathered with the k6 refusals,
+// all named at once). A bare name
 // with no node_modules to come from, and other URL schemes, are refused.
 // Every refusal is one error naming the file and line of the import,
 // before any traffic.
@@ -35,6 +38,8 @@ import (
 	"github.com/grafana/sobek"
 	"github.com/grafana/sobek/ast"
 	"github.com/grafana/sobek/file"
+
+	"github.com/throttlekit/throttle/internal/script/bundle/jslib"
 )
 
 // Options are what the loader needs from the runtime.
@@ -179,14 +184,18 @@ func (b *Bundle) load(path string) (*module, error) {
 		}
 		rec, err := b.resolveFrom(m.dir, imp.specifier)
 		at := fmt.Sprintf("%s:%d", m.name, prog.File.Position(imp.offset).Line)
-		if k6Module.MatchString(imp.specifier) {
-			// Every k6 module and name the runtime lacks is gathered, so
+		if k6Module.MatchString(imp.specifier) || jslib.Is(imp.specifier) {
+			// Every k6 module and name the runtime lacks, and every jslib
+			// library and name throttle does not build in, is gathered, so
 			// that Load names them all at once.
-			if err != nil {
+			var nb *jslib.NotBuiltIn
+			if err != nil && (k6Module.MatchString(imp.specifier) || errors.As(err, &nb)) {
 				b.refused = append(b.refused, fmt.Sprintf("%s: %v", at, err))
 				continue
 			}
-			b.refuseMissing(at, imp, rec)
+			if err == nil {
+				b.refuseMissing(at, imp, rec)
+			}
 		}
 		if err != nil {
 			var le *Error

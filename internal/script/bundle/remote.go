@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/grafana/sobek"
+
+	"github.com/throttlekit/throttle/internal/script/bundle/jslib"
 )
 
 // RemoteTimeout bounds fetching one remote module.
@@ -33,6 +35,10 @@ func (b *Bundle) read(path string) (src []byte, dir string, err error) {
 	if !isHTTP(path) {
 		src, err = os.ReadFile(path)
 		return src, filepath.Dir(path), err
+	}
+	// jslib: built in, never fetched (bundle/jslib).
+	if src, ok, err := jslib.Source(path); ok {
+		return src, path, err
 	}
 	src, err = b.fetch(path)
 	return src, path, err

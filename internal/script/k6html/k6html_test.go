@@ -30,6 +30,8 @@ func TestTraversalAndFormValues(t *testing.T) {
 		 const o = d.find('div').data(); o.cfg.a + ',' + o.on + ',' + d.find('div').data('missing')`: "1,true,undefined",
 		`const d = html.parseHTML('<ul><li>a</li><li>b</li></ul>');
 		 const li = d.find('li').get(-1); li.previousElementSibling().textContent() + li.parentElement().nodeName() + d.find('ul').get(0).childElementCount()`: "aUL2",
+		`const d = html.parseHTML('<p>x<!--c--></p>');
+		 const p = d.find('p').get(0); [p.nodeType() === html.NodeType.ElementNode, p.firstChild().nodeType() === html.NodeType.TextNode, p.lastChild().nodeType() === html.NodeType.CommentNode].join()`: "true,true,true",
 	} {
 		if got := run(t, src).String(); got != want {
 			t.Errorf("%s\n= %q, want %q", src, got, want)

@@ -20,10 +20,12 @@ type Module struct{ rt *sobek.Runtime }
 // New is k6/html for rt.
 func New(rt *sobek.Runtime) *Module { return &Module{rt: rt} }
 
-// Object is the module's object: parseHTML.
+// Object is the module's object: parseHTML, and NodeType (the numbers
+// Element.nodeType() gives, by name, as @types/k6 declares the enum).
 func (m *Module) Object() *sobek.Object {
 	o := m.rt.NewObject()
 	_ = o.Set("parseHTML", func(src string) *Selection { return m.Parse(src) })
+	_ = o.Set("NodeType", map[string]int{"ElementNode": 1, "TextNode": 3, "CommentNode": 8, "DocumentNode": 9, "DoctypeNode": 10})
 	return o
 }
 

@@ -87,15 +87,20 @@ func (j *JSON) Point(m *script.Metric, v float64, tags map[string]string) {
 func (j *JSON) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	err := j.err
-	if e := j.w.Flush(); err == nil {
+	return closeOutput(j.path, j.err, j.w.Flush, j.f)
+}
+
+// closeOutput flushes and closes an output file: the first of the run's
+// error, the flush's and the close's, naming the file.
+func closeOutput(path string, err error, flush func() error, f *os.File) error {
+	if e := flush(); err == nil {
 		err = e
 	}
-	if e := j.f.Close(); err == nil {
+	if e := f.Close(); err == nil {
 		err = e
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", j.path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -55,8 +55,8 @@ func (e *Entry) CLIOnly() bool { return e.Status == Honoured && e.field == "" &&
 // reference's order.
 var Catalog = []Entry{
 	{Name: "Address", Flag: "address", Short: "a", Env: "K6_ADDRESS", Status: Refused, Note: "throttle has no REST API to pause, resume or scale a run"},
-	{Name: "Batch", Key: "batch", Flag: "batch", Env: "K6_BATCH", field: "Batch", Note: "default 20"},
-	{Name: "Batch per host", Key: "batchPerHost", Flag: "batch-per-host", Env: "K6_BATCH_PER_HOST", field: "BatchPerHost", Note: "default 6"},
+	{Name: "Batch", Key: "batch", Flag: "batch", Env: "K6_BATCH", Status: Refused, Note: "http.batch sends all its requests at once; no cap on parallel requests"},
+	{Name: "Batch per host", Key: "batchPerHost", Flag: "batch-per-host", Env: "K6_BATCH_PER_HOST", Status: Refused, Note: "http.batch sends all its requests at once; no cap per host"},
 	{Name: "Blacklist IP", Key: "blacklistIPs", Flag: "blacklist-ip", Env: "K6_BLACKLIST_IPS", Status: Refused, Note: "no IP block list in throttle's HTTP clients"},
 	{Name: "Block hostnames", Key: "blockHostnames", Flag: "block-hostnames", Env: "K6_BLOCK_HOSTNAMES", Status: Refused, Note: "no hostname block list in throttle's HTTP clients"},
 	{Name: "Compatibility mode", Key: "compatibilityMode", Flag: "compatibility-mode", Env: "K6_COMPATIBILITY_MODE", field: "CompatibilityMode", Note: "only \"extended\" (k6's default); \"base\" and \"experimental_enhanced\" are refused"},
@@ -71,8 +71,8 @@ var Catalog = []Entry{
 	{Name: "Extension options (ext)", Key: "ext", Status: Ignored, Note: "only ext.loadimpact (k6 cloud) is accepted and ignored; any other ext key is refused"},
 	{Name: "Cloud options", Key: "cloud", Status: Ignored, Note: "k6 cloud settings; `k6 run` ignores them too"},
 	{Name: "Handle summary timeout", Key: "handleSummaryTimeout", Note: "default 2m (from @types/k6)"},
-	{Name: "Hosts", Key: "hosts", Note: "name → IP or IP:port overrides for the script's requests"},
-	{Name: "HTTP debug", Key: "httpDebug", Flag: "http-debug", Env: "K6_HTTP_DEBUG", field: "HTTPDebug", Note: "\"headers\" (the flag without a value) or \"full\""},
+	{Name: "Hosts", Key: "hosts", Note: "name → IP or IP:port overrides for the script's requests (plain HTTP; TLS names the address)"},
+	{Name: "HTTP debug", Key: "httpDebug", Flag: "http-debug", Env: "K6_HTTP_DEBUG", Status: Refused, Note: "no request/response dumps"},
 	{Name: "Include system env vars", Key: "includeSystemEnvVars", Flag: "include-system-env-vars", Env: "K6_INCLUDE_SYSTEM_ENV_VARS", field: "IncludeSystemEnvVars", Note: "default true, as for `k6 run`"},
 	{Name: "Insecure skip TLS verify", Key: "insecureSkipTLSVerify", Flag: "insecure-skip-tls-verify", Env: "K6_INSECURE_SKIP_TLS_VERIFY", field: "InsecureSkipTLSVerify"},
 	{Name: "Iterations", Key: "iterations", Flag: "iterations", Short: "i", Env: "K6_ITERATIONS", field: "Iterations", Note: "shortcut: shared-iterations"},
@@ -90,7 +90,7 @@ var Catalog = []Entry{
 	{Name: "No teardown", Flag: "no-teardown", Env: "K6_NO_TEARDOWN", field: "NoTeardown"},
 	{Name: "No thresholds", Flag: "no-thresholds", Env: "K6_NO_THRESHOLDS", field: "NoThresholds"},
 	{Name: "No usage report", Key: "noUsageReport", Flag: "no-usage-report", Env: "K6_NO_USAGE_REPORT", field: "NoUsageReport", Note: "throttle never sends a usage report"},
-	{Name: "No VU connection reuse", Key: "noVUConnectionReuse", Flag: "no-vu-connection-reuse", Env: "K6_NO_VU_CONNECTION_REUSE", field: "NoVUConnectionReuse"},
+	{Name: "No VU connection reuse", Key: "noVUConnectionReuse", Flag: "no-vu-connection-reuse", Env: "K6_NO_VU_CONNECTION_REUSE", Status: Refused, Note: "a VU keeps its connections across iterations; noConnectionReuse closes every one"},
 	{Name: "Paused", Key: "paused", Flag: "paused", Short: "p", Env: "K6_PAUSED", Status: Refused, Note: "no REST API to resume a paused run"},
 	{Name: "Profiling enabled", Flag: "profiling-enabled", Env: "K6_PROFILING_ENABLED", Status: Refused, Note: "no REST API to serve profiles"},
 	{Name: "Quiet", Flag: "quiet", Short: "q", Note: "cmd/throttle: no progress output"},
@@ -102,20 +102,20 @@ var Catalog = []Entry{
 	{Name: "Stages", Key: "stages", Flag: "stage", Short: "s", Env: "K6_STAGES", field: "Stages", Note: "shortcut: ramping-vus; flag form duration:target, repeatable or comma-separated"},
 	{Name: "Supply environment variable", Flag: "env", Short: "e", Note: "cmd/throttle: NAME=VALUE into __ENV; does not set options, as in k6"},
 	{Name: "Summary export", Flag: "summary-export", Env: "K6_SUMMARY_EXPORT", field: "SummaryExport"},
-	{Name: "Summary mode", Flag: "summary-mode", Env: "K6_SUMMARY_MODE", field: "SummaryMode", Note: "compact (default), full, legacy or disabled"},
+	{Name: "Summary mode", Flag: "summary-mode", Env: "K6_SUMMARY_MODE", field: "SummaryMode", Note: "compact (default), legacy or disabled; the summary is k6's legacy layout in either; full is refused"},
 	{Name: "Summary trend stats", Key: "summaryTrendStats", Flag: "summary-trend-stats", Env: "K6_SUMMARY_TREND_STATS", field: "SummaryTrendStats", Note: "avg, min, med, max, count, p(N); default avg,min,med,max,p(90),p(95)"},
 	{Name: "Summary time unit", Key: "summaryTimeUnit", Flag: "summary-time-unit", Env: "K6_SUMMARY_TIME_UNIT", field: "SummaryTimeUnit", Note: "s, ms or us"},
 	{Name: "System tags", Key: "systemTags", Flag: "system-tags", Env: "K6_SYSTEM_TAGS", field: "SystemTags", Note: "a tag name k6 does not document is an error"},
 	{Name: "Tags", Key: "tags", Flag: "tag", field: "Tags", Note: "flag form NAME=VALUE, repeatable; a higher source's tags replace the script's as a whole, as in k6"},
 	{Name: "Teardown timeout", Key: "teardownTimeout", Env: "K6_TEARDOWN_TIMEOUT", field: "TeardownTimeout", Note: "default 60s"},
 	{Name: "Thresholds", Key: "thresholds", Note: "every aggregation and operator, abortOnFail, delayAbortEval, sub-metrics metric{tag:value}"},
-	{Name: "Throw", Key: "throw", Flag: "throw", Short: "w", Env: "K6_THROW", field: "Throw"},
+	{Name: "Throw", Key: "throw", Flag: "throw", Short: "w", Env: "K6_THROW", Status: Refused, Note: "a failed request returns a Response with error and error_code; it never throws"},
 	{Name: "TLS auth", Key: "tlsAuth", Status: Refused, Note: "no client certificates"},
 	{Name: "TLS cipher suites", Key: "tlsCipherSuites", Status: Refused, Note: "Go's default cipher suites only"},
 	{Name: "TLS version", Key: "tlsVersion", Status: Refused, Note: "Go's default TLS versions only"},
 	{Name: "TLS AIA fetch", Key: "tlsAIAFetch", Status: Refused, Note: "no AIA certificate fetching"},
 	{Name: "Traces output", Flag: "traces-output", Env: "K6_TRACES_OUTPUT", Status: Refused, Note: "no trace output"},
-	{Name: "User agent", Key: "userAgent", Flag: "user-agent", Env: "K6_USER_AGENT", field: "UserAgent", Note: "\"\" sends no User-Agent header, as in k6"},
+	{Name: "User agent", Key: "userAgent", Flag: "user-agent", Env: "K6_USER_AGENT", field: "UserAgent", Note: "a request's own User-Agent header wins; \"\" leaves the header to the HTTP client (k6 sends none)"},
 	{Name: "Verbose", Flag: "verbose", Short: "v", Note: "cmd/throttle: debug logging"},
 	{Name: "VUs", Key: "vus", Flag: "vus", Short: "u", Env: "K6_VUS", field: "VUs", Note: "shortcut VU count; beside scenarios it is unused (a notice says so)"},
 	{Name: "VUs max", Key: "vusMax", Status: Refused, Note: "deprecated in k6; use a scenario's maxVUs"},
@@ -168,4 +168,26 @@ func init() {
 func Lookup(flag string) (*Entry, bool) {
 	e, ok := byFlag[flag]
 	return e, ok
+}
+
+// refusedSwitches are the refused flags that k6 gives as switches, without
+// a value.
+var refusedSwitches = map[string]bool{"paused": true, "linger": true, "exit-on-running": true, "profiling-enabled": true, "show-logs": true}
+
+// NoValue is what the flag stands for when given without a value: "true"
+// for a switch, "headers" for --http-debug, "" for a flag that takes a
+// value. A command line registers it as the flag's default-when-bare.
+func (e *Entry) NoValue() string {
+	switch {
+	case e.field == "HTTPDebug":
+		return "headers"
+	case e.field != "":
+		var f Flags
+		if _, isBool := f.field(e).Interface().(*bool); isBool {
+			return "true"
+		}
+	case refusedSwitches[e.Flag]:
+		return "true"
+	}
+	return ""
 }

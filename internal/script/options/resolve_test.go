@@ -373,7 +373,8 @@ func TestBadValues(t *testing.T) {
 	for _, c := range []struct{ script, want string }{
 		{`{"vus": 1.5}`, "options: vus: want a whole number, got 1.5"},
 		{`{"vus": "3"}`, `options: vus: want a whole number, got "3"`},
-		{`{"throw": "yes"}`, "options: throw: want true or false"},
+		{`{"noConnectionReuse": "yes"}`, "options: noConnectionReuse: want true or false"},
+		{`{"throw": true}`, "options: throw: not supported by throttle"},
 		{`{"setupTimeout": "soon"}`, `options: setupTimeout: want a duration such as "30s", got "soon"`},
 		{`{"setupTimeout": "0s"}`, "options: setupTimeout: must be > 0"},
 		{`{"summaryTimeUnit": "m"}`, `options: summaryTimeUnit: "m": want s, ms, us`},
@@ -381,8 +382,8 @@ func TestBadValues(t *testing.T) {
 		{`{"summaryTrendStats": ["avg", "mean"]}`, `options: summaryTrendStats: "mean": want avg`},
 		{`{"systemTags": ["status", "colour"]}`, `options: systemTags: "colour" is not a k6 system tag`},
 		{`{"maxRedirects": -1}`, "options: maxRedirects: must be >= 0, got -1"},
-		{`{"batch": 0}`, "options: batch: must be >= 1"},
-		{`{"httpDebug": "all"}`, `options: httpDebug: "all": want , headers, full`},
+		{`{"batch": 10}`, "options: batch: not supported by throttle"},
+		{`{"httpDebug": "full"}`, "options: httpDebug: not supported by throttle"},
 		{`{"tags": ["a"]}`, "options: tags: want an object of strings"},
 		{`{"hosts": {"a.test": {}}}`, `options: hosts: "a.test": want a string`},
 		{`{"stages": [{"duration": "1s", "target": 1, "ramp": 2}]}`, `options: stages: stage 0: unknown key "ramp"`},
@@ -415,15 +416,15 @@ func TestFlagsAndEnvText(t *testing.T) {
 			t.Errorf("--%s %q: %v, want %q", c.flag, c.value, err, c.want)
 		}
 	}
-	f = flags(t, "throw", "", "http-debug", "", "out", "csv=a.csv", "out", "json=b,c.json", "system-tags", "status,method")
+	f = flags(t, "no-connection-reuse", "", "out", "csv=a.csv", "out", "json=b,c.json", "system-tags", "status,method")
 	o, err := Resolve(nil, Flags{}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.Throw || o.HTTPDebug != "headers" || !slices.Equal(o.Out, []string{"csv=a.csv", "json=b,c.json"}) || !slices.Equal(o.SystemTags, []string{"status", "method"}) {
-		t.Errorf("throw %v http-debug %q out %q system tags %q", o.Throw, o.HTTPDebug, o.Out, o.SystemTags)
+	if !o.NoConnectionReuse || !slices.Equal(o.Out, []string{"csv=a.csv", "json=b,c.json"}) || !slices.Equal(o.SystemTags, []string{"status", "method"}) {
+		t.Errorf("no-connection-reuse %v out %q system tags %q", o.NoConnectionReuse, o.Out, o.SystemTags)
 	}
-	_, err = FromEnv([]string{"K6_VUS=many", "K6_THROW=maybe"})
+	_, err = FromEnv([]string{"K6_VUS=many", "K6_NO_SETUP=maybe"})
 	if err == nil || len(strings.Split(err.Error(), "\n")) != 2 || !strings.Contains(err.Error(), "K6_VUS: want a whole number") {
 		t.Errorf("bad variables: %v", err)
 	}
