@@ -5,7 +5,7 @@ GO ?= go
 # that the core module never depends on vegeta's dependency tree.
 NESTED := adapters/vegeta examples/vegeta-adaptive
 
-.PHONY: all build test stress check-k6-reporter compat fmt vet bench bench-gate bench-report bench-metrics bench-controllers bench-engine fuzz report-golden demo
+.PHONY: all build test faults stress check-k6-reporter compat fmt vet bench bench-gate bench-report bench-metrics bench-controllers bench-engine fuzz report-golden demo
 
 all: build test
 
@@ -28,6 +28,15 @@ test: vet
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/internal/sim$$')
 	$(GO) test -count=1 ./internal/sim
 	for m in $(NESTED); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+
+# faults: the fault-injection suite (internal/faults): latency, refused
+# connections, resets mid-body, half-open connections, slow-loris, endless
+# and 2 GiB bodies, a failed TLS handshake and a name that does not
+# resolve, each run through the URL engine at 200 arrivals/s with class
+# counts, accounting and heap peak asserted. About 15 s, so `make test`
+# runs it too.
+faults:
+	$(GO) test -race -count=1 -v ./internal/faults
 
 # stress: is the suite reliable under load? `make test` in two fresh clones of
 # the committed HEAD at once, two rounds in a row; prints "N/4 passed" and

@@ -88,6 +88,7 @@ func binomialTail(k, n uint64, p float64) float64 {
 type tailEvidence struct {
 	span       time.Duration
 	damaged, n uint64
+	outage     bool // the tail is an outage (outage.go)
 }
 
 // read is the counters as one of Run's reads saw them.
@@ -117,7 +118,8 @@ func (g *Governor) tail(now time.Time, okN, failN uint64, ld load) tailEvidence 
 			break
 		}
 	}
-	t := tailEvidence{span: now.Sub(from.at), damaged: failN - from.fail, n: okN - from.ok + failN - from.fail}
+	t := tailEvidence{span: now.Sub(from.at), damaged: failN - from.fail, n: okN - from.ok + failN - from.fail,
+		outage: outage(okN-from.ok+failN-from.fail, ld.Unreachable-from.ld.Unreachable)}
 	if g.countsUnserved() {
 		_, _, u := g.unserved(from.ld, ld)
 		t.damaged += u

@@ -49,7 +49,11 @@ func Settled(w Window, high float64) bool {
 // Saturated reports whether a window is a saturation artifact: it resolved
 // attempts and its failure fraction was above high. Reports flag such
 // windows; Capacity counts them and never rests on them.
-func Saturated(w Window, high float64) bool { return w.Frac > high && w.OK+w.Failed > 0 }
+// An outage window (the target unreachable) is neither: it says nothing
+// about capacity.
+func Saturated(w Window, high float64) bool {
+	return w.Frac > high && w.OK+w.Failed > 0 && w.Decision.Signal != SignalOutage
+}
 
 // steadySpan is how far, as a fraction of the offer, a window may lie from
 // the level a phase settled at and still belong to that steady state. The

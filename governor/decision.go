@@ -39,6 +39,7 @@ const (
 	SignalAtFloor                   // a back-off was stopped by the floor: hold
 	SignalMemoryCleared             // the streak cleared last-bad (the window's probe step still applies)
 	SignalGeneratorSaturated        // the host, not the target, limited the load: hold
+	SignalOutage                    // (nearly) every attempt found no server: hold (outage.go)
 )
 
 var signalNames = [...]string{
@@ -53,6 +54,7 @@ var signalNames = [...]string{
 	SignalAtFloor:            "at-floor",
 	SignalMemoryCleared:      "memory-cleared",
 	SignalGeneratorSaturated: "generator-saturated",
+	SignalOutage:             "outage",
 }
 
 func (s Signal) String() string {

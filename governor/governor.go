@@ -28,6 +28,7 @@ type State struct {
 	Offer   float64 // committed offer (last confirmed), 0 before the first confirmation
 	LastBad float64 // 0 while unexplored
 	Streak  int
+	Outage  bool     // the target is out (outage.go): the offer holds until it answers again
 	Pending bool     // a write is on its way to the gate
 	Last    Decision // the newest window's decision
 	Windows int      // windows closed so far
@@ -161,6 +162,13 @@ type Governor struct {
 	drainUntil  time.Time     // the drain's bound
 	drainFrom   time.Time     // when the settle span ended and the drain began
 	drained     time.Duration // how long the current window's start waited for the drain
+	// The outage (outage.go): out while the target is out; prev is the
+	// decision before the last one, so that a back-off the outage's first
+	// moments caused can be undone.
+	out  bool
+	prev Decision
+	// lastUnreach: most of the last window's failures found no server.
+	lastUnreach bool
 }
 
 // New returns a governor for one phase. It fails if the limits do not
@@ -210,7 +218,7 @@ func (g *Governor) Limits() Limits { return g.limits }
 func (g *Governor) State() State {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return State{Offer: g.offer, LastBad: g.lastBad, Streak: g.streak, Pending: g.pending, Last: g.last, Windows: g.windows}
+	return State{Offer: g.offer, LastBad: g.lastBad, Streak: g.streak, Pending: g.pending, Last: g.last, Windows: g.windows, Outage: g.out}
 }
 
 // Run drives the governor until ctx ends: it asks for the start offer, then

@@ -23,6 +23,11 @@ type Load struct {
 	// Latency is the summed duration of every resolved attempt, ok or
 	// failed; with the resolved count it gives a window's mean latency.
 	Latency time.Duration
+	// Unreachable counts failed attempts that found no server to answer
+	// them: the connection refused, reset before any byte of an answer,
+	// the host name unresolved, or the connect timed out (outage.go). A
+	// status, even a 503, is an answer and never counts here.
+	Unreachable uint64
 	// GeneratorSaturated is the host's own verdict, at the moment of the
 	// read, that it and not the target limits the load (schedule lag, CPU).
 	GeneratorSaturated bool

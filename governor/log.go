@@ -12,10 +12,14 @@ import (
 	"time"
 )
 
-func (g *Governor) logWindow(w Window, n uint64) {
+func (g *Governor) logWindow(w Window, n uint64) { g.logWindowAt(w, n, false) }
+
+// logWindowAt logs a window; a hold is a debug line unless loud (an
+// outage's first window: the movement line that says the target is out).
+func (g *Governor) logWindowAt(w Window, n uint64, loud bool) {
 	d := w.Decision
 	level := slog.LevelInfo
-	if d.Kind == KindHold && d.Signal != SignalMemoryCleared {
+	if d.Kind == KindHold && d.Signal != SignalMemoryCleared && !loud {
 		level = slog.LevelDebug
 	}
 	if !g.log.Enabled(context.Background(), level) {

@@ -158,6 +158,19 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	// A window short of its full length or of MinAttempts is judged now only
 	// by the quick climb (clean evidence enough for a multiplicative climb)
 	// or, once full, on a breach beyond doubt (see quick.go).
+	unreach := ld.Unreachable - g.baseLoad.Unreachable
+	if g.loadc != nil {
+		whole := outage(w.OK+w.Failed, unreach)
+		switch g.outageRead(whole || tail.outage, tail.n >= minOutageAttempts && !tail.outage, full) {
+		case outageWait:
+			g.mu.Unlock()
+			return 0, false
+		case outageHold:
+			return g.holdOutage(w, now, okN, failN, ld, n)
+		case outageOver:
+			return g.endOutage(w, now, okN, failN, ld)
+		}
+	}
 	short := n < g.limits.MinAttempts
 	quick := !breach && !w.GeneratorSaturated && g.quickReady(damaged, n, now.Sub(g.winStart))
 	clear := full && short && g.clearBreach(damaged, n)
@@ -210,7 +223,8 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		g.lastBad = d.LastBad
 	}
 	w.Decision, w.Streak = d, g.streak
-	g.last = d
+	g.prev, g.last = g.last, d
+	g.lastUnreach = 2*unreach > w.Failed
 	g.windows++
 	switch {
 	case d.Signal == SignalNoEvidence:

@@ -31,12 +31,16 @@ const (
 	ClassTimeout              // the attempt outlived its timeout
 	Class5xx                  // a failing response with status 5xx
 	Class429                  // a failing response with status 429 Too Many Requests
-	ClassOther                // any other failure: another transport error (DNS, TLS, ...) or another failing status
+	ClassOther                // any other failure: another transport error or another failing status
 	ClassSlow                 // an otherwise ok attempt slower than the latency budget (--slow)
+	ClassDNS                  // the host name did not resolve
+	ClassTLS                  // the TLS handshake failed (certificate, protocol, alert)
 	NumClasses                // how many classes there are
 )
 
-var classNames = [NumClasses]string{"ok", "refused", "reset", "timeout", "5xx", "429", "other", "slow"}
+// The order of the constants is the order of the report's fields, which
+// existing readers index; dns and tls came later and so come last.
+var classNames = [NumClasses]string{"ok", "refused", "reset", "timeout", "5xx", "429", "other", "slow", "dns", "tls"}
 
 // String returns the class's name as reports and --fail-on spell it.
 func (c Class) String() string {
@@ -79,18 +83,74 @@ func classify(err error, status int) (Class, int) {
 func errClass(err error) Class {
 	var te interface{ Timeout() bool }
 	switch {
+	case isDNS(err): // a lookup that timed out did not resolve either
+		return ClassDNS
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return ClassTimeout
 	case errors.As(err, &te) && te.Timeout():
 		return ClassTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ClassRefused
+	case isTLS(err):
+		return ClassTLS
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, fasthttp.ErrConnectionClosed):
 		return ClassReset
 	}
 	return ClassOther
+}
+
+// isDNS reports whether err is a failed name resolution.
+func isDNS(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns)
+}
+
+// isTLS reports whether err is a failed TLS handshake or certificate
+// check: an untrusted authority, a wrong host name, an alert from the peer
+// or a peer that does not speak TLS.
+func isTLS(err error) bool {
+	var (
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		certErr  *tls.CertificateVerificationError
+		alert    tls.AlertError
+		recHdr   tls.RecordHeaderError
+	)
+	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
+		errors.As(err, &certErr) || errors.As(err, &alert) || errors.As(err, &recHdr) || errors.Is(err, errTLSHandshake)
+}
+
+// errTLSHandshake wraps a handshake error the tls package reports without
+// a type of its own (a peer that hangs up mid-handshake, say).
+var errTLSHandshake = errors.New("TLS handshake failed")
+
+// ErrBodyTooLarge fails an attempt whose response body is larger than the
+// limit of what a kept body may hold (DriverConfig.BodyLimit); the body is
+// not read past it.
+var ErrBodyTooLarge = errors.New("response body larger than the body limit")
+
+// unreachable reports whether a failed attempt found no server to answer
+// it: refused, reset before any byte of an answer, a name that did not
+// resolve, or a connect that timed out. These are what tells an outage
+// from congestion (governor.Load.Unreachable); a status, a 503 included,
+// is an answer.
+func unreachable(res *Response) bool {
+	if !res.Failed {
+		return false
+	}
+	switch res.Class {
+	case ClassRefused, ClassDNS:
+		return true
+	case ClassReset:
+		return res.BytesReceived == 0
+	case ClassTimeout:
+		var op *net.OpError
+		return errors.As(res.Err, &op) && op.Op == "dial" || errors.Is(res.Err, fasthttp.ErrDialTimeout)
+	}
+	return false
 }
 
 // ErrorCode values, as k6's documentation numbers its error codes, so that
@@ -107,19 +167,16 @@ const (
 	ErrorTLS          = 1300 // another TLS error
 	ErrorTLSAuthority = 1310 // the certificate's authority is not trusted
 	ErrorTLSHostname  = 1311 // the certificate does not name the host
+	ErrorBodyTooLarge = 1601 // throttle's own: the body passed the body limit (k6 has no such code)
 )
 
 // errorCode is the code of a transport error of class c.
 func errorCode(err error, c Class) int {
 	var (
-		dns      *net.DNSError
 		op       *net.OpError
 		urlErr   *url.Error
 		unknown  x509.UnknownAuthorityError
 		hostname x509.HostnameError
-		certErr  *tls.CertificateVerificationError
-		alert    tls.AlertError
-		recHdr   tls.RecordHeaderError
 	)
 	switch {
 	case c == ClassTimeout:
@@ -128,15 +185,17 @@ func errorCode(err error, c Class) int {
 		return ErrorRefused
 	case c == ClassReset:
 		return ErrorReset
+	case c == ClassDNS:
+		return ErrorDNS
+	case errors.Is(err, ErrBodyTooLarge):
+		return ErrorBodyTooLarge
 	case errors.Is(err, errInvalidURL):
 		return ErrorInvalidURL
-	case errors.As(err, &dns):
-		return ErrorDNS
 	case errors.As(err, &unknown):
 		return ErrorTLSAuthority
 	case errors.As(err, &hostname):
 		return ErrorTLSHostname
-	case errors.As(err, &certErr), errors.As(err, &alert), errors.As(err, &recHdr):
+	case c == ClassTLS:
 		return ErrorTLS
 	case errors.As(err, &op) && op.Op == "dial":
 		return ErrorDial
@@ -157,14 +216,14 @@ const DefaultFailOn = "transport,timeout,5xx,429"
 // zero value counts nothing as failed.
 type FailOn struct {
 	status [600]bool        // by status code
-	class  [NumClasses]bool // transport classes (refused, reset, timeout, other)
+	class  [NumClasses]bool // transport classes (refused, reset, timeout, dns, tls, other)
 	spec   string
 }
 
 // ParseFailOn parses a comma-separated failure rule. Its terms:
 //
-//	transport   refused, reset and other transport errors
-//	refused, reset, timeout, other   one transport class ("other" also
+//	transport   refused, reset, dns, tls and other transport errors
+//	refused, reset, timeout, dns, tls, other   one transport class ("other" also
 //	            covers a status outside 100-599)
 //	5xx, 4xx, 3xx, 2xx, 1xx   a whole status class (4xx includes 429)
 //	NNN         one status code, 100-599 (e.g. 429, 503, 404)
@@ -182,6 +241,7 @@ func ParseFailOn(spec string) (FailOn, error) {
 		switch t {
 		case "transport":
 			f.class[ClassRefused], f.class[ClassReset], f.class[ClassOther] = true, true, true
+			f.class[ClassDNS], f.class[ClassTLS] = true, true
 		case "refused":
 			f.class[ClassRefused] = true
 		case "reset":
@@ -190,6 +250,10 @@ func ParseFailOn(spec string) (FailOn, error) {
 			f.class[ClassTimeout] = true
 		case "other":
 			f.class[ClassOther] = true
+		case "dns":
+			f.class[ClassDNS] = true
+		case "tls":
+			f.class[ClassTLS] = true
 		case "1xx", "2xx", "3xx", "4xx", "5xx":
 			base := int(t[0]-'0') * 100
 			for c := base; c < base+100; c++ {
@@ -198,7 +262,7 @@ func ParseFailOn(spec string) (FailOn, error) {
 		default:
 			code, err := strconv.Atoi(t)
 			if err != nil || code < 100 || code > 599 || len(t) != 3 {
-				return FailOn{}, fmt.Errorf("unknown --fail-on term %q (want transport, refused, reset, timeout, other, 1xx-5xx or a status code 100-599)", t)
+				return FailOn{}, fmt.Errorf("unknown --fail-on term %q (want transport, refused, reset, timeout, dns, tls, other, 1xx-5xx or a status code 100-599)", t)
 			}
 			f.status[code] = true
 		}

@@ -96,8 +96,8 @@ func TestConcurrencyCapacity(t *testing.T) {
 }
 
 // A target that dies mid-run (resetting connections) and recovers: the
-// offer falls to the floor while it is down, the failures are resets, and
-// the offer climbs back near capacity once it is up. (Near: 70 %, since on a
+// governor calls it an outage and holds the offer while it is down, the
+// failures are resets, and the offer is near capacity once it is up. (Near: 70 %, since on a
 // loaded machine the search can take a window or two longer.) Each step waits
 // for the window that shows the last one happened, with testwait's deadline,
 // instead of following a fixed timetable; the run is then interrupted.
@@ -135,8 +135,10 @@ func TestDiesAndRecovers(t *testing.T) {
 	begin := time.Now()
 	downAt := seen("a window near capacity", begin, func(w governor.Window) bool { return w.Offer >= 0.7*c })
 	tg.SetDown(true)
-	upAt := seen("a failing window at the floor while down", downAt, func(w governor.Window) bool {
-		return w.Offer == l.Floor && w.Frac > l.High
+	// Connections closed before any answer: an outage, not congestion. The
+	// offer holds where it was (no back-off to the floor) while it is down.
+	upAt := seen("an outage window at the held offer while down", downAt, func(w governor.Window) bool {
+		return w.Decision.Signal == governor.SignalOutage && w.Offer >= 0.7*c
 	})
 	tg.SetDown(false)
 	seen("a clean window near capacity once up", upAt, func(w governor.Window) bool {

@@ -66,6 +66,9 @@ type Result struct {
 	Capacity governor.Estimate
 	// Generator sums up the generator's watch of itself over the phase.
 	Generator GeneratorSummary
+	// Arrivals counts the rate-mode schedule's arrivals: each one is an
+	// iteration (ok, failed or aborted) or dropped.
+	Arrivals uint64
 }
 
 // The generator's watch of itself is the phase runtime's (package phase),
@@ -168,5 +171,5 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Config: e.cfg, Start: r.Start, End: r.End, Interrupted: r.Interrupted, Windows: r.Windows,
-		Counts: e.meter.Counts(), Workers: r.Workers, Capacity: r.Capacity, Generator: r.Generator}, nil
+		Counts: e.meter.Counts(), Workers: r.Workers, Capacity: r.Capacity, Generator: r.Generator, Arrivals: r.Arrivals}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -27,8 +28,9 @@ import (
 
 // fastShared is what every fasthttp runner of a driver shares (read-only).
 type fastShared struct {
-	tls   *tls.Config
-	abort context.Context
+	tls       *tls.Config
+	abort     context.Context
+	bodyLimit int64
 }
 
 func newFastShared(cfg DriverConfig) *fastShared {
@@ -37,7 +39,8 @@ func newFastShared(cfg DriverConfig) *fastShared {
 			InsecureSkipVerify: cfg.Insecure, //nolint:gosec // only with --insecure
 			NextProtos:         []string{"http/1.1"},
 		},
-		abort: cfg.Abort,
+		abort:     cfg.Abort,
+		bodyLimit: cfg.BodyLimit,
 	}
 }
 
@@ -105,6 +108,12 @@ func (c *fastConn) host(isTLS bool, addr string) *fastHost {
 		ReadBufferSize: 16 << 10,
 		// Send the path as given, as net/http does.
 		DisablePathNormalizing: true,
+		// Bodies are read by send, as a stream: discarded as they arrive
+		// or kept up to the body limit, so an endless or huge body costs a
+		// buffer, not its size. The read deadline fasthttp sets for the
+		// attempt stays on the connection while the stream is read, so the
+		// timeout ends a slow body too.
+		StreamResponseBody: true,
 		// fasthttp's own retries would hide attempts; only a request on a
 		// reused keep-alive connection the server had already closed is
 		// sent again (net/http does the same).
@@ -142,7 +151,11 @@ func (h *fastHost) dial(addr string) (net.Conn, error) {
 	raw.SetDeadline(h.deadline)
 	if err := tl.HandshakeContext(h.s.abort); err != nil {
 		tc.Close()
-		return nil, err
+		var te interface{ Timeout() bool }
+		if errors.As(err, &te) && te.Timeout() || h.s.abort.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", errTLSHandshake, err)
 	}
 	raw.SetDeadline(time.Time{})
 	h.tlsDur = time.Since(t1)
@@ -243,7 +256,17 @@ func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Re
 	resp.Reset()
 	c.req.SetTimeout(timeout)
 	err := h.hc.Do(c.req, resp)
+	var body []byte
+	if err == nil {
+		body, err = c.readBody(r, resp)
+	}
 	end := time.Now()
+	if err != nil && !end.Before(h.deadline) && errClass(err) == ClassOther {
+		// fasthttp's chunked reader flattens the deadline's error into
+		// text ("cannot read '\r' char at the end of chunk size: ... i/o
+		// timeout"): past the deadline it is the timeout all the same.
+		err = fmt.Errorf("%w: %v", errBodyTimeout, err)
+	}
 
 	res.BytesSent += h.sent
 	res.BytesReceived += h.recv
@@ -261,14 +284,34 @@ func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Re
 	if isRedirect(res.Status) {
 		res.location = string(resp.Header.Peek("Location"))
 	}
-	if !r.DiscardBody {
+	if !r.DiscardBody || r.KeepHeader {
 		res.Header = make(http.Header)
 		for k, v := range resp.Header.All() {
 			res.Header.Add(string(k), string(v))
 		}
-		res.Body = append([]byte{}, resp.Body()...)
+		res.Body = body
 	}
 	return end
+}
+
+// readBody reads the response's body stream to its end: discarded as it
+// arrives when r discards it, else kept up to the body limit
+// (ErrBodyTooLarge past it, without reading further). The stream is always
+// closed: a body not read to its end closes the connection.
+func (c *fastConn) readBody(r *Request, resp *fasthttp.Response) ([]byte, error) {
+	stream := resp.BodyStream()
+	if stream == nil { // no body (HEAD, 204, 304)
+		if r.DiscardBody || len(resp.Body()) == 0 {
+			return nil, nil
+		}
+		return keepBody(bytes.NewReader(resp.Body()), c.s.bodyLimit)
+	}
+	defer resp.CloseBodyStream()
+	if r.DiscardBody {
+		_, err := io.Copy(io.Discard, stream)
+		return nil, err
+	}
+	return keepBody(stream, c.s.bodyLimit)
 }
 
 // timings splits the attempt [t0, end] at the trace's marks.

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -57,8 +59,13 @@ type Request struct {
 	Redirects int
 	// DiscardBody drops the response's headers and body once the attempt
 	// is timed and classified: Response.Header and Body stay nil. The URL
-	// engine sets it; a script that reads the response must not.
+	// engine sets it; a script that reads the response must not. The body
+	// is read as it arrives and dropped, so it costs no memory whatever its
+	// size.
 	DiscardBody bool
+	// KeepHeader keeps Response.Header when DiscardBody drops the body (a
+	// script's responseType "none" still reads headers and cookies).
+	KeepHeader bool
 }
 
 // Timings are one attempt's phases, named as k6 names them. The fasthttp
@@ -191,6 +198,12 @@ type DriverConfig struct {
 	HTTP2 bool
 	// Insecure skips TLS certificate verification.
 	Insecure bool
+	// BodyLimit is the most bytes a kept response body may hold (default
+	// DefaultBodyLimit); a longer body fails its attempt with
+	// ErrBodyTooLarge (class other) and is not read past the limit. A
+	// discarded body (Request.DiscardBody) has no limit: it is read and
+	// dropped as it arrives.
+	BodyLimit int64
 	// Conns sizes net/http's idle pool (fasthttp runners own one
 	// connection per host each and ignore it); default DefaultMaxVUs.
 	Conns int
@@ -200,6 +213,22 @@ type DriverConfig struct {
 	// Abort, when done, cuts in-flight attempts off; they end
 	// IterationAborted and count as Meter's aborted. nil never aborts.
 	Abort context.Context
+}
+
+// DefaultBodyLimit is the most bytes a kept response body holds unless
+// DriverConfig.BodyLimit says otherwise: large enough for any page or API
+// answer a script reads, small enough that a runaway body costs a bounded
+// amount per VU.
+const DefaultBodyLimit = 32 << 20
+
+// keepBody reads r to its end, holding at most limit bytes: past them it
+// stops reading and fails with ErrBodyTooLarge.
+func keepBody(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, limit)
+	}
+	return b, err
 }
 
 // Driver is what a phase's runners share: the counters, the settings and
@@ -232,6 +261,9 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	}
 	if cfg.Conns <= 0 {
 		cfg.Conns = DefaultMaxVUs
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = DefaultBodyLimit
 	}
 	if cfg.Abort == nil {
 		cfg.Abort = context.Background()
@@ -336,6 +368,9 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 			return IterationAborted
 		}
 		m.resolve(res.Class, res.Elapsed)
+		if unreachable(res) {
+			m.unreach.Add(1)
+		}
 		if d.cfg.Latency != nil {
 			d.cfg.Latency.Record(end.Sub(start))
 		}
@@ -408,6 +443,9 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) (end time.
 
 // errAttemptTimeout is an attempt whose redirects used up its timeout.
 var errAttemptTimeout = timeoutErr("engine: attempt timed out")
+
+// errBodyTimeout is a body whose reading the attempt's deadline ended.
+var errBodyTimeout = timeoutErr("engine: body read timed out")
 
 type timeoutErr string
 

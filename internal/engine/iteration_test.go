@@ -260,7 +260,7 @@ func TestIterateTLS(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			res, _ := once(driver(t, DriverConfig{HTTP2: tr.http2}), &Request{URL: srv.URL})
-			if res.ErrorCode != ErrorTLSAuthority || res.Class != ClassOther || !res.Failed {
+			if res.ErrorCode != ErrorTLSAuthority || res.Class != ClassTLS || !res.Failed {
 				t.Errorf("unverified: code %d class %v err %v", res.ErrorCode, res.Class, res.Err)
 			}
 			res, _ = once(driver(t, DriverConfig{HTTP2: tr.http2, Insecure: true}), &Request{URL: srv.URL})

@@ -28,6 +28,7 @@ type Meter struct {
 	iterFailed padded
 	dropped    padded
 	aborted    padded
+	unreach    padded // failed attempts that found no server (governor.Load.Unreachable)
 	latency    padded // summed Elapsed of resolved attempts, nanoseconds
 	lagSum     padded // summed schedule lag of first attempts, nanoseconds
 	lagged     padded // how many lags lagSum holds
@@ -68,6 +69,7 @@ func (m *Meter) Load() governor.Load {
 		Started:            m.started.Load(),
 		Dropped:            m.dropped.Load(),
 		Latency:            time.Duration(m.latency.Load()),
+		Unreachable:        m.unreach.Load(),
 		GeneratorSaturated: m.saturated.Load(),
 	}
 }

@@ -18,13 +18,14 @@ import (
 // over HTTP/2), so attempts are timed with httptrace rather than on an owned
 // connection, and their bytes are the request's and response's sizes.
 type stdTransport struct {
-	t     *http.Transport
-	abort context.Context
+	t         *http.Transport
+	abort     context.Context
+	bodyLimit int64
 }
 
 func newStdTransport(cfg DriverConfig) *stdTransport {
 	d := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
-	return &stdTransport{abort: cfg.Abort, t: &http.Transport{
+	return &stdTransport{abort: cfg.Abort, bodyLimit: cfg.BodyLimit, t: &http.Transport{
 		// Load goes straight to the target: a proxy from the environment
 		// would measure the proxy.
 		Proxy:       nil,
@@ -109,7 +110,7 @@ func (s *stdTransport) send(r *Request, now time.Time, timeout time.Duration, re
 			n, err = io.Copy(io.Discard, resp.Body)
 			res.BytesReceived += n
 		} else {
-			b, err = io.ReadAll(resp.Body)
+			b, err = keepBody(resp.Body, s.bodyLimit)
 			res.BytesReceived += int64(len(b))
 		}
 		resp.Body.Close()
@@ -125,7 +126,7 @@ func (s *stdTransport) send(r *Request, now time.Time, timeout time.Duration, re
 	if isRedirect(res.Status) {
 		res.location = resp.Header.Get("Location")
 	}
-	if !r.DiscardBody {
+	if !r.DiscardBody || r.KeepHeader {
 		res.Header, res.Body = resp.Header, b
 	}
 	return end

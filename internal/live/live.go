@@ -234,6 +234,14 @@ func StatusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mod
 	if cur.Counts.Dropped > 0 {
 		s += fmt.Sprintf("  dropped %d", cur.Counts.Dropped)
 	}
+	// Name the failures a person has to fix on their side, not the
+	// target's: a host that does not resolve, a handshake that fails.
+	if n := cur.Counts.Classes[engine.ClassDNS]; n > 0 {
+		s += fmt.Sprintf("  dns %d (could not resolve)", n)
+	}
+	if n := cur.Counts.Classes[engine.ClassTLS]; n > 0 {
+		s += fmt.Sprintf("  tls %d (handshake failed)", n)
+	}
 	if g := cur.Generator; g.Saturated {
 		s += fmt.Sprintf("  generator saturated at %s/s (%s)", Short(g.Rate), g.Signal)
 	}

@@ -44,6 +44,9 @@ type Result struct {
 	Capacity governor.Estimate
 	// Generator sums up the generator's watch of itself over the phase.
 	Generator GeneratorSummary
+	// Arrivals counts the open-loop schedule's arrivals: each one was
+	// started as an iteration or counted as dropped (Counters.Drop).
+	Arrivals uint64
 }
 
 // Phase is one load phase: gate, governor, arrival schedule, workers,
@@ -305,7 +308,7 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	end := p.clk.Now()
 	p.endNanos.Store(end.UnixNano())
 	res := &Result{Start: start, End: end, Interrupted: interrupted, Workers: int(p.workers.Load()),
-		Windows: p.Windows(), Generator: p.watch.summary()}
+		Windows: p.Windows(), Generator: p.watch.summary(), Arrivals: p.arrivals.Load()}
 	res.Capacity = governor.Capacity(res.Windows, p.cfg.Limits.High)
 	return res, nil
 }

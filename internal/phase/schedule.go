@@ -40,6 +40,11 @@ func (p *Phase) spawn(body func(Worker), exit ...func()) {
 func (p *Phase) iteration(w Worker, due time.Time) {
 	select {
 	case <-p.stop:
+		// An arrival handed out just before the stop is never started:
+		// it is counted as dropped, so every arrival is accounted for.
+		if !due.IsZero() {
+			p.drop()
+		}
 		return
 	default:
 	}
@@ -82,14 +87,30 @@ func (p *Phase) schedule(ctx context.Context) {
 		default:
 		}
 		if int(p.workers.Load()) < p.cfg.MaxWorkers {
-			p.spawn(func(w Worker) { p.serve(w, due) })
+			p.spawnServing(due)
 			continue
 		}
-		p.cfg.Counters.Drop()
-		if p.cfg.Dropped != nil {
-			p.cfg.Dropped()
-		}
+		p.drop()
 	}
+}
+
+// drop counts an arrival no worker started.
+func (p *Phase) drop() {
+	p.cfg.Counters.Drop()
+	if p.cfg.Dropped != nil {
+		p.cfg.Dropped()
+	}
+}
+
+// spawnServing starts an open-loop worker for the arrival due; an arrival
+// whose worker could not be made (or was made after the abort) is dropped.
+func (p *Phase) spawnServing(due time.Time) {
+	served := false
+	p.spawn(func(w Worker) { served = true; p.serve(w, due) }, func() {
+		if !served {
+			p.drop()
+		}
+	})
 }
 
 // spawnTo grows the closed-loop pool to n workers (never past the

@@ -37,13 +37,14 @@ type Attempts struct {
 	OK uint64
 	// Failed attempts by class: connection refused, connection reset,
 	// timeout, a 5xx status, a 429 status, anything else counted as failed,
-	// and ok answers slower than the latency budget (--slow).
-	Refused, Reset, Timeout, Status5xx, Status429, Other, Slow uint64
+	// ok answers slower than the latency budget (--slow), a host name that
+	// did not resolve, a failed TLS handshake.
+	Refused, Reset, Timeout, Status5xx, Status429, Other, Slow, DNS, TLS uint64
 }
 
 // Failed is the number of failed attempts of every class.
 func (a Attempts) Failed() uint64 {
-	return a.Refused + a.Reset + a.Timeout + a.Status5xx + a.Status429 + a.Other + a.Slow
+	return a.Refused + a.Reset + a.Timeout + a.Status5xx + a.Status429 + a.Other + a.Slow + a.DNS + a.TLS
 }
 
 // Generator is the load generator's watch of itself (engine.GeneratorSummary).
@@ -212,6 +213,7 @@ func Build(in Input) (*Report, error) {
 		ByClass: ClassesJSON{
 			Refused: a.Refused, Reset: a.Reset, Timeout: a.Timeout,
 			Status5xx: a.Status5xx, Status429: a.Status429, Other: a.Other, Slow: a.Slow,
+			DNS: a.DNS, TLS: a.TLS,
 		},
 	}
 	it := in.Iterations

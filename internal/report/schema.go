@@ -205,6 +205,11 @@ type ClassesJSON struct {
 	Other uint64 `json:"other"`
 	// Slow: answers otherwise ok but slower than the latency budget (--slow).
 	Slow uint64 `json:"slow"`
+	// DNS: the host name did not resolve ("could not resolve").
+	DNS uint64 `json:"dns"`
+	// TLS: the TLS handshake failed (untrusted or wrong certificate, an
+	// alert, a peer that does not speak TLS).
+	TLS uint64 `json:"tls"`
 }
 
 // IterationsJSON is the "iterations" object.
@@ -241,7 +246,8 @@ type WindowJSON struct {
 	GoodputPerS  float64 `json:"goodput_per_s"`
 	// Signal is the rule that decided the window (slow-start, safe-climb,
 	// probe, back-off, dead-band, no-evidence, at-ceiling, at-floor,
-	// memory-cleared) and Kind its direction (raise, lower, hold).
+	// memory-cleared, generator-saturated, outage: the target unreachable,
+	// the offer held) and Kind its direction (raise, lower, hold).
 	Signal string `json:"signal"`
 	Kind   string `json:"kind"`
 	// Early is true for a window an early breach closed before its full

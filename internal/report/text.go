@@ -48,6 +48,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "saturated    %s excluded (%s > %s): %s\n", plural(n, "window"), what, pct(s.High), strings.Join(sat, ", "))
 	}
 
+	if out := r.outages(); len(out) > 0 {
+		fmt.Fprintf(&b, "outages      %s (target unreachable, offer held): %s\n", plural(len(out), "interval"), strings.Join(out, ", "))
+	}
+
 	const latRow = "%-12s %9s %9s %9s %9s %9s %9s\n"
 	fmt.Fprintf(&b, latRow, "latency", "count", "p50", "p90", "p99", "p99.9", "max")
 	for _, row := range []struct {
@@ -168,7 +172,7 @@ func (c ClassesJSON) nonZero() string {
 	for _, x := range []struct {
 		name string
 		n    uint64
-	}{{"5xx", c.Status5xx}, {"429", c.Status429}, {"timeout", c.Timeout}, {"refused", c.Refused}, {"reset", c.Reset}, {"other", c.Other}, {"slow", c.Slow}} {
+	}{{"5xx", c.Status5xx}, {"429", c.Status429}, {"timeout", c.Timeout}, {"refused", c.Refused}, {"reset", c.Reset}, {"dns", c.DNS}, {"tls", c.TLS}, {"other", c.Other}, {"slow", c.Slow}} {
 		if x.n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", x.name, x.n))
 		}

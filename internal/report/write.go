@@ -64,10 +64,24 @@ func (r *Report) SaveCSV(path string) error { return saveFile(path, r.WriteCSV) 
 // SaveText writes the text report to the file at path.
 func (r *Report) SaveText(path string) error { return saveFile(path, r.WriteText) }
 
+// WriteFileAtomic writes data to path whole or not at all, as the report's
+// own files are written (k6's summary export and handleSummary's files).
+func WriteFileAtomic(path string, data []byte) error {
+	return saveFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
 // saveFile writes a file whole or not at all: into a temporary file beside
 // it, renamed over path once complete, so a run stopped while writing never
-// leaves half a report.
+// leaves half a report. A path that exists and is not a regular file (a
+// device such as /dev/stdout, a pipe) is written in place: renaming over
+// it would replace the device.
 func saveFile(path string, write func(io.Writer) error) (err error) {
+	if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
+		return writeInPlace(path, write)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -93,6 +107,26 @@ func saveFile(path string, write func(io.Writer) error) (err error) {
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// writeInPlace writes to a path that is not a regular file.
+func writeInPlace(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	bw := bufio.NewWriter(f)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("report: writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -262,6 +262,8 @@ func (m *httpModule) prepare(req *engine.Request, method string, u, body, params
 	}
 	vu.addCookies(req, info.jar, cookies)
 	vu.r.requestOptions(req, &info, params) // httpoptions.go
+	// A body the script will not read is dropped as it arrives.
+	req.DiscardBody, req.KeepHeader = info.respType == "none", true
 	return info
 }
 

@@ -80,6 +80,15 @@ type Config struct {
 	Timeout time.Duration
 	// Insecure skips TLS verification.
 	Insecure bool
+	// Interrupt, when closed while Load runs the init context, stops it
+	// (sobek's Runtime.Interrupt): a script that loops forever at top
+	// level ends on the first Ctrl-C with ErrInterrupted.
+	Interrupt <-chan struct{}
+	// BodyLimit is the most bytes one response body a script keeps may
+	// hold (default engine.DefaultBodyLimit); a longer body fails its
+	// request with error_code 1601. A discarded body (responseType "none",
+	// options.discardResponseBodies) has no limit and costs no memory.
+	BodyLimit int64
 	// Logger receives the governors' movement lines and the runner's
 	// warnings (default: discard).
 	Logger *slog.Logger
@@ -212,7 +221,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	r.bundle = b
-	if err := vu.init(); err != nil {
+	if err := vu.initInterruptible(cfg.Interrupt); err != nil {
 		return nil, &InitError{err}
 	}
 	js, err := vu.stringify(vu.exports.Get("options"))

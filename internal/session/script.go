@@ -68,7 +68,17 @@ func (s *Session) RunScript(sc Script) error {
 			_ = w.Close()
 		}
 	}()
-	r, err := script.Load(sc.Path, cfg)
+	if cfg.BodyLimit == 0 {
+		limit, err := bodyLimit()
+		if err != nil {
+			return BadInput{err}
+		}
+		cfg.BodyLimit = limit
+	}
+	r, err := s.loadInterruptible(sc.Path, cfg)
+	if errors.Is(err, script.ErrInterrupted) {
+		return script.ErrInterrupted
+	}
 	if err != nil {
 		if ie := initError(err); ie != nil {
 			return ie

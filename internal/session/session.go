@@ -96,8 +96,32 @@ func CheckPaths(files map[string]string) error {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return Fieldf(name, "%s is a directory", path)
 		}
+		if err := writable(path); err != nil {
+			return Fieldf(name, "%s: cannot write in %s (%v)", path, dir, errors.Unwrap(err))
+		}
 	}
 	return nil
+}
+
+// writable tries what writing the file at path does — a temporary file in
+// its folder, renamed over it at the end; for a path that exists and is not
+// a regular file (a device, a pipe), opening it for writing — so that a
+// read-only place is refused before the run, not after it with the report
+// lost.
+func writable(path string) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".throttle-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // Session is one command's run: where it writes, how much it says, its
@@ -186,6 +210,8 @@ func countsInto(in *report.Input, c engine.Counts) {
 		Status429: c.Classes[engine.Class429],
 		Other:     c.Classes[engine.ClassOther],
 		Slow:      c.Classes[engine.ClassSlow],
+		DNS:       c.Classes[engine.ClassDNS],
+		TLS:       c.Classes[engine.ClassTLS],
 	}
 	in.Iterations = report.Iterations{OK: c.IterOK, Failed: c.IterFailed}
 	in.Dropped, in.Aborted = c.Dropped, c.Aborted

@@ -3,8 +3,8 @@ package k6out
 import (
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
 )
 
@@ -13,7 +13,7 @@ import (
 func WriteSummaryExport(path string, s *script.Summary) error {
 	b, err := s.ExportJSON()
 	if err == nil {
-		err = os.WriteFile(path, append(b, '\n'), 0o644)
+		err = report.WriteFileAtomic(path, append(b, '\n'))
 	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -33,7 +33,7 @@ func WriteOutputs(stdout, stderr io.Writer, outs []script.SummaryOutput) error {
 		case "stderr":
 			_, err = stderr.Write(o.Data)
 		default:
-			err = os.WriteFile(o.Name, o.Data, 0o644)
+			err = report.WriteFileAtomic(o.Name, o.Data)
 		}
 		if err != nil && first == nil {
 			first = fmt.Errorf("handleSummary: writing %s: %w", o.Name, err)

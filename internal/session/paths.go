@@ -1,0 +1,51 @@
+package session
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/throttlekit/throttle/internal/script"
+)
+
+// loadInterruptible loads a script while watching the session's signals:
+// a signal during the init context (a top-level loop that never ends, say)
+// interrupts it at once, and the run ends with one line.
+func (s *Session) loadInterruptible(path string, cfg script.Config) (*script.Runner, error) {
+	interrupt, loaded := make(chan struct{}), make(chan struct{})
+	defer close(loaded)
+	cfg.Interrupt = interrupt
+	go func(sig <-chan os.Signal) {
+		select {
+		case <-sig:
+			close(interrupt)
+		case <-loaded:
+		}
+	}(s.Signals)
+	return script.Load(path, cfg)
+}
+
+// BodyLimitEnv raises (or lowers) the most bytes one response body a
+// script keeps may hold (script.Config.BodyLimit): bytes, or a number with
+// KiB, MiB or GiB.
+const BodyLimitEnv = "THROTTLE_BODY_LIMIT"
+
+// bodyLimit reads BodyLimitEnv; 0 when unset (the default limit).
+func bodyLimit() (int64, error) {
+	v := strings.TrimSpace(os.Getenv(BodyLimitEnv))
+	if v == "" {
+		return 0, nil
+	}
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if strings.HasSuffix(v, suffix) {
+			v, mult = strings.TrimSpace(strings.TrimSuffix(v, suffix)), m
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%s=%q: want a size in bytes > 0, or with KiB, MiB or GiB (e.g. 256MiB)", BodyLimitEnv, os.Getenv(BodyLimitEnv))
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,40 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A place no file can be created in (sysfs refuses even root) is refused
+// before the run with one line naming the flag; a writable folder passes
+// and is left as it was.
+func TestCheckPathsWritable(t *testing.T) {
+	err := CheckPaths(map[string]string{"--out": "/sys/report.json"})
+	if err == nil || !strings.Contains(err.Error(), "--out") || !strings.Contains(err.Error(), "cannot write in /sys") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("read-only place: %v", err)
+	}
+	dir := t.TempDir()
+	if err := CheckPaths(map[string]string{"--timeline": filepath.Join(dir, "t.csv")}); err != nil {
+		t.Fatalf("writable folder: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("the check left %d files behind", len(left))
+	}
+}
+
+func TestBodyLimitEnv(t *testing.T) {
+	for v, want := range map[string]int64{"": 0, "1000": 1000, "256MiB": 256 << 20, "2 GiB": 2 << 30} {
+		t.Setenv(BodyLimitEnv, v)
+		if got, err := bodyLimit(); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"x", "-1", "0", "1.5MiB"} {
+		t.Setenv(BodyLimitEnv, v)
+		if _, err := bodyLimit(); err == nil || !strings.Contains(err.Error(), BodyLimitEnv) {
+			t.Errorf("%q: %v, want a one-line refusal naming %s", v, err, BodyLimitEnv)
+		}
+	}
+}
