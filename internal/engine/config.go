@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/throttlekit/throttle/governor"
@@ -57,6 +58,8 @@ type Config struct {
 	FailOn *FailOn
 	// Insecure skips TLS certificate verification.
 	Insecure bool
+	// Resolver looks up host names (nil: the system's); see DriverConfig.
+	Resolver *net.Resolver
 	// HTTP2 sends through net/http, which speaks HTTP/2 where the server
 	// offers it over TLS; the default is HTTP/1.1 on fasthttp.
 	HTTP2 bool

@@ -115,7 +115,7 @@ func New(cfg Config) (*Engine, error) {
 	e.cfg.adopt(e.ph.Config())
 	e.driver, err = NewDriver(DriverConfig{
 		Meter: e.meter, Latency: cfg.Latency, Tries: cfg.Tries, Timeout: cfg.Timeout, FailOn: cfg.FailOn, Slow: cfg.Slow,
-		HTTP2: cfg.HTTP2, Insecure: cfg.Insecure, Conns: cfg.workers(), Stop: e.ph.Stopping(), Abort: e.ph.Hard(),
+		HTTP2: cfg.HTTP2, Insecure: cfg.Insecure, Resolver: cfg.Resolver, Conns: cfg.workers(), Stop: e.ph.Stopping(), Abort: e.ph.Hard(),
 	})
 	if err != nil {
 		return nil, err

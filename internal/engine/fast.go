@@ -31,6 +31,7 @@ type fastShared struct {
 	tls       *tls.Config
 	abort     context.Context
 	bodyLimit int64
+	resolver  *net.Resolver
 }
 
 func newFastShared(cfg DriverConfig) *fastShared {
@@ -41,6 +42,7 @@ func newFastShared(cfg DriverConfig) *fastShared {
 		},
 		abort:     cfg.Abort,
 		bodyLimit: cfg.BodyLimit,
+		resolver:  cfg.Resolver,
 	}
 }
 
@@ -135,7 +137,7 @@ func (h *fastHost) retry(req *fasthttp.Request, attempts int, err error) (resetT
 // deadline, timing both; the abort context closes the connection.
 func (h *fastHost) dial(addr string) (net.Conn, error) {
 	t0 := time.Now()
-	d := net.Dialer{Deadline: h.deadline, KeepAlive: 30 * time.Second}
+	d := net.Dialer{Deadline: h.deadline, KeepAlive: 30 * time.Second, Resolver: h.s.resolver}
 	raw, err := d.DialContext(h.s.abort, "tcp", addr)
 	if err != nil {
 		return nil, err

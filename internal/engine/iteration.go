@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -198,6 +199,10 @@ type DriverConfig struct {
 	HTTP2 bool
 	// Insecure skips TLS certificate verification.
 	Insecure bool
+	// Resolver looks up host names (nil: the system's). Tests give one
+	// that answers on the machine, so a name that must not resolve never
+	// sends a DNS query out of it.
+	Resolver *net.Resolver
 	// BodyLimit is the most bytes a kept response body may hold (default
 	// DefaultBodyLimit); a longer body fails its attempt with
 	// ErrBodyTooLarge (class other) and is not read past the limit. A

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"github.com/throttlekit/throttle/internal/testwait"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlekit/throttle/internal/testdns"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // transports are the two the table runs against.
@@ -68,6 +70,9 @@ func driver(t *testing.T, cfg DriverConfig) *Driver {
 	t.Helper()
 	if cfg.Meter == nil {
 		cfg.Meter = NewMeter()
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = testdns.Resolver(t) // a name never sends a query off the machine
 	}
 	d, err := NewDriver(cfg)
 	if err != nil {

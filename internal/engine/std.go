@@ -24,7 +24,7 @@ type stdTransport struct {
 }
 
 func newStdTransport(cfg DriverConfig) *stdTransport {
-	d := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
+	d := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second, Resolver: cfg.Resolver}
 	return &stdTransport{abort: cfg.Abort, bodyLimit: cfg.BodyLimit, t: &http.Transport{
 		// Load goes straight to the target: a proxy from the environment
 		// would measure the proxy.

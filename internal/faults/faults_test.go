@@ -16,6 +16,7 @@ import (
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/targets"
+	"github.com/throttlekit/throttle/internal/testdns"
 )
 
 // rawServer accepts connections on loopback and hands each to handle on
@@ -192,6 +193,9 @@ func TestFaults(t *testing.T) {
 				Targets: []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}},
 				Limits:  l, Fixed: true, Duration: 1500 * time.Millisecond, Timeout: 300 * time.Millisecond,
 				Grace: time.Second, MaxVUs: 400,
+				// The unresolvable name is answered on loopback: no DNS
+				// query leaves the machine.
+				Resolver: testdns.Resolver(t),
 			})
 			if err != nil {
 				t.Fatal(err)
