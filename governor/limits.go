@@ -3,6 +3,7 @@ package governor
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -81,32 +82,32 @@ func (l Limits) Validate() error {
 		v    float64
 	}{{"ceiling", l.Ceiling}, {"floor", l.Floor}, {"start", l.Start}, {"high", l.High}, {"low", l.Low}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("governor: %s must be a finite number, got %v", f.name, f.v)
+			return limitErr(f.name, "", "{limit} must be a finite number, got %v", f.v)
 		}
 	}
 	switch {
 	case l.Mode != Rate && l.Mode != Concurrency:
-		return fmt.Errorf("governor: mode must be rate or concurrency, got %d", l.Mode)
+		return limitErr("mode", "", "{limit} must be rate or concurrency, got %d", l.Mode)
 	case l.Floor <= 0:
-		return fmt.Errorf("governor: floor must be > 0, got %v", l.Floor)
+		return limitErr("floor", "", "{limit} must be > 0, got %v", l.Floor)
 	case l.Ceiling <= 0:
-		return fmt.Errorf("governor: ceiling must be > 0, got %v", l.Ceiling)
+		return limitErr("ceiling", "", "{limit} must be > 0, got %v", l.Ceiling)
 	case l.Floor > l.Ceiling:
-		return fmt.Errorf("governor: floor (%v) must be <= ceiling (%v)", l.Floor, l.Ceiling)
+		return limitErr("floor", "ceiling", "{limit} (%v) must be <= {other} (%v)", l.Floor, l.Ceiling)
 	case l.Start < l.Floor:
-		return fmt.Errorf("governor: start (%v) must be >= floor (%v)", l.Start, l.Floor)
+		return limitErr("start", "floor", "{limit} (%v) must be >= {other} (%v)", l.Start, l.Floor)
 	case l.Start > l.Ceiling:
-		return fmt.Errorf("governor: start (%v) must be <= ceiling (%v)", l.Start, l.Ceiling)
+		return limitErr("start", "ceiling", "{limit} (%v) must be <= {other} (%v)", l.Start, l.Ceiling)
 	case l.High <= 0 || l.High >= 1:
-		return fmt.Errorf("governor: high must be in (0, 1), got %v", l.High)
+		return limitErr("high", "", "{limit} must be in (0, 1), got %v", l.High)
 	case l.Low < 0:
-		return fmt.Errorf("governor: low must be >= 0, got %v", l.Low)
+		return limitErr("low", "", "{limit} must be >= 0, got %v", l.Low)
 	case l.Low >= l.High:
-		return fmt.Errorf("governor: low (%v) must be < high (%v)", l.Low, l.High)
+		return limitErr("low", "high", "{limit} (%v) must be < {other} (%v)", l.Low, l.High)
 	case l.Window <= 0:
-		return fmt.Errorf("governor: window must be > 0, got %v", l.Window)
+		return limitErr("window", "", "{limit} must be > 0, got %v", l.Window)
 	case l.MinAttempts == 0:
-		return fmt.Errorf("governor: min attempts must be > 0")
+		return limitErr("min attempts", "", "{limit} must be > 0")
 	}
 	if l.Mode == Concurrency {
 		for _, f := range []struct {
@@ -114,9 +115,37 @@ func (l Limits) Validate() error {
 			v    float64
 		}{{"ceiling", l.Ceiling}, {"floor", l.Floor}, {"start", l.Start}} {
 			if f.v != math.Trunc(f.v) {
-				return fmt.Errorf("governor: %s must be a whole number in concurrency mode, got %v", f.name, f.v)
+				return limitErr(f.name, "", "{limit} must be a whole number in concurrency mode, got %v", f.v)
 			}
 		}
 	}
 	return nil
+}
+
+// LimitError is a Limits value Validate refuses. It names the limits at
+// fault, so a host can word the message in its own terms (a flag, an
+// option) without parsing it: see In.
+type LimitError struct {
+	// Limit is the limit at fault: "ceiling", "floor", "start", "high",
+	// "low", "window", "min attempts" or "mode".
+	Limit string
+	// Other is the limit Limit was compared with, or "".
+	Other string
+	text  string // with {limit} and {other} where the names go
+}
+
+func limitErr(limit, other, format string, args ...any) *LimitError {
+	return &LimitError{Limit: limit, Other: other, text: fmt.Sprintf(format, args...)}
+}
+
+// Error is the message in the governor's own names.
+func (e *LimitError) Error() string { return "governor: " + e.In(nil) }
+
+// In is the message with each limit's name given by name (nil: the
+// governor's own names), and no package prefix.
+func (e *LimitError) In(name func(limit string) string) string {
+	if name == nil {
+		name = func(limit string) string { return limit }
+	}
+	return strings.NewReplacer("{limit}", name(e.Limit), "{other}", name(e.Other)).Replace(e.text)
 }

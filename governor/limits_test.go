@@ -1,6 +1,7 @@
 package governor
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -60,5 +61,24 @@ func TestValidateNamesTheField(t *testing.T) {
 	ok.Low = 0 // 0 <= low is allowed
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("low = 0 rejected: %v", err)
+	}
+}
+
+// A refused Limits value is a *LimitError naming the limits at fault, which
+// a host words in its own names without parsing the message.
+func TestLimitErrorNamesTheLimits(t *testing.T) {
+	l := NewLimits(Rate, 2)
+	l.Floor, l.Start = 5, 5
+	err := l.Validate()
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != "floor" || le.Other != "ceiling" {
+		t.Fatalf("Validate: %v (%#v), want a LimitError naming floor and ceiling", err, le)
+	}
+	if got, want := err.Error(), "governor: floor (5) must be <= ceiling (2)"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	flag := func(limit string) string { return map[string]string{"floor": "--floor", "ceiling": "--rate"}[limit] }
+	if got, want := le.In(flag), "--floor (5) must be <= --rate (2)"; got != want {
+		t.Errorf("In = %q, want %q", got, want)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -279,20 +278,20 @@ func (f *fraction) Set(s string) error {
 	return nil
 }
 
-var limitNames = regexp.MustCompile(`\b(ceiling|floor|start|high|low|window|min attempts)\b`)
-
-// flagNames rewrites a governor.Limits error in the flags' terms:
-// "governor: floor (5) must be <= ceiling (2)" becomes
-// "--floor (5) must be <= --rate (2)".
+// flagNames words a governor.Limits error in the flags' terms:
+// "floor (5) must be <= ceiling (2)" becomes "--floor (5) must be <= --rate (2)".
 func flagNames(err error, ceilingFlag string) error {
-	msg := limitNames.ReplaceAllStringFunc(err.Error(), func(name string) string {
-		switch name {
+	var le *governor.LimitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	return errors.New(le.In(func(limit string) string {
+		switch limit {
 		case "ceiling":
 			return ceilingFlag
 		case "min attempts":
 			return "--min-attempts"
 		}
-		return "--" + name
-	})
-	return errors.New(msg)
+		return "--" + limit
+	}))
 }
