@@ -80,6 +80,7 @@ type stepClock struct {
 type stepTicker struct {
 	clock.Ticker
 	c *stepClock
+	d time.Duration
 }
 
 func (t *stepTicker) Stop() {
@@ -90,11 +91,25 @@ func (t *stepTicker) Stop() {
 }
 
 func (c *stepClock) NewTicker(d time.Duration) clock.Ticker {
-	t := &stepTicker{Ticker: c.Fake.NewTicker(d), c: c}
+	t := &stepTicker{Ticker: c.Fake.NewTicker(d), c: c, d: d}
 	c.mu.Lock()
 	c.tickers[t] = true
 	c.mu.Unlock()
 	return t
+}
+
+// has reports whether a ticker of period d is live: a ticker made after
+// the test moved time would tick off the test's grid and the test would
+// wait for a reading that never comes.
+func (c *stepClock) has(d time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for t := range c.tickers {
+		if t.d == d {
+			return true
+		}
+	}
+	return false
 }
 
 // taken reports whether every live ticker's tick has been received.
@@ -142,6 +157,7 @@ func runRamp(t *testing.T, governed bool, check func(elapsed time.Duration, st S
 		res, _ = p.Run(context.Background())
 	}()
 	testwait.Until(t, 10*time.Second, "the phase to start", p.Running)
+	testwait.Until(t, 10*time.Second, "the ramp's ticker", func() bool { return clk.has(RampStep) })
 	for at := time.Duration(0); at < 10*time.Second; at += tick / 2 {
 		if at > 0 {
 			clk.step(t, tick/2)

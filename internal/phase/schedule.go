@@ -151,7 +151,6 @@ func (p *Phase) ramp(ctx context.Context, start time.Time, ctl *governor.Control
 		c := p.authored(p.clk.Now().Sub(start))
 		applied, err := p.gate.SetCeiling(c)
 		if err == nil {
-			p.setCeilingNow(c)
 			switch {
 			case !p.cfg.Governed:
 				applied = p.gate.Apply(c)
@@ -163,6 +162,9 @@ func (p *Phase) ramp(ctx context.Context, start time.Time, ctl *governor.Control
 					ctl.Set(governor.OriginUser, applied)
 				}
 			}
+			// Published last, so a reader that sees this ceiling also
+			// sees the offer the ramp applied for it.
+			p.setCeilingNow(c)
 		}
 		select {
 		case <-ctx.Done():
