@@ -89,7 +89,7 @@ func (p *phaseFlags) register(g *flagGroups, d phaseDefaults) {
 	fs.IntVar(&p.maxVUs, "max-vus", engine.DefaultMaxVUs, "rate mode: most workers (in-flight iterations); an arrival with none free is dropped and counted")
 	fs.DurationVar(&p.timeout, "timeout", engine.DefaultTimeout, "per-attempt timeout, from sending to the last body byte (k6 script: the default request timeout, otherwise k6's 60s)")
 	fs.IntVar(&p.tries, "tries", 1, "attempts per iteration, with a small jittered exponential backoff between them (10 ms doubling, at most 320 ms)")
-	fs.StringVar(&p.failOn, "fail-on", engine.DefaultFailOn, "what counts as a failed attempt: transport, refused, reset, timeout, other, 1xx..5xx, or status codes such as 503")
+	fs.StringVar(&p.failOn, "fail-on", engine.DefaultFailOn, "what counts as a failed attempt: transport (refused, reset, dns, tls, other), refused, reset, timeout, dns, tls, other, 1xx..5xx, or status codes such as 503")
 	fs.DurationVar(&p.slow, "slow", 0, "latency budget: an otherwise ok attempt slower than this fails, class slow (default 0: none)")
 	fs.DurationVar(&p.grace, "grace", engine.DefaultGrace, "when the phase ends, how long in-flight iterations may finish before they are aborted")
 
