@@ -10,22 +10,8 @@ import (
 
 // TestK6SummaryLayout prints a known summary and compares it line by line.
 func TestK6SummaryLayout(t *testing.T) {
-	inner := &script.Group{Name: "inner", Path: "::outer::inner", Checks: []script.Check{{Name: "half", Passes: 3, Fails: 3}}}
-	root := &script.Group{Checks: []script.Check{{Name: "status is 200", Passes: 10}},
-		Groups: []*script.Group{{Name: "outer", Path: "::outer", Groups: []*script.Group{inner}}}}
 	ok := script.ThresholdResult{OK: true}
-	bad := script.ThresholdResult{Threshold: script.Threshold{Source: "p(95)<1"}, Value: 1.5}
-	s := &script.Summary{Root: root, Metrics: []script.SummaryMetric{
-		{MetricStats: script.MetricStats{Name: "checks", Type: script.Rate}, Stats: []script.Stat{{Name: "rate", Value: 0.8125}, {Name: "passes", Value: 13}, {Name: "fails", Value: 3}}},
-		{MetricStats: script.MetricStats{Name: "data_received", Type: script.Counter}, Stats: []script.Stat{{Name: "count", Value: 1_300_000}, {Name: "rate", Value: 31_000}}},
-		{MetricStats: script.MetricStats{Name: "http_req_duration", Type: script.Trend, IsTime: true},
-			Stats: []script.Stat{{Name: "avg", Value: 144.56}, {Name: "min", Value: 0.0125}, {Name: "max", Value: 1350}}, Thresholds: []script.ThresholdResult{ok}},
-		{MetricStats: script.MetricStats{Name: "http_req_duration{status:200}", Type: script.Trend, IsTime: true},
-			Stats: []script.Stat{{Name: "avg", Value: 2}, {Name: "min", Value: 0}, {Name: "max", Value: 61000}}, Thresholds: []script.ThresholdResult{bad}},
-		{MetricStats: script.MetricStats{Name: "http_reqs", Type: script.Counter}, Stats: []script.Stat{{Name: "count", Value: 180}, {Name: "rate", Value: 4.369380}}},
-		{MetricStats: script.MetricStats{Name: "vus", Type: script.Gauge}, Stats: []script.Stat{{Name: "value", Value: 1}, {Name: "min", Value: 1}, {Name: "max", Value: 19}}},
-		{MetricStats: script.MetricStats{Name: "wait", Type: script.Trend}, Stats: []script.Stat{{Name: "p(99)", Value: 152.3555561}}},
-	}}
+	s := sampleSummary(ok)
 	var b bytes.Buffer
 	if n := WriteSummary(&b, s); n != 1 {
 		t.Errorf("%d crossed, want 1", n)
@@ -59,4 +45,25 @@ func TestK6SummaryLayout(t *testing.T) {
 	if !strings.Contains(b.String(), "avg=144.56ms min=0.01ms max=1350ms") {
 		t.Errorf("summaryTimeUnit ms:\n%s", b.String())
 	}
+}
+
+// sampleSummary is a run's summary with nested groups, a failing check, one
+// metric of every type, a sub-metric and a threshold crossed on it; ok is
+// the result of http_req_duration's own threshold.
+func sampleSummary(ok script.ThresholdResult) *script.Summary {
+	inner := &script.Group{Name: "inner", Path: "::outer::inner", Checks: []script.Check{{Name: "half", Passes: 3, Fails: 3}}}
+	root := &script.Group{Checks: []script.Check{{Name: "status is 200", Passes: 10}},
+		Groups: []*script.Group{{Name: "outer", Path: "::outer", Groups: []*script.Group{inner}}}}
+	bad := script.ThresholdResult{Threshold: script.Threshold{Source: "p(95)<1"}, Value: 1.5}
+	return &script.Summary{Root: root, Metrics: []script.SummaryMetric{
+		{MetricStats: script.MetricStats{Name: "checks", Type: script.Rate}, Stats: []script.Stat{{Name: "rate", Value: 0.8125}, {Name: "passes", Value: 13}, {Name: "fails", Value: 3}}},
+		{MetricStats: script.MetricStats{Name: "data_received", Type: script.Counter}, Stats: []script.Stat{{Name: "count", Value: 1_300_000}, {Name: "rate", Value: 31_000}}},
+		{MetricStats: script.MetricStats{Name: "http_req_duration", Type: script.Trend, IsTime: true},
+			Stats: []script.Stat{{Name: "avg", Value: 144.56}, {Name: "min", Value: 0.0125}, {Name: "max", Value: 1350}}, Thresholds: []script.ThresholdResult{ok}},
+		{MetricStats: script.MetricStats{Name: "http_req_duration{status:200}", Type: script.Trend, IsTime: true},
+			Stats: []script.Stat{{Name: "avg", Value: 2}, {Name: "min", Value: 0}, {Name: "max", Value: 61000}}, Thresholds: []script.ThresholdResult{bad}},
+		{MetricStats: script.MetricStats{Name: "http_reqs", Type: script.Counter}, Stats: []script.Stat{{Name: "count", Value: 180}, {Name: "rate", Value: 4.369380}}},
+		{MetricStats: script.MetricStats{Name: "vus", Type: script.Gauge}, Stats: []script.Stat{{Name: "value", Value: 1}, {Name: "min", Value: 1}, {Name: "max", Value: 19}}},
+		{MetricStats: script.MetricStats{Name: "wait", Type: script.Trend}, Stats: []script.Stat{{Name: "p(99)", Value: 152.3555561}}},
+	}}
 }
