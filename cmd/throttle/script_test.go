@@ -164,11 +164,11 @@ func TestDemoScriptExamples(t *testing.T) {
 
 // TestDemoGRPCCapacity: grpc-capacity.js finds the capacity of the gRPC
 // target, which sheds with RESOURCE_EXHAUSTED above it, within ±15 % in
-// 8 s (the ±5 % figure is the README's, from a 30 s run at 800/s by hand).
-// 100/s because a script VU under the race detector on a busy machine
-// could not offer 400/s (the generator saturated near 230/s); the flags
-// override the script's governor settings so that short windows settle
-// inside the run, as in TestDemo.
+// 8 s unless the generator saturated (the ±5 % figure is the README's,
+// from a 30 s run at 800/s by hand). 100/s because script VUs under the
+// race detector on a busy machine could not offer 400/s (the generator
+// saturated near 230/s); the flags override the script's governor
+// settings so that short windows settle inside the run, as in TestDemo.
 func TestDemoGRPCCapacity(t *testing.T) {
 	r := cli(t, "", nil, "demo", "--quiet", "--grpc", "--script", "../../examples/scripts/grpc-capacity.js", "-e", "DURATION=8s",
 		"--capacity", "100", "--floor", "20", "--start", "50", "--window", "500ms", "--tick", "100ms")
@@ -183,7 +183,13 @@ func TestDemoGRPCCapacity(t *testing.T) {
 	if _, err := fmt.Sscanf(r.stderr[i+1:], "found %g req/s vs true %g req/s (%g %%)", &found, &truth, &dev); err != nil {
 		t.Fatalf("found line: %v\n%s", err, r.stderr[i:])
 	}
-	if truth != 100 || math.Abs(found-truth) > 0.15*truth {
+	// Tight above always; below, a generator that could not offer the
+	// capacity (script VUs under the race detector on a loaded machine
+	// reached ~56/s) caps what can be found, and the report must then say
+	// that its figures are the generator's, as TestDemo's loose lower band
+	// allows for.
+	low := found < 0.85*truth && !strings.Contains(r.stderr, "generator saturated")
+	if truth != 100 || found > 1.15*truth || low {
 		t.Errorf("found %v vs true %v (%v %%), want within 15 %%:\n%s", found, truth, dev, r.stderr)
 	}
 }
