@@ -39,6 +39,7 @@ type demoFlags struct {
 	ceiling float64
 	script  string
 	env     []string
+	grpc    bool
 }
 
 // builtinFlags describe the built-in target, for demo and target.
@@ -133,7 +134,8 @@ func newDemoCmd(e env) *cobra.Command {
   throttle demo --capacity 2000 --model queue
   throttle demo --model backlog --servers 2 --latency 10ms   # a thread pool: 200 req/s, every answer 200
   throttle demo --duration 60s --window 2s --chart demo.html --out demo.json
-  throttle demo --script examples/scripts/capacity.js`,
+  throttle demo --script examples/scripts/capacity.js
+  throttle demo --grpc --script examples/scripts/grpc-capacity.js`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, e) },
 	}
@@ -144,6 +146,7 @@ func newDemoCmd(e env) *cobra.Command {
 	k6 := g.group("k6 script")
 	k6.StringVar(&f.script, "script", "", "run this k6 script against the built-in target (__ENV.BASE is its URL)")
 	k6.StringArrayVarP(&f.env, "env", "e", nil, "with --script: KEY=VALUE for __ENV (repeatable)")
+	k6.BoolVar(&f.grpc, "grpc", false, "with --script: serve the target as a gRPC Echo service (echo.proto, reflection; RESOURCE_EXHAUSTED where it sheds); __ENV.BASE is its host:port")
 	g.install(cmd)
 	return cmd
 }
@@ -185,8 +188,7 @@ func (f *demoFlags) run(cmd *cobra.Command, e env) error {
 // foundVsTrue prints the capacity a report found beside the true one.
 func foundVsTrue(tc target.Config) func(io.Writer, *report.Report) {
 	return func(w io.Writer, r *report.Report) {
-		c := r.Capacity
-		truth := tc.PerSecond()
+		c, truth := r.Capacity, tc.PerSecond()
 		if !c.Found {
 			fmt.Fprintf(w, "\nno capacity found (%s); the true capacity is %s req/s\n", r.Outcome, live.Short(truth))
 			return
@@ -208,15 +210,15 @@ func (f *demoFlags) runScript(fs *pflag.FlagSet, tc target.Config, e env) error 
 		return err
 	}
 	ss := f.session(e)
-	srv, stop, err := ss.ServeBuiltin(tc, "target")
+	addr, stop, err := ss.ServeScriptTarget(tc, "target", f.grpc)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	defer f.metrics.Stop()
 	if !f.quiet {
-		fmt.Fprintf(e.stderr, "demo: %s on %s; running %s against it\n", tc, srv.URL(), f.script)
+		fmt.Fprintf(e.stderr, "demo: %s on %s; running %s against it\n", tc, addr, f.script)
 	}
-	sc.Config.Env["BASE"] = srv.URL()
+	sc.Config.Env["BASE"] = addr
 	return ss.RunScript(sc)
 }

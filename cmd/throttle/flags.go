@@ -240,7 +240,7 @@ func (p *phaseFlags) notWithoutScript(fs *pflag.FlagSet, give string) error {
 	if fs.Changed("env") {
 		return usagef("-e/--env fills a k6 script's __ENV; give %s", give)
 	}
-	for _, name := range []string{"summary-export", "summary-trend-stats", "govern"} {
+	for _, name := range []string{"summary-export", "summary-trend-stats", "govern", "grpc"} {
 		if fs.Changed(name) {
 			return usagef("--%s applies to a k6 script; give %s", name, give)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -132,7 +133,8 @@ export default function () { http.get(__ENV.BASE + '/'); }
 }
 
 // TestDemoScriptExamples runs every example script through demo --script,
-// shortened through __ENV.
+// shortened through __ENV; one that imports k6/net/grpc gets the gRPC
+// target (--grpc).
 func TestDemoScriptExamples(t *testing.T) {
 	files, err := filepath.Glob("../../examples/scripts/*.js")
 	if err != nil || len(files) == 0 {
@@ -140,7 +142,15 @@ func TestDemoScriptExamples(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			r := cli(t, "", nil, "demo", "--quiet", "--script", f, "-e", "DURATION=3s", "-e", "SPAN=1s")
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"demo", "--quiet", "--script", f, "-e", "DURATION=3s", "-e", "SPAN=1s"}
+			if strings.Contains(string(src), "'k6/net/grpc'") {
+				args = append(args, "--grpc")
+			}
+			r := cli(t, "", nil, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 			}
@@ -148,6 +158,46 @@ func TestDemoScriptExamples(t *testing.T) {
 				t.Fatalf("stderr %q: want the found vs true line", r.stderr)
 			}
 		})
+	}
+}
+
+// TestDemoGRPCCapacity: grpc-capacity.js finds the capacity of the gRPC
+// target, which sheds with RESOURCE_EXHAUSTED above it, within ±15 % in
+// 8 s unless the generator saturated (the ±5 % figure is the README's,
+// from a 30 s run at 800/s by hand). 100/s because script VUs under the
+// race detector on a busy machine could not offer 400/s (the generator
+// saturated near 230/s); the flags override the script's governor
+// settings so that short windows settle inside the run, as in TestDemo.
+func TestDemoGRPCCapacity(t *testing.T) {
+	r := cli(t, "", nil, "demo", "--quiet", "--grpc", "--script", "../../examples/scripts/grpc-capacity.js", "-e", "DURATION=8s",
+		"--capacity", "100", "--floor", "20", "--start", "50", "--window", "500ms", "--tick", "100ms")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	i := strings.Index(r.stderr, "\nfound ")
+	if i < 0 {
+		t.Fatalf("no found line:\n%s", r.stderr)
+	}
+	var found, truth, dev float64
+	if _, err := fmt.Sscanf(r.stderr[i+1:], "found %g req/s vs true %g req/s (%g %%)", &found, &truth, &dev); err != nil {
+		t.Fatalf("found line: %v\n%s", err, r.stderr[i:])
+	}
+	// Tight above always; below, a generator that could not offer the
+	// capacity (script VUs under the race detector on a loaded machine
+	// reached ~56/s) caps what can be found, and the report must then say
+	// that its figures are the generator's, as TestDemo's loose lower band
+	// allows for.
+	low := found < 0.85*truth && !strings.Contains(r.stderr, "generator saturated")
+	if truth != 100 || found > 1.15*truth || low {
+		t.Errorf("found %v vs true %v (%v %%), want within 15 %%:\n%s", found, truth, dev, r.stderr)
+	}
+}
+
+// TestDemoGRPCNeedsScript: --grpc without --script is refused in one line.
+func TestDemoGRPCNeedsScript(t *testing.T) {
+	r := cli(t, "", nil, "demo", "--grpc")
+	if r.code != 2 || !strings.Contains(r.stderr, "--grpc applies to a k6 script") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 

@@ -46,8 +46,9 @@ const Service = "throttle.echo.Echo"
 // x-served-by header; "shed" is answered RESOURCE_EXHAUSTED, "slow" only
 // when the call's deadline passes; the Chat stream answers each message
 // as Say does),
-// reflection over its files, and health (Service SERVING).
-func NewGRPC() (*grpc.Server, error) {
+// reflection over its files, and health (Service SERVING). opts are the
+// server's (Gate's interceptor, for one).
+func NewGRPC(opts ...grpc.ServerOption) (*grpc.Server, error) {
 	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
 		Accessor: protocompile.SourceAccessorFromMap(map[string]string{ProtoFile: Proto}),
 	})}
@@ -67,16 +68,20 @@ func NewGRPC() (*grpc.Server, error) {
 			return nil, err
 		}
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(opts...)
 	srv.RegisterService(&grpc.ServiceDesc{
 		ServiceName: string(svc.FullName()),
 		HandlerType: (*any)(nil),
-		Methods: []grpc.MethodDesc{{MethodName: "Say", Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+		Methods: []grpc.MethodDesc{{MethodName: "Say", Handler: func(_ any, ctx context.Context, dec func(any) error, icpt grpc.UnaryServerInterceptor) (any, error) {
 			in := dynamicpb.NewMessage(say.Input())
 			if err := dec(in); err != nil {
 				return nil, err
 			}
-			return answer(ctx, say, in)
+			handle := func(ctx context.Context, _ any) (any, error) { return answer(ctx, say, in) }
+			if icpt == nil {
+				return handle(ctx, in)
+			}
+			return icpt(ctx, in, &grpc.UnaryServerInfo{FullMethod: "/" + Service + "/Say"}, handle)
 		}}},
 		Streams: []grpc.StreamDesc{{StreamName: "Chat", ServerStreams: true, ClientStreams: true,
 			Handler: func(_ any, ss grpc.ServerStream) error { return chat(ss, svc.Methods().ByName("Chat")) }}},

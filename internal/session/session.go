@@ -20,6 +20,7 @@ import (
 
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/protoecho"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/target"
 )
@@ -226,14 +227,8 @@ func generatorOf(g engine.GeneratorSummary) report.Generator {
 // counters exported under phase with --metrics (started here, before any
 // traffic); stop shuts the target down.
 func (s *Session) ServeBuiltin(tc target.Config, phase string) (srv *target.Server, stop func(), err error) {
-	tg, err := target.New(tc)
+	tg, err := s.builtin(tc, phase)
 	if err != nil {
-		return nil, nil, BadInput{err}
-	}
-	if err := s.metrics().Start(s.Stderr); err != nil {
-		return nil, nil, err
-	}
-	if err := s.Metrics.AddTarget(phase, tg); err != nil {
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -246,4 +241,38 @@ func (s *Session) ServeBuiltin(tc target.Config, phase string) (srv *target.Serv
 		cancel()
 		_ = srv.Wait()
 	}, nil
+}
+
+// ServeScriptTarget starts the built-in target for demo --script: over
+// HTTP (addr is its URL) or, with grpc, as the Echo gRPC service (with
+// reflection and health) whose calls pass through the target's model
+// (protoecho.Gate: shed is RESOURCE_EXHAUSTED), addr its host:port.
+func (s *Session) ServeScriptTarget(tc target.Config, phase string, grpc bool) (addr string, stop func(), err error) {
+	if !grpc {
+		srv, stop, err := s.ServeBuiltin(tc, phase)
+		if err != nil {
+			return "", nil, err
+		}
+		return srv.URL(), stop, nil
+	}
+	tg, err := s.builtin(tc, phase)
+	if err != nil {
+		return "", nil, err
+	}
+	return protoecho.ServeGated(tg)
+}
+
+// builtin makes the built-in target and exports its counters under phase.
+func (s *Session) builtin(tc target.Config, phase string) (*target.Target, error) {
+	tg, err := target.New(tc)
+	if err != nil {
+		return nil, BadInput{err}
+	}
+	if err := s.metrics().Start(s.Stderr); err != nil {
+		return nil, err
+	}
+	if err := s.Metrics.AddTarget(phase, tg); err != nil {
+		return nil, err
+	}
+	return tg, nil
 }

@@ -27,6 +27,10 @@ type client struct {
 	methods map[string]protoreflect.MethodDescriptor // by "package.Service/Method"
 	conn    *grpc.ClientConn
 	addr    string
+	// unwatch stops the watch that closes conn when the VU's phase ends:
+	// a script need not call close (k6 closes its clients when the test
+	// ends), and a connection left open would outlive the run.
+	unwatch func() bool
 }
 
 // clientKey holds a Client object's Go client, under a symbol scripts
@@ -63,12 +67,17 @@ func newClient(h Host, this *sobek.Object) {
 	})
 	set("asyncInvoke", c.asyncInvoke)
 	set("healthCheck", c.healthCheck)
-	set("close", func() {
-		if c.conn != nil {
-			_ = c.conn.Close()
-			c.conn = nil
-		}
-	})
+	set("close", c.closeConn)
+}
+
+// closeConn closes the connection, if any (close, or connect again).
+func (c *client) closeConn() {
+	if c.conn == nil {
+		return
+	}
+	c.unwatch()
+	_ = c.conn.Close()
+	c.conn, c.unwatch = nil, nil
 }
 
 // add indexes the methods of files' services.
@@ -169,10 +178,7 @@ func (c *client) connect(addr string, params sobek.Value) {
 	if len(callOpts) > 0 {
 		opts = append(opts, grpc.WithDefaultCallOptions(callOpts...))
 	}
-	if c.conn != nil {
-		_ = c.conn.Close()
-		c.conn = nil
-	}
+	c.closeConn()
 	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		throwf(c.rt, "client.connect(%q): %v", addr, err)
@@ -194,6 +200,7 @@ func (c *client) connect(addr string, params sobek.Value) {
 	}
 	c.h.Attempt(engine.ClassOK, time.Since(began), true)
 	c.conn, c.addr = conn, addr
+	c.unwatch = context.AfterFunc(c.h.Context(), func() { _ = conn.Close() })
 	if reflectIt {
 		fds, err := reflect(ctx, conn)
 		if err != nil {
