@@ -221,9 +221,18 @@ func TestFaults(t *testing.T) {
 			if c.Started != c.OK+c.Failed+c.Aborted {
 				t.Errorf("%d attempts started, %d resolved or aborted", c.Started, c.OK+c.Failed+c.Aborted)
 			}
+			// Every resolved attempt has the fault's class. On a loaded
+			// machine a fault server can be slower than the attempt's
+			// timeout to show its fault (to reset, to answer in plain text):
+			// such an attempt is rightly a timeout. They may be a minority
+			// only, so the fault's own class still has to be seen.
 			resolved := c.OK + c.Failed
-			if resolved == 0 || c.Classes[f.class] != resolved {
-				t.Errorf("classes %v: want every one of %d resolved attempts %v", c.Classes, resolved, f.class)
+			late := uint64(0)
+			if f.class != engine.ClassTimeout {
+				late = c.Classes[engine.ClassTimeout]
+			}
+			if resolved == 0 || c.Classes[f.class]+late != resolved || late*2 > resolved {
+				t.Errorf("classes %v: want every one of %d resolved attempts %v (a minority timed out on a loaded machine at most)", c.Classes, resolved, f.class)
 			}
 		})
 	}
