@@ -179,6 +179,16 @@ type Runner struct {
 	systemTags map[string]bool
 	// resolved: r.opts holds the resolved options (after the init context).
 	resolved bool
+
+	// life is the lifecycle function running now (setup, teardown,
+	// handleSummary), which Interrupt stops (lifecycle.go).
+	life lifeState
+	// panics counts the Go panics recovered in the VUs' host code.
+	panics atomic.Int64
+	// cutOffs counts the iterations cut off at a phase's stop.
+	cutOffs atomic.Int64
+	// userAbort: Abort was called (a second Ctrl-C).
+	userAbort atomic.Bool
 }
 
 // InitError is an exception in the script's init context (k6's exit 107).
@@ -348,6 +358,11 @@ type RunResult struct {
 	// SummaryErr is handleSummary's failure (it threw, or returned what
 	// cannot be written): the run itself is complete.
 	SummaryErr error
+	// Stopped names the lifecycle function a signal (Interrupt, or ctx
+	// during setup) cut short: "setup", "teardown" or "handleSummary";
+	// "" none. Such a run is Interrupted too. Setup cut short runs no
+	// scenario and no teardown; the summary has what setup gathered.
+	Stopped string
 }
 
 // SummaryOutput is one entry of handleSummary's returned object: a file
@@ -370,8 +385,11 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	watchDone := make(chan struct{})
 	defer close(watchDone)
 	go r.watchThresholds(watchDone)
-	if err := r.setup(); err != nil {
-		return nil, err
+	if err := r.setup(ctx); err != nil {
+		if !errors.Is(err, ErrStopped) {
+			return nil, err
+		}
+		return r.finish(res, "setup")
 	}
 	sampleDone := make(chan struct{})
 	sampled := make(chan struct{})
@@ -402,17 +420,34 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	if err := r.runError(); err != nil {
 		return res, err
 	}
+	stopped := ""
 	if err := r.teardown(); err != nil {
-		return res, err
+		if !errors.Is(err, ErrStopped) {
+			return res, err
+		}
+		stopped = "teardown"
 	}
+	return r.finish(res, stopped)
+}
+
+// finish ends a run: the summary's span, then handleSummary if the script
+// exports it. stopped names the lifecycle function a signal cut short.
+func (r *Runner) finish(res *RunResult, stopped string) (*RunResult, error) {
 	res.End = time.Now()
+	res.Stopped = stopped
 	if fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("handleSummary")); ok {
 		res.HandleSummary = true
 		out, err := r.handleSummary(fn, res.End.Sub(res.Start))
 		if err != nil {
 			res.SummaryErr = fmt.Errorf("handleSummary: %w", err)
+			if errors.Is(err, ErrStopped) {
+				res.Stopped = "handleSummary"
+			}
 		}
 		res.Outputs = out
+	}
+	if res.Stopped != "" {
+		res.Interrupted = true
 	}
 	return res, nil
 }
@@ -430,7 +465,10 @@ func (r *Runner) handleSummary(fn sobek.Callable, span time.Duration) ([]Summary
 	if err != nil {
 		return nil, err
 	}
-	v, err := r.lifecycle("handleSummary", r.opts.HandleSummaryTimeout, fn, data)
+	v, err := r.lifecycle(nil, "handleSummary", r.opts.HandleSummaryTimeout, fn, data)
+	if errors.Is(err, ErrStopped) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, r.scriptError(err)
 	}
@@ -498,18 +536,26 @@ func (r *Runner) sampleVUs(done <-chan struct{}, sampled chan<- struct{}) {
 // Abort cuts off every running phase's in-flight iterations at once (a
 // second Ctrl-C).
 func (r *Runner) Abort() {
+	r.userAbort.Store(true)
 	for _, p := range r.phases {
 		p.abortVUs()
 	}
 }
 
-// setup runs setup() on the setup VU and keeps its return value as JSON.
-func (r *Runner) setup() error {
+// setup runs setup() on the setup VU and keeps its return value as JSON;
+// ctx ending stops it (ErrStopped).
+func (r *Runner) setup(ctx context.Context) error {
 	fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("setup"))
 	if !ok || r.opts.NoSetup {
 		return nil
 	}
-	v, err := r.lifecycle("setup", r.opts.SetupTimeout, fn)
+	if ctx.Err() != nil {
+		return fmt.Errorf("setup() %w", ErrStopped) // interrupted before it began
+	}
+	v, err := r.lifecycle(ctx.Done(), "setup", r.opts.SetupTimeout, fn)
+	if errors.Is(err, ErrStopped) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("setup: %w", r.scriptError(err))
 	}
@@ -532,7 +578,11 @@ func (r *Runner) teardown() error {
 		}
 		data = v
 	}
-	if _, err := r.lifecycle("teardown", r.opts.TeardownTimeout, fn, data); err != nil {
+	_, err := r.lifecycle(nil, "teardown", r.opts.TeardownTimeout, fn, data)
+	if errors.Is(err, ErrStopped) {
+		return err
+	}
+	if err != nil {
 		return fmt.Errorf("teardown: %w", r.scriptError(err))
 	}
 	return nil
@@ -573,27 +623,6 @@ func (r *Runner) markFailed(reason string) {
 	}
 }
 
-// lifecycle calls setup or teardown on the setup VU, stopped after
-// timeout (setupTimeout, teardownTimeout) as k6 stops it.
-func (r *Runner) lifecycle(name string, timeout time.Duration, fn sobek.Callable, args ...sobek.Value) (sobek.Value, error) {
-	vu := r.setupVU
-	stop := make(chan struct{})
-	msg := fmt.Sprintf("%s() execution timed out after %v (%sTimeout)", name, timeout, name)
-	t := time.AfterFunc(timeout, func() {
-		close(stop)
-		vu.rt.Interrupt(msg)
-	})
-	vu.lifeStop = stop
-	v, err := vu.call(fn, stop, args...)
-	vu.lifeStop = nil
-	timedOut := !t.Stop()
-	vu.rt.ClearInterrupt()
-	if timedOut {
-		return nil, errors.New(msg)
-	}
-	return v, err
-}
-
 // console passes a console line on.
 func (r *Runner) console(level slog.Level, msg string) { r.cfg.Console(level, msg) }
 
@@ -603,6 +632,10 @@ func (r *Runner) console(level slog.Level, msg string) { r.cfg.Console(level, ms
 func (r *Runner) iterationError(p *Phase, err error) {
 	if r.abortedByScript.Load() {
 		return // exec.test.abort()'s own exception, logged as the abort
+	}
+	var hp *HostPanic
+	if errors.As(err, &hp) {
+		return // logged once where it was recovered, and counted
 	}
 	n := r.errCount.Add(1)
 	if n > 10 && n%1000 != 0 {

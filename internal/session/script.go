@@ -62,7 +62,7 @@ func (s *Session) RunScript(sc Script) error {
 	if err != nil {
 		return err
 	}
-	cfg.Points = fanOut(outs)
+	cfg.Points = fanOut(outs, con.Line)
 	defer func() {
 		for _, w := range outs {
 			_ = w.Close()
@@ -90,7 +90,7 @@ func (s *Session) RunScript(sc Script) error {
 		return BadInput{err}
 	}
 	for _, w := range outs {
-		if j, ok := w.(*k6out.JSON); ok {
+		if j, ok := unguarded(w).(*k6out.JSON); ok {
 			j.Thresholds = map[string][]string{}
 			for _, th := range r.Thresholds() {
 				j.Thresholds[th.Metric] = append(j.Thresholds[th.Metric], th.Source)
@@ -107,7 +107,7 @@ func (s *Session) RunScript(sc Script) error {
 	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
-	go live.WatchSignals(s.Signals, done, cancel, r.Abort, func() int64 { return inFlight(r) }, con, 0)
+	go watchScriptSignals(s.Signals, done, cancel, r, con)
 	res, err := watched(s, ctx, r.Run, scriptSource(r))
 	if ie := initError(err); ie != nil {
 		return ie
@@ -129,10 +129,21 @@ func (s *Session) RunScript(sc Script) error {
 	// stdout is k6's: the end-of-test summary or handleSummary's stdout;
 	// throttle's own report goes to stderr, and only for a governed run.
 	out := s.Stderr
+	if res.Stopped != "" {
+		con.Line(stoppedLine(res.Stopped))
+	}
+	if n := r.Panics(); n > 0 {
+		con.Line(fmt.Sprintf("recovered    %d Go panic(s) in throttle's host code (the first is logged above): each failed its call, the run went on", n))
+	}
 	switch {
+	case res.Stopped == "handleSummary" && !r.Options().NoSummary:
+		// handleSummary was cut short: k6's default summary keeps what the
+		// run gathered.
+		k6out.WriteSummary(s.Stdout, summary)
+		fmt.Fprintln(s.Stdout)
 	case res.HandleSummary:
 		keep(res.SummaryErr)
-		keep(k6out.WriteOutputs(s.Stdout, s.Stderr, res.Outputs))
+		keep(safely(func() error { return k6out.WriteOutputs(s.Stdout, s.Stderr, res.Outputs) }))
 	case !r.Options().NoSummary:
 		k6out.WriteSummary(s.Stdout, summary)
 		fmt.Fprintln(s.Stdout)
@@ -151,7 +162,7 @@ func (s *Session) RunScript(sc Script) error {
 	}
 	keep(s.writeFiles(out, phases[top].Report, doc.SaveJSON))
 	if sc.SummaryExport != "" {
-		err := k6out.WriteSummaryExport(sc.SummaryExport, summary)
+		err := safely(func() error { return k6out.WriteSummaryExport(sc.SummaryExport, summary) })
 		keep(err)
 		if err == nil {
 			fmt.Fprintf(out, "wrote        %s\n", sc.SummaryExport)
@@ -171,6 +182,8 @@ func (s *Session) RunScript(sc Script) error {
 	switch {
 	case res.AbortedByScript:
 		return ExitCode{Code: ExitScriptAborted, Err: errors.New("test aborted by the script (exec.test.abort)")}
+	case res.Interrupted:
+		return ExitCode{Code: ExitExternalAbort, Err: interruptedErr(res.Stopped, aborted(r))}
 	}
 	if n := crossed(summary); n > 0 {
 		return ThresholdsCrossed(n)

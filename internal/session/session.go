@@ -189,7 +189,7 @@ func (s *Session) writeFiles(w io.Writer, r *report.Report, saveJSON func(string
 		if o.path == "" {
 			continue
 		}
-		if err := o.save(o.path); err != nil {
+		if err := safely(func() error { return o.save(o.path) }); err != nil {
 			if first == nil {
 				first = fmt.Errorf("writing %s: %w", o.path, err)
 			}
