@@ -84,6 +84,11 @@ type Config struct {
 	// (sobek's Runtime.Interrupt): a script that loops forever at top
 	// level ends on the first Ctrl-C with ErrInterrupted.
 	Interrupt <-chan struct{}
+	// InitMemory is the most heap the process may hold while Load runs the
+	// init context (default DefaultInitMemory; < 0: no limit): a script
+	// that allocates without end at top level is stopped there with
+	// ErrInitMemory, naming its line, before the machine runs out.
+	InitMemory int64
 	// BodyLimit is the most bytes one response body a script keeps may
 	// hold (default engine.DefaultBodyLimit); a longer body fails its
 	// request with error_code 1601. A discarded body (responseType "none",
@@ -127,6 +132,10 @@ type Config struct {
 	// (bundle.Options.ModuleCache); Offline loads them from it only.
 	ModuleCache string
 	Offline     bool
+	// Read, if set, is told of every file and URL the script reads, once
+	// each: its modules (bundle.Options.Read's kinds) and open()'s files
+	// (kind "open"), with their size in bytes.
+	Read func(kind, name string, n int)
 }
 
 // Runner runs one k6 script: Load prepares it (loads its modules, runs the
@@ -210,6 +219,9 @@ func Load(path string, cfg Config) (*Runner, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.InitMemory == 0 {
+		cfg.InitMemory = DefaultInitMemory
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -226,12 +238,15 @@ func Load(path string, cfg Config) (*Runner, error) {
 	vu := r.newRuntime(nil)
 	r.setupVU = vu
 	r.k6 = r.k6Records()
-	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline})
+	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline, Read: cfg.Read})
 	if err != nil {
 		return nil, err
 	}
 	r.bundle = b
-	if err := vu.initInterruptible(cfg.Interrupt); err != nil {
+	if err := vu.initInterruptible(cfg.Interrupt, cfg.InitMemory); err != nil {
+		if errors.Is(err, ErrInterrupted) {
+			return nil, err
+		}
 		return nil, &InitError{err}
 	}
 	js, err := vu.stringify(vu.exports.Get("options"))
@@ -656,10 +671,20 @@ func (r *Runner) scriptError(err error) error {
 	}
 	var ie *sobek.InterruptedError
 	if errors.As(err, &ie) {
-		return fmt.Errorf("interrupted: %v", ie.Value())
+		return &interruption{fmt.Sprintf("interrupted: %v", ie.Value()), ie}
 	}
 	return err
 }
+
+// interruption is an interrupted script's error: its message, and the
+// interruption itself underneath (stuckAt reads where it stopped).
+type interruption struct {
+	msg string
+	ie  *sobek.InterruptedError
+}
+
+func (e *interruption) Error() string { return e.msg }
+func (e *interruption) Unwrap() error { return e.ie }
 
 // readFile is open()'s file, read once per run and shared by every VU.
 func (r *Runner) readFile(path string) ([]byte, error) {
@@ -680,5 +705,8 @@ func (r *Runner) readFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	r.files[path] = b
+	if r.cfg.Read != nil {
+		r.cfg.Read("open", path, len(b))
+	}
 	return b, nil
 }

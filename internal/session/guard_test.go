@@ -2,10 +2,14 @@ package session
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/throttlekit/throttle/internal/script"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // panicky is an output whose Point panics on every other point, and whose
@@ -54,5 +58,29 @@ func TestOutputPanicRecovered(t *testing.T) {
 	}
 	if err := safely(func() error { return errors.New("plain") }); err == nil || err.Error() != "plain" {
 		t.Fatalf("safely changed a plain error: %v", err)
+	}
+}
+
+// A script whose init context never ends: after InitNotice one line says
+// so and how to stop it; the signal then stops it, naming the line it was
+// on, with k6's 105.
+func TestInitLoopNoticeAndSignal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spin.js")
+	if err := os.WriteFile(path, []byte("export const options = { iterations: 1 };\nlet n = 0;\nwhile (true) { n++; }\nexport default function () {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errb := &testwait.Buffer{}
+	sig := make(chan os.Signal, 1)
+	s := &Session{Stdout: &testwait.Buffer{}, Stderr: errb, Signals: sig, Quiet: true, InitNotice: 20 * time.Millisecond}
+	done := make(chan error, 1)
+	go func() { done <- s.RunScript(Script{Path: path}) }()
+	testwait.Until(t, testwait.Deadline, "the notice that init still runs", func() bool {
+		return errb.Contains("init context is still running after 20ms (a top-level loop?): Ctrl-C stops it")
+	})
+	sig <- os.Interrupt
+	err := testwait.Receive(t, done, "the run to end on the signal")
+	var ec ExitCode
+	if !errors.As(err, &ec) || ec.Code != ExitExternalAbort || !strings.Contains(err.Error(), "spin.js:3") {
+		t.Fatalf("err %v: want exit 105 naming spin.js:3", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/throttlekit/throttle/internal/script"
 )
@@ -16,15 +17,31 @@ func (s *Session) loadInterruptible(path string, cfg script.Config) (*script.Run
 	interrupt, loaded := make(chan struct{}), make(chan struct{})
 	defer close(loaded)
 	cfg.Interrupt = interrupt
+	notice := s.InitNotice
+	if notice == 0 {
+		notice = DefaultInitNotice
+	}
+	con := s.console()
 	go func(sig <-chan os.Signal) {
-		select {
-		case <-sig:
-			close(interrupt)
-		case <-loaded:
+		t := time.NewTimer(notice)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				con.Line(fmt.Sprintf("the script's init context is still running after %v (a top-level loop?): Ctrl-C stops it and names its line", notice))
+				continue
+			case <-sig:
+				close(interrupt)
+			case <-loaded:
+			}
+			return
 		}
 	}(s.Signals)
 	return script.Load(path, cfg)
 }
+
+// DefaultInitNotice is Session.InitNotice's default.
+const DefaultInitNotice = 10 * time.Second
 
 // BodyLimitEnv raises (or lowers) the most bytes one response body a
 // script keeps may hold (script.Config.BodyLimit): bytes, or a number with

@@ -49,9 +49,16 @@ func (s *Session) RunScript(sc Script) error {
 	con := s.console()
 	cfg := sc.Config
 	cfg.StdoutTTY, cfg.StderrTTY = s.StdoutTTY, s.StderrTTY
-	cfg.Logger = s.logger(slog.LevelWarn) // quiet: warnings (a throwing iteration) still show
+	// Secret -e values stay out of what throttle writes (its log lines,
+	// exception lines, the k6 outputs' tags); console.log is the script's.
+	red := newRedactor(cfg.Env)
+	cfg.Logger = slog.New(red.Handler(s.logger(slog.LevelWarn).Handler())) // quiet: warnings (a throwing iteration) still show
 	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
-	cfg.Exception = func(scenario, executor, msg string) { con.Line(exceptionLine(time.Now(), scenario, executor, msg)) }
+	var read reads
+	cfg.Read = read.hook(s.Verbose, con.Line, red)
+	cfg.Exception = func(scenario, executor, msg string) {
+		con.Line(exceptionLine(time.Now(), scenario, executor, red.String(msg)))
+	}
 	m := s.metrics()
 	if err := m.Start(s.Stderr); err != nil {
 		return err
@@ -62,7 +69,7 @@ func (s *Session) RunScript(sc Script) error {
 	if err != nil {
 		return err
 	}
-	cfg.Points = fanOut(outs, con.Line)
+	cfg.Points = red.Points(fanOut(outs, con.Line))
 	defer func() {
 		for _, w := range outs {
 			_ = w.Close()
@@ -77,7 +84,7 @@ func (s *Session) RunScript(sc Script) error {
 	}
 	r, err := s.loadInterruptible(sc.Path, cfg)
 	if errors.Is(err, script.ErrInterrupted) {
-		return script.ErrInterrupted
+		return ExitCode{Code: ExitExternalAbort, Err: err}
 	}
 	if err != nil {
 		if ie := initError(err); ie != nil {
@@ -155,6 +162,9 @@ func (s *Session) RunScript(sc Script) error {
 	}
 	if sc.After != nil {
 		sc.After(out, phases[top].Report)
+	}
+	if line := read.line(); line != "" && (governed(r) || s.Verbose) {
+		fmt.Fprintln(out, line) // what the script read, with the report
 	}
 	doc, err := report.NewPhased(phases, top)
 	if err != nil {

@@ -141,6 +141,9 @@ type Session struct {
 	Outputs        Outputs
 	// Metrics serves --metrics (nil or zero: none).
 	Metrics *Metrics
+	// InitNotice is how long a script's init context runs before one line
+	// says it still runs and how to stop it (default DefaultInitNotice).
+	InitNotice time.Duration
 	// Started, if set, is handed a URL run's engine before it runs (tests
 	// compare what the run exports with the engine's own state).
 	Started func(*engine.Engine)
