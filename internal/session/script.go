@@ -82,6 +82,13 @@ func (s *Session) RunScript(sc Script) error {
 		}
 		cfg.BodyLimit = limit
 	}
+	if cfg.InitMemory == 0 {
+		limit, err := sizeEnv(InitMemoryEnv)
+		if err != nil {
+			return BadInput{err}
+		}
+		cfg.InitMemory = limit
+	}
 	r, err := s.loadInterruptible(sc.Path, cfg)
 	if errors.Is(err, script.ErrInterrupted) {
 		return ExitCode{Code: ExitExternalAbort, Err: err}
