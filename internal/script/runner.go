@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -445,70 +444,6 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	return r.finish(res, stopped)
 }
 
-// finish ends a run: the summary's span, then handleSummary if the script
-// exports it. stopped names the lifecycle function a signal cut short.
-func (r *Runner) finish(res *RunResult, stopped string) (*RunResult, error) {
-	res.End = time.Now()
-	res.Stopped = stopped
-	if fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("handleSummary")); ok {
-		res.HandleSummary = true
-		out, err := r.handleSummary(fn, res.End.Sub(res.Start))
-		if err != nil {
-			res.SummaryErr = fmt.Errorf("handleSummary: %w", err)
-			if errors.Is(err, ErrStopped) {
-				res.Stopped = "handleSummary"
-			}
-		}
-		res.Outputs = out
-	}
-	if res.Stopped != "" {
-		res.Interrupted = true
-	}
-	return res, nil
-}
-
-// handleSummary calls the script's handleSummary(data) with k6's data
-// object and returns what it asks to be written, sorted by name. A value
-// is a string or an ArrayBuffer; anything else is refused.
-func (r *Runner) handleSummary(fn sobek.Callable, span time.Duration) ([]SummaryOutput, error) {
-	js, err := r.Summary(span).DataJSON(r.cfg.StdoutTTY, r.cfg.StderrTTY)
-	if err != nil {
-		return nil, err
-	}
-	vu := r.setupVU
-	data, err := vu.parseJSON(string(js))
-	if err != nil {
-		return nil, err
-	}
-	v, err := r.lifecycle(nil, "handleSummary", r.opts.HandleSummaryTimeout, fn, data)
-	if errors.Is(err, ErrStopped) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, r.scriptError(err)
-	}
-	if v == nil || sobek.IsUndefined(v) || sobek.IsNull(v) {
-		return nil, nil
-	}
-	o, ok := v.(*sobek.Object)
-	if !ok {
-		return nil, fmt.Errorf("want an object of file names to contents, got %v", v)
-	}
-	var out []SummaryOutput
-	for _, k := range o.Keys() {
-		switch c := o.Get(k).Export().(type) {
-		case string:
-			out = append(out, SummaryOutput{k, []byte(c)})
-		case sobek.ArrayBuffer:
-			out = append(out, SummaryOutput{k, c.Bytes()})
-		default:
-			return nil, fmt.Errorf("%q: want a string or an ArrayBuffer, got %T", k, c)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
 // sampleVUs records the vus and vus_max gauges every r.vuSample until done
 // closes, then closes sampled.
 func (r *Runner) sampleVUs(done <-chan struct{}, sampled chan<- struct{}) {
@@ -555,52 +490,6 @@ func (r *Runner) Abort() {
 	for _, p := range r.phases {
 		p.abortVUs()
 	}
-}
-
-// setup runs setup() on the setup VU and keeps its return value as JSON;
-// ctx ending stops it (ErrStopped).
-func (r *Runner) setup(ctx context.Context) error {
-	fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("setup"))
-	if !ok || r.opts.NoSetup {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("setup() %w", ErrStopped) // interrupted before it began
-	}
-	v, err := r.lifecycle(ctx.Done(), "setup", r.opts.SetupTimeout, fn)
-	if errors.Is(err, ErrStopped) {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("setup: %w", r.scriptError(err))
-	}
-	r.setupData, err = r.setupVU.stringify(v)
-	return err
-}
-
-// teardown runs teardown(data) with a fresh copy of the setup data.
-func (r *Runner) teardown() error {
-	vu := r.setupVU
-	fn, ok := sobek.AssertFunction(vu.exports.Get("teardown"))
-	if !ok || r.opts.NoTeardown {
-		return nil
-	}
-	data := sobek.Undefined()
-	if r.setupData != "" {
-		v, err := vu.parseJSON(r.setupData)
-		if err != nil {
-			return err
-		}
-		data = v
-	}
-	_, err := r.lifecycle(nil, "teardown", r.opts.TeardownTimeout, fn, data)
-	if errors.Is(err, ErrStopped) {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("teardown: %w", r.scriptError(err))
-	}
-	return nil
 }
 
 // fail ends the run with err (a VU that could not start).
