@@ -66,7 +66,11 @@ func (r *Runner) lifecycle(signal <-chan struct{}, name string, timeout time.Dur
 		go func() {
 			select {
 			case <-signal:
-				end("")
+				// The run's own end (exec.test.abort(), a VU that failed
+				// to start) is not a signal: the call ends by its own error.
+				if !r.aborted.Load() && r.runError() == nil {
+					end("")
+				}
 			case <-watched:
 			}
 		}()

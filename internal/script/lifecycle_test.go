@@ -198,3 +198,29 @@ export default function () { http.get(__ENV.BASE + '/'); }
 		})
 	}
 }
+
+// exec.test.abort() in setup is the script's abort, never taken for a
+// signal (it ends the run's context as a signal does): no scenario runs,
+// the result says aborted by the script, Stopped stays empty. Repeated:
+// the two raced before.
+func TestAbortInSetupIsNotASignal(t *testing.T) {
+	path := writeScript(t, "ab.js", `
+import exec from 'k6/execution';
+export const options = { iterations: 1 };
+export function setup() { exec.test.abort('no data'); }
+export default function () { throw new Error('must not run'); }
+`)
+	for range 5 {
+		r, err := Load(path, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.AbortedByScript || res.Stopped != "" || res.Interrupted || r.Phases()[0].Counts().IterFailed != 0 {
+			t.Fatalf("result %+v", res)
+		}
+	}
+}

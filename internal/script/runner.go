@@ -400,10 +400,16 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	defer close(watchDone)
 	go r.watchThresholds(watchDone)
 	if err := r.setup(ctx); err != nil {
-		if !errors.Is(err, ErrStopped) {
-			return nil, err
+		switch {
+		case errors.Is(err, ErrStopped):
+			return r.finish(res, "setup")
+		case r.abortedByScript.Load():
+			// exec.test.abort() in setup: no scenario, no teardown; the
+			// summary and k6's 108.
+			res.Aborted, res.AbortedByScript = true, true
+			return r.finish(res, "")
 		}
-		return r.finish(res, "setup")
+		return nil, err
 	}
 	sampleDone := make(chan struct{})
 	sampled := make(chan struct{})
