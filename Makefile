@@ -84,13 +84,23 @@ bench-report:
 bench-metrics:
 	$(GO) test -run '^$$' -bench 'EngineMetrics|Scrape' -benchtime 20x ./internal/metrics
 
-# fuzz: a short run of each fuzz target (longer: FUZZTIME=5m make fuzz).
+# fuzz: a short run of each fuzz target (longer: FUZZTIME=5m make fuzz):
+# the governor, and every parser a user feeds — targets files and -H
+# headers, the built-in target's model, --fail-on, script options (the
+# whole options object, durations, threshold expressions and keys, k6 flags
+# and K6_* variables) and k6 flags through the command line's flag set.
+# Their seeds and every crasher found (testdata/fuzz) run in `make test`.
 FUZZTIME ?= 15s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecide -fuzztime $(FUZZTIME) ./governor
 	$(GO) test -run '^$$' -fuzz 'FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/targets
+	$(GO) test -run '^$$' -fuzz FuzzParseHeader -fuzztime $(FUZZTIME) ./internal/targets
 	$(GO) test -run '^$$' -fuzz FuzzParseModel -fuzztime $(FUZZTIME) ./internal/target
 	$(GO) test -run '^$$' -fuzz FuzzBuild -fuzztime $(FUZZTIME) ./internal/report
+	$(GO) test -run '^$$' -fuzz FuzzParseFailOn -fuzztime $(FUZZTIME) ./internal/engine
+	for f in FuzzResolve FuzzParseDuration FuzzDurationJSON FuzzThreshold FuzzFlags; do \
+		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./internal/script/options || exit 1; done
+	$(GO) test -run '^$$' -fuzz FuzzK6Flags -fuzztime $(FUZZTIME) ./cmd/throttle
 
 # report-golden: regenerate internal/report's golden files after an intended
 # schema or text change (review the diff).

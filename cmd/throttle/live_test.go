@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -30,9 +31,13 @@ func TestSecondSignalAborts(t *testing.T) {
 	sig <- os.Interrupt
 	testwait.Until(t, testwait.Deadline, "the command to take the first interrupt", func() bool { return errb.Contains("interrupted: no new arrivals") })
 	sig <- os.Interrupt
-	// The grace is a minute: ending well inside the wait is the second signal's doing.
-	if c := exited(t, code, "the second signal to cut the grace period short"); c != 0 {
-		t.Fatalf("exit %d: %s", c, errb.String())
+	// The grace is a minute: ending well inside the wait is the second
+	// signal's doing. Attempts were cut off: k6's 105, not 0.
+	if c := exited(t, code, "the second signal to cut the grace period short"); c != 105 {
+		t.Fatalf("exit %d, want 105: %s", c, errb.String())
+	}
+	if !errb.Contains("4 attempt(s) cut off in flight") {
+		t.Errorf("stderr: %s", errb.String())
 	}
 	if !errb.Contains("aborting in-flight attempts") {
 		t.Errorf("stderr: %s", errb.String())
@@ -40,5 +45,8 @@ func TestSecondSignalAborts(t *testing.T) {
 	m := readJSON(t, out)
 	if m["aborted_attempts"].(float64) != 4 || m["run"].(map[string]any)["interrupted"] != true {
 		t.Errorf("aborted %v, run %v", m["aborted_attempts"], m["run"])
+	}
+	if v, _ := m["verdict"].(string); !strings.Contains(v, "4 attempts aborted in flight") {
+		t.Errorf("verdict %q does not count the aborted attempts", v)
 	}
 }

@@ -8,8 +8,10 @@
 //
 // Exit codes: 0 success, 1 a runtime failure, 2 bad input (an invalid flag
 // value, conflicting flags, an unreadable targets file, ...), and k6's
-// codes for a k6 script: 99 thresholds crossed, 107 an exception in the
-// init context, 108 exec.test.abort(), 110 exec.test.fail(). Bad input is
+// codes for a k6 script: 99 thresholds crossed, 105 interrupted by a
+// signal (a URL run: a second signal that cut attempts off), 107 an
+// exception in the init context, 108 exec.test.abort(), 110
+// exec.test.fail(). Bad input is
 // one line on stderr, "throttle: <problem>", never a stack trace.
 package main
 

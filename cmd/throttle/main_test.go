@@ -27,6 +27,9 @@ import (
 // fasthttp's idle-connection cleaner outlives a closed client by up to its
 // idle timeout; it holds nothing and exits by itself.
 func TestMain(m *testing.M) {
+	if os.Getenv(asThrottle) == "1" {
+		main() // a real throttle process for the signal tests (process_test.go)
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"))
 }
 

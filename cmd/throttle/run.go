@@ -203,7 +203,7 @@ func (f *runFlags) targets(fs *pflag.FlagSet, args []string, e env) ([]targets.T
 // describe names what a phase loads, for the report: the first target and
 // how many more.
 func describe(tg []targets.Target) string {
-	s := tg[0].Method + " " + tg[0].URL.String()
+	s := tg[0].Method + " " + tg[0].URL.Redacted() // a password in the URL stays out of the report
 	if len(tg) > 1 {
 		s += fmt.Sprintf(" (+%d more)", len(tg)-1)
 	}

@@ -403,6 +403,11 @@ func verdict(in Input, est governor.Estimate) (Outcome, string) {
 	if in.Interrupted {
 		v += " (interrupted)"
 	}
+	if in.Aborted > 0 {
+		// The failure fraction is over resolved attempts: the ones the
+		// stop cut off are neither, and a reader must see them beside it.
+		v += fmt.Sprintf("; %s aborted in flight by the stop, neither ok nor failed", plural(int(in.Aborted), "attempt"))
+	}
 	return o, v
 }
 

@@ -2,6 +2,7 @@ package script
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -30,5 +31,52 @@ export default function () {}
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("Load did not end after the interrupt")
+	}
+}
+
+// A top-level loop stopped by the interrupt names the line it was on; a
+// top-level loop that allocates without end is stopped once the heap
+// passes InitMemory, naming its line too, as an exception in the init
+// context.
+func TestInitStoppedWhere(t *testing.T) {
+	path := writeScript(t, "spin.js", `
+export const options = { iterations: 1 };
+let n = 0;
+console.log('looping');
+while (true) { n++; }
+export default function () {}
+`)
+	interrupt := make(chan struct{})
+	done := make(chan error, 1)
+	// Close the interrupt once the loop runs (the line before it logs):
+	// until then the position could be an earlier line.
+	console := func(_ slog.Level, msg string) {
+		if msg == "looping" {
+			close(interrupt)
+		}
+	}
+	go func() {
+		_, err := Load(path, Config{Interrupt: interrupt, Console: console})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "spin.js:5") {
+			t.Fatalf("err %v: want ErrInterrupted at spin.js:5", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Load did not end after the interrupt")
+	}
+
+	path = writeScript(t, "grow.js", `
+export const options = { iterations: 1 };
+const keep = [];
+while (true) { keep.push(new Array(1024).fill(keep.length)); }
+export default function () {}
+`)
+	_, err := Load(path, Config{InitMemory: 64 << 20})
+	var ie *InitError
+	if !errors.Is(err, ErrInitMemory) || !errors.As(err, &ie) || !strings.Contains(err.Error(), "grow.js:4") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err %v: want ErrInitMemory at grow.js:4, one line, as an init error", err)
 	}
 }

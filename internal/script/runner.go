@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +83,11 @@ type Config struct {
 	// (sobek's Runtime.Interrupt): a script that loops forever at top
 	// level ends on the first Ctrl-C with ErrInterrupted.
 	Interrupt <-chan struct{}
+	// InitMemory is the most heap the process may hold while Load runs the
+	// init context (default DefaultInitMemory; < 0: no limit): a script
+	// that allocates without end at top level is stopped there with
+	// ErrInitMemory, naming its line, before the machine runs out.
+	InitMemory int64
 	// BodyLimit is the most bytes one response body a script keeps may
 	// hold (default engine.DefaultBodyLimit); a longer body fails its
 	// request with error_code 1601. A discarded body (responseType "none",
@@ -127,6 +131,10 @@ type Config struct {
 	// (bundle.Options.ModuleCache); Offline loads them from it only.
 	ModuleCache string
 	Offline     bool
+	// Read, if set, is told of every file and URL the script reads, once
+	// each: its modules (bundle.Options.Read's kinds) and open()'s files
+	// (kind "open"), with their size in bytes.
+	Read func(kind, name string, n int)
 }
 
 // Runner runs one k6 script: Load prepares it (loads its modules, runs the
@@ -179,6 +187,16 @@ type Runner struct {
 	systemTags map[string]bool
 	// resolved: r.opts holds the resolved options (after the init context).
 	resolved bool
+
+	// life is the lifecycle function running now (setup, teardown,
+	// handleSummary), which Interrupt stops (lifecycle.go).
+	life lifeState
+	// panics counts the Go panics recovered in the VUs' host code.
+	panics atomic.Int64
+	// cutOffs counts the iterations cut off at a phase's stop.
+	cutOffs atomic.Int64
+	// userAbort: Abort was called (a second Ctrl-C).
+	userAbort atomic.Bool
 }
 
 // InitError is an exception in the script's init context (k6's exit 107).
@@ -200,6 +218,9 @@ func Load(path string, cfg Config) (*Runner, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.InitMemory == 0 {
+		cfg.InitMemory = DefaultInitMemory
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -216,12 +237,15 @@ func Load(path string, cfg Config) (*Runner, error) {
 	vu := r.newRuntime(nil)
 	r.setupVU = vu
 	r.k6 = r.k6Records()
-	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline})
+	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline, Read: cfg.Read})
 	if err != nil {
 		return nil, err
 	}
 	r.bundle = b
-	if err := vu.initInterruptible(cfg.Interrupt); err != nil {
+	if err := vu.initInterruptible(cfg.Interrupt, cfg.InitMemory); err != nil {
+		if errors.Is(err, ErrInterrupted) {
+			return nil, err
+		}
 		return nil, &InitError{err}
 	}
 	js, err := vu.stringify(vu.exports.Get("options"))
@@ -348,6 +372,11 @@ type RunResult struct {
 	// SummaryErr is handleSummary's failure (it threw, or returned what
 	// cannot be written): the run itself is complete.
 	SummaryErr error
+	// Stopped names the lifecycle function a signal (Interrupt, or ctx
+	// during setup) cut short: "setup", "teardown" or "handleSummary";
+	// "" none. Such a run is Interrupted too. Setup cut short runs no
+	// scenario and no teardown; the summary has what setup gathered.
+	Stopped string
 }
 
 // SummaryOutput is one entry of handleSummary's returned object: a file
@@ -370,7 +399,16 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	watchDone := make(chan struct{})
 	defer close(watchDone)
 	go r.watchThresholds(watchDone)
-	if err := r.setup(); err != nil {
+	if err := r.setup(ctx); err != nil {
+		switch {
+		case errors.Is(err, ErrStopped):
+			return r.finish(res, "setup")
+		case r.abortedByScript.Load():
+			// exec.test.abort() in setup: no scenario, no teardown; the
+			// summary and k6's 108.
+			res.Aborted, res.AbortedByScript = true, true
+			return r.finish(res, "")
+		}
 		return nil, err
 	}
 	sampleDone := make(chan struct{})
@@ -402,58 +440,14 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	if err := r.runError(); err != nil {
 		return res, err
 	}
+	stopped := ""
 	if err := r.teardown(); err != nil {
-		return res, err
-	}
-	res.End = time.Now()
-	if fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("handleSummary")); ok {
-		res.HandleSummary = true
-		out, err := r.handleSummary(fn, res.End.Sub(res.Start))
-		if err != nil {
-			res.SummaryErr = fmt.Errorf("handleSummary: %w", err)
+		if !errors.Is(err, ErrStopped) {
+			return res, err
 		}
-		res.Outputs = out
+		stopped = "teardown"
 	}
-	return res, nil
-}
-
-// handleSummary calls the script's handleSummary(data) with k6's data
-// object and returns what it asks to be written, sorted by name. A value
-// is a string or an ArrayBuffer; anything else is refused.
-func (r *Runner) handleSummary(fn sobek.Callable, span time.Duration) ([]SummaryOutput, error) {
-	js, err := r.Summary(span).DataJSON(r.cfg.StdoutTTY, r.cfg.StderrTTY)
-	if err != nil {
-		return nil, err
-	}
-	vu := r.setupVU
-	data, err := vu.parseJSON(string(js))
-	if err != nil {
-		return nil, err
-	}
-	v, err := r.lifecycle("handleSummary", r.opts.HandleSummaryTimeout, fn, data)
-	if err != nil {
-		return nil, r.scriptError(err)
-	}
-	if v == nil || sobek.IsUndefined(v) || sobek.IsNull(v) {
-		return nil, nil
-	}
-	o, ok := v.(*sobek.Object)
-	if !ok {
-		return nil, fmt.Errorf("want an object of file names to contents, got %v", v)
-	}
-	var out []SummaryOutput
-	for _, k := range o.Keys() {
-		switch c := o.Get(k).Export().(type) {
-		case string:
-			out = append(out, SummaryOutput{k, []byte(c)})
-		case sobek.ArrayBuffer:
-			out = append(out, SummaryOutput{k, c.Bytes()})
-		default:
-			return nil, fmt.Errorf("%q: want a string or an ArrayBuffer, got %T", k, c)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return r.finish(res, stopped)
 }
 
 // sampleVUs records the vus and vus_max gauges every r.vuSample until done
@@ -498,44 +492,10 @@ func (r *Runner) sampleVUs(done <-chan struct{}, sampled chan<- struct{}) {
 // Abort cuts off every running phase's in-flight iterations at once (a
 // second Ctrl-C).
 func (r *Runner) Abort() {
+	r.userAbort.Store(true)
 	for _, p := range r.phases {
 		p.abortVUs()
 	}
-}
-
-// setup runs setup() on the setup VU and keeps its return value as JSON.
-func (r *Runner) setup() error {
-	fn, ok := sobek.AssertFunction(r.setupVU.exports.Get("setup"))
-	if !ok || r.opts.NoSetup {
-		return nil
-	}
-	v, err := r.lifecycle("setup", r.opts.SetupTimeout, fn)
-	if err != nil {
-		return fmt.Errorf("setup: %w", r.scriptError(err))
-	}
-	r.setupData, err = r.setupVU.stringify(v)
-	return err
-}
-
-// teardown runs teardown(data) with a fresh copy of the setup data.
-func (r *Runner) teardown() error {
-	vu := r.setupVU
-	fn, ok := sobek.AssertFunction(vu.exports.Get("teardown"))
-	if !ok || r.opts.NoTeardown {
-		return nil
-	}
-	data := sobek.Undefined()
-	if r.setupData != "" {
-		v, err := vu.parseJSON(r.setupData)
-		if err != nil {
-			return err
-		}
-		data = v
-	}
-	if _, err := r.lifecycle("teardown", r.opts.TeardownTimeout, fn, data); err != nil {
-		return fmt.Errorf("teardown: %w", r.scriptError(err))
-	}
-	return nil
 }
 
 // fail ends the run with err (a VU that could not start).
@@ -573,27 +533,6 @@ func (r *Runner) markFailed(reason string) {
 	}
 }
 
-// lifecycle calls setup or teardown on the setup VU, stopped after
-// timeout (setupTimeout, teardownTimeout) as k6 stops it.
-func (r *Runner) lifecycle(name string, timeout time.Duration, fn sobek.Callable, args ...sobek.Value) (sobek.Value, error) {
-	vu := r.setupVU
-	stop := make(chan struct{})
-	msg := fmt.Sprintf("%s() execution timed out after %v (%sTimeout)", name, timeout, name)
-	t := time.AfterFunc(timeout, func() {
-		close(stop)
-		vu.rt.Interrupt(msg)
-	})
-	vu.lifeStop = stop
-	v, err := vu.call(fn, stop, args...)
-	vu.lifeStop = nil
-	timedOut := !t.Stop()
-	vu.rt.ClearInterrupt()
-	if timedOut {
-		return nil, errors.New(msg)
-	}
-	return v, err
-}
-
 // console passes a console line on.
 func (r *Runner) console(level slog.Level, msg string) { r.cfg.Console(level, msg) }
 
@@ -603,6 +542,10 @@ func (r *Runner) console(level slog.Level, msg string) { r.cfg.Console(level, ms
 func (r *Runner) iterationError(p *Phase, err error) {
 	if r.abortedByScript.Load() {
 		return // exec.test.abort()'s own exception, logged as the abort
+	}
+	var hp *HostPanic
+	if errors.As(err, &hp) {
+		return // logged once where it was recovered, and counted
 	}
 	n := r.errCount.Add(1)
 	if n > 10 && n%1000 != 0 {
@@ -623,10 +566,20 @@ func (r *Runner) scriptError(err error) error {
 	}
 	var ie *sobek.InterruptedError
 	if errors.As(err, &ie) {
-		return fmt.Errorf("interrupted: %v", ie.Value())
+		return &interruption{fmt.Sprintf("interrupted: %v", ie.Value()), ie}
 	}
 	return err
 }
+
+// interruption is an interrupted script's error: its message, and the
+// interruption itself underneath (stuckAt reads where it stopped).
+type interruption struct {
+	msg string
+	ie  *sobek.InterruptedError
+}
+
+func (e *interruption) Error() string { return e.msg }
+func (e *interruption) Unwrap() error { return e.ie }
 
 // readFile is open()'s file, read once per run and shared by every VU.
 func (r *Runner) readFile(path string) ([]byte, error) {
@@ -647,5 +600,8 @@ func (r *Runner) readFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	r.files[path] = b
+	if r.cfg.Read != nil {
+		r.cfg.Read("open", path, len(b))
+	}
 	return b, nil
 }

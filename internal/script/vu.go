@@ -197,6 +197,9 @@ func (r *Runner) newRuntime(p *Phase) *VU {
 	}
 	_ = g.Set("crypto", vu.webCrypto())
 	rt.SetPromiseRejectionTracker(vu.trackRejections)
+	if runtimeHook != nil {
+		runtimeHook(vu)
+	}
 	r.vus.Store(rt, vu)
 	return vu
 }
@@ -379,6 +382,7 @@ func (vu *VU) iteration() {
 	}
 	switch {
 	case p.hard.Err() != nil:
+		vu.r.cutOff(vu, err)
 		return // aborted: neither ok nor failed
 	case err != nil:
 		vu.r.iterationError(p, err)

@@ -15,8 +15,9 @@ import (
 )
 
 // ExitCode is a script run's outcome that k6 gives an exit code of its own:
-// 107 an exception in the init context, 108 exec.test.abort(), 110
-// exec.test.fail().
+// 105 a run interrupted by a signal (Ctrl-C, SIGTERM; a URL run only when a
+// second one aborted attempts in flight), 107 an exception in the init
+// context, 108 exec.test.abort(), 110 exec.test.fail().
 type ExitCode struct {
 	Code int
 	Err  error
@@ -27,6 +28,7 @@ func (e ExitCode) Unwrap() error { return e.Err }
 
 // k6's exit codes for a script run.
 const (
+	ExitExternalAbort  = 105
 	ExitInitError      = 107
 	ExitScriptAborted  = 108
 	ExitMarkedAsFailed = 110
@@ -103,8 +105,12 @@ func openOuts(outs []string) ([]pointWriter, []string, error) {
 	return ws, names, nil
 }
 
-// fanOut is Config.Points for every output.
-func fanOut(ws []pointWriter) func(m *script.Metric, v float64, tags map[string]string) {
+// fanOut is Config.Points for every output. Each is guarded: a panic in
+// one is recovered, logged once on warn and counted, and the run goes on.
+func fanOut(ws []pointWriter, warn func(string)) func(m *script.Metric, v float64, tags map[string]string) {
+	for i, w := range ws {
+		ws[i] = &guarded{w: w, warn: warn}
+	}
 	if len(ws) == 0 {
 		return nil
 	}

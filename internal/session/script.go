@@ -49,9 +49,16 @@ func (s *Session) RunScript(sc Script) error {
 	con := s.console()
 	cfg := sc.Config
 	cfg.StdoutTTY, cfg.StderrTTY = s.StdoutTTY, s.StderrTTY
-	cfg.Logger = s.logger(slog.LevelWarn) // quiet: warnings (a throwing iteration) still show
+	// Secret -e values stay out of what throttle writes (its log lines,
+	// exception lines, the k6 outputs' tags); console.log is the script's.
+	red := newRedactor(cfg.Env)
+	cfg.Logger = slog.New(red.Handler(s.logger(slog.LevelWarn).Handler())) // quiet: warnings (a throwing iteration) still show
 	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
-	cfg.Exception = func(scenario, executor, msg string) { con.Line(exceptionLine(time.Now(), scenario, executor, msg)) }
+	var read reads
+	cfg.Read = read.hook(s.Verbose, con.Line, red)
+	cfg.Exception = func(scenario, executor, msg string) {
+		con.Line(exceptionLine(time.Now(), scenario, executor, red.String(msg)))
+	}
 	m := s.metrics()
 	if err := m.Start(s.Stderr); err != nil {
 		return err
@@ -62,7 +69,7 @@ func (s *Session) RunScript(sc Script) error {
 	if err != nil {
 		return err
 	}
-	cfg.Points = fanOut(outs)
+	cfg.Points = red.Points(fanOut(outs, con.Line))
 	defer func() {
 		for _, w := range outs {
 			_ = w.Close()
@@ -75,9 +82,16 @@ func (s *Session) RunScript(sc Script) error {
 		}
 		cfg.BodyLimit = limit
 	}
+	if cfg.InitMemory == 0 {
+		limit, err := sizeEnv(InitMemoryEnv)
+		if err != nil {
+			return BadInput{err}
+		}
+		cfg.InitMemory = limit
+	}
 	r, err := s.loadInterruptible(sc.Path, cfg)
 	if errors.Is(err, script.ErrInterrupted) {
-		return script.ErrInterrupted
+		return ExitCode{Code: ExitExternalAbort, Err: err}
 	}
 	if err != nil {
 		if ie := initError(err); ie != nil {
@@ -90,7 +104,7 @@ func (s *Session) RunScript(sc Script) error {
 		return BadInput{err}
 	}
 	for _, w := range outs {
-		if j, ok := w.(*k6out.JSON); ok {
+		if j, ok := unguarded(w).(*k6out.JSON); ok {
 			j.Thresholds = map[string][]string{}
 			for _, th := range r.Thresholds() {
 				j.Thresholds[th.Metric] = append(j.Thresholds[th.Metric], th.Source)
@@ -107,7 +121,7 @@ func (s *Session) RunScript(sc Script) error {
 	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
-	go live.WatchSignals(s.Signals, done, cancel, r.Abort, func() int64 { return inFlight(r) }, con, 0)
+	go watchScriptSignals(s.Signals, done, cancel, r, con)
 	res, err := watched(s, ctx, r.Run, scriptSource(r))
 	if ie := initError(err); ie != nil {
 		return ie
@@ -129,10 +143,21 @@ func (s *Session) RunScript(sc Script) error {
 	// stdout is k6's: the end-of-test summary or handleSummary's stdout;
 	// throttle's own report goes to stderr, and only for a governed run.
 	out := s.Stderr
+	if res.Stopped != "" {
+		con.Line(stoppedLine(res.Stopped))
+	}
+	if n := r.Panics(); n > 0 {
+		con.Line(fmt.Sprintf("recovered    %d Go panic(s) in throttle's host code (the first is logged above): each failed its call, the run went on", n))
+	}
 	switch {
+	case res.Stopped == "handleSummary" && !r.Options().NoSummary:
+		// handleSummary was cut short: k6's default summary keeps what the
+		// run gathered.
+		k6out.WriteSummary(s.Stdout, summary)
+		fmt.Fprintln(s.Stdout)
 	case res.HandleSummary:
 		keep(res.SummaryErr)
-		keep(k6out.WriteOutputs(s.Stdout, s.Stderr, res.Outputs))
+		keep(safely(func() error { return k6out.WriteOutputs(s.Stdout, s.Stderr, res.Outputs) }))
 	case !r.Options().NoSummary:
 		k6out.WriteSummary(s.Stdout, summary)
 		fmt.Fprintln(s.Stdout)
@@ -145,13 +170,16 @@ func (s *Session) RunScript(sc Script) error {
 	if sc.After != nil {
 		sc.After(out, phases[top].Report)
 	}
+	if line := read.line(); line != "" && (governed(r) || s.Verbose) {
+		fmt.Fprintln(out, line) // what the script read, with the report
+	}
 	doc, err := report.NewPhased(phases, top)
 	if err != nil {
 		return err
 	}
 	keep(s.writeFiles(out, phases[top].Report, doc.SaveJSON))
 	if sc.SummaryExport != "" {
-		err := k6out.WriteSummaryExport(sc.SummaryExport, summary)
+		err := safely(func() error { return k6out.WriteSummaryExport(sc.SummaryExport, summary) })
 		keep(err)
 		if err == nil {
 			fmt.Fprintf(out, "wrote        %s\n", sc.SummaryExport)
@@ -171,6 +199,8 @@ func (s *Session) RunScript(sc Script) error {
 	switch {
 	case res.AbortedByScript:
 		return ExitCode{Code: ExitScriptAborted, Err: errors.New("test aborted by the script (exec.test.abort)")}
+	case res.Interrupted:
+		return ExitCode{Code: ExitExternalAbort, Err: interruptedErr(res.Stopped, aborted(r))}
 	}
 	if n := crossed(summary); n > 0 {
 		return ThresholdsCrossed(n)

@@ -141,6 +141,9 @@ type Session struct {
 	Outputs        Outputs
 	// Metrics serves --metrics (nil or zero: none).
 	Metrics *Metrics
+	// InitNotice is how long a script's init context runs before one line
+	// says it still runs and how to stop it (default DefaultInitNotice).
+	InitNotice time.Duration
 	// Started, if set, is handed a URL run's engine before it runs (tests
 	// compare what the run exports with the engine's own state).
 	Started func(*engine.Engine)
@@ -189,7 +192,7 @@ func (s *Session) writeFiles(w io.Writer, r *report.Report, saveJSON func(string
 		if o.path == "" {
 			continue
 		}
-		if err := o.save(o.path); err != nil {
+		if err := safely(func() error { return o.save(o.path) }); err != nil {
 			if first == nil {
 				first = fmt.Errorf("writing %s: %w", o.path, err)
 			}

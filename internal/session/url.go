@@ -2,8 +2,10 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
@@ -62,7 +64,9 @@ func (s *Session) RunURL(u URL) error {
 	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
-	go live.WatchSignals(s.Signals, done, cancel, eng.Abort, func() int64 { return eng.Snapshot().InFlight }, con, max(eng.Config().Grace, 0))
+	var userAbort atomic.Bool // a second signal aborted what was in flight
+	abort := func() { userAbort.Store(true); eng.Abort() }
+	go live.WatchSignals(s.Signals, done, cancel, abort, func() int64 { return eng.Snapshot().InFlight }, con, max(eng.Config().Grace, 0))
 	mode := eng.Config().Limits.Mode
 	res, err := watched(s, ctx, eng.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
 		return eng.Snapshot(), mode, rec, ""
@@ -84,7 +88,16 @@ func (s *Session) RunURL(u URL) error {
 	if u.After != nil {
 		u.After(s.Stdout, r)
 	}
-	return s.writeFiles(s.Stdout, r, r.SaveJSON)
+	if err := s.writeFiles(s.Stdout, r, r.SaveJSON); err != nil {
+		return err
+	}
+	if userAbort.Load() {
+		// A first Ctrl-C lets what is in flight finish: the report is whole
+		// and the exit 0. A second cuts attempts off: the exit says so.
+		return ExitCode{Code: ExitExternalAbort, Err: fmt.Errorf("run aborted by a second signal: %d attempt(s) cut off in flight (exit code %d)",
+			res.Counts.Aborted, ExitExternalAbort)}
+	}
+	return nil
 }
 
 // watched runs run with the live view following src (unless quiet).

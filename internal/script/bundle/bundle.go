@@ -56,6 +56,11 @@ type Options struct {
 	// Offline loads remote modules from it only, never fetching.
 	ModuleCache string
 	Offline     bool
+	// Read, if set, is told of every module source read: kind is "module"
+	// (a local file), "remote module" (fetched), "cached remote module"
+	// (from ModuleCache) or "jslib module" (built in); name the path or
+	// URL; n its size in bytes.
+	Read func(kind, name string, n int)
 }
 
 // Bundle is a loaded script: its entry module and every module it

@@ -32,13 +32,24 @@ func isHTTP(spec string) bool {
 // read is a module's source and the base its relative imports resolve
 // against: a local file's folder, or a remote module's own URL.
 func (b *Bundle) read(path string) (src []byte, dir string, err error) {
+	kind := "module"
+	defer func() {
+		if err == nil && b.opts.Read != nil {
+			b.opts.Read(kind, path, len(src))
+		}
+	}()
 	if !isHTTP(path) {
 		src, err = os.ReadFile(path)
 		return src, filepath.Dir(path), err
 	}
 	// jslib: built in, never fetched (bundle/jslib).
 	if src, ok, err := jslib.Source(path); ok {
+		kind = "jslib module"
 		return src, path, err
+	}
+	kind = "remote module"
+	if b.opts.Offline {
+		kind = "cached remote module"
 	}
 	src, err = b.fetch(path)
 	return src, path, err

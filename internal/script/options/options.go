@@ -31,6 +31,7 @@ package options
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -197,8 +198,9 @@ type duration time.Duration
 func (d *duration) UnmarshalJSON(b []byte) error {
 	var n float64
 	if err := json.Unmarshal(b, &n); err == nil {
-		*d = duration(time.Duration(n * float64(time.Millisecond)))
-		return nil
+		v, err := fromFloat(n, time.Millisecond, string(b))
+		*d = duration(v)
+		return err
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -216,13 +218,14 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 // "500ms", "1.5h"), "1d" style days, or a bare number of seconds.
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
-	if n, err := strconv.ParseFloat(t, 64); err == nil {
-		return time.Duration(n * float64(time.Second)), nil
+	if n, err := strconv.ParseFloat(t, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return fromFloat(n, time.Second, s)
 	}
 	var days time.Duration
 	if i := strings.IndexByte(t, 'd'); i > 0 {
 		n, err := strconv.Atoi(t[:i])
-		if err != nil {
+		const maxDays = int(math.MaxInt64 / int64(24*time.Hour))
+		if err != nil || n > maxDays || n < -maxDays {
 			return 0, fmt.Errorf("want a duration such as \"30s\", got %q", s)
 		}
 		days, t = time.Duration(n)*24*time.Hour, t[i+1:]
@@ -231,8 +234,18 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 	}
 	v, err := time.ParseDuration(t)
-	if err != nil {
+	if err != nil || days > 0 && v > math.MaxInt64-days || days < 0 && v < math.MinInt64-days {
 		return 0, fmt.Errorf("want a duration such as \"30s\", got %q", s)
 	}
 	return days + v, nil
+}
+
+// fromFloat is n units as a duration; NaN, an infinity and a value past
+// what a duration holds (about 292 years) are errors, not wrapped values.
+func fromFloat(n float64, unit time.Duration, spelt string) (time.Duration, error) {
+	v := n * float64(unit)
+	if math.IsNaN(v) || v >= math.MaxInt64 || v <= math.MinInt64 {
+		return 0, fmt.Errorf("want a duration such as \"30s\", got %q (out of range)", strings.TrimSpace(spelt))
+	}
+	return time.Duration(v), nil
 }

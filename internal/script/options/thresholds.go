@@ -135,7 +135,7 @@ func ParseSelector(key string) (metric string, filter map[string]string, err err
 		return key, nil, nil
 	}
 	metric = strings.TrimSpace(key[:open])
-	if metric == "" || !strings.HasSuffix(key, "}") {
+	if metric == "" || strings.ContainsAny(metric, "}") || !strings.HasSuffix(key, "}") {
 		return "", nil, fmt.Errorf("want metric{tag:value,...}")
 	}
 	filter = map[string]string{}

@@ -1,0 +1,86 @@
+package session
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/internal/script"
+	"github.com/throttlekit/throttle/internal/testwait"
+)
+
+// panicky is an output whose Point panics on every other point, and whose
+// Close panics: the test hook for a buggy output.
+type panicky struct{ points, written int }
+
+func (p *panicky) Point(*script.Metric, float64, map[string]string) {
+	p.points++
+	if p.points%2 == 0 {
+		panic("output bug")
+	}
+	p.written++
+}
+
+func (p *panicky) Close() error { panic("close bug") }
+
+type plain struct{ written int }
+
+func (p *plain) Point(*script.Metric, float64, map[string]string) { p.written++ }
+func (p *plain) Close() error                                     { return nil }
+
+// A panic in one k6 output is recovered, logged once, counted: the other
+// output gets every point and the run goes on; Close says what was lost.
+func TestOutputPanicRecovered(t *testing.T) {
+	bad, good := &panicky{}, &plain{}
+	ws := []pointWriter{bad, good}
+	var warned []string
+	points := fanOut(ws, func(s string) { warned = append(warned, s) })
+	for range 6 {
+		points(nil, 1, nil)
+	}
+	if bad.written != 3 || good.written != 6 {
+		t.Fatalf("written %d and %d, want 3 and 6", bad.written, good.written)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "output bug") || !strings.Contains(warned[0], "*session.panicky") {
+		t.Fatalf("warned %q: want one line naming the output and the panic", warned)
+	}
+	if err := ws[0].Close(); err == nil || !strings.Contains(err.Error(), "close bug") {
+		t.Fatalf("close: %v", err)
+	}
+	if err := ws[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if unguarded(ws[1]) != good {
+		t.Fatal("unguarded does not return the output")
+	}
+	if err := safely(func() error { return errors.New("plain") }); err == nil || err.Error() != "plain" {
+		t.Fatalf("safely changed a plain error: %v", err)
+	}
+}
+
+// A script whose init context never ends: after InitNotice one line says
+// so and how to stop it; the signal then stops it, naming the line it was
+// on, with k6's 105.
+func TestInitLoopNoticeAndSignal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spin.js")
+	if err := os.WriteFile(path, []byte("export const options = { iterations: 1 };\nlet n = 0;\nwhile (true) { n++; }\nexport default function () {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errb := &testwait.Buffer{}
+	sig := make(chan os.Signal, 1)
+	s := &Session{Stdout: &testwait.Buffer{}, Stderr: errb, Signals: sig, Quiet: true, InitNotice: 20 * time.Millisecond}
+	done := make(chan error, 1)
+	go func() { done <- s.RunScript(Script{Path: path}) }()
+	testwait.Until(t, testwait.Deadline, "the notice that init still runs", func() bool {
+		return errb.Contains("init context is still running after 20ms (a top-level loop?): Ctrl-C stops it")
+	})
+	sig <- os.Interrupt
+	err := testwait.Receive(t, done, "the run to end on the signal")
+	var ec ExitCode
+	if !errors.As(err, &ec) || ec.Code != ExitExternalAbort || !strings.Contains(err.Error(), "spin.js:3") {
+		t.Fatalf("err %v: want exit 105 naming spin.js:3", err)
+	}
+}
