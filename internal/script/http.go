@@ -329,7 +329,11 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	s := m.lane(0)
 	s.cb = info.cb
 	out := s.runner.Iterate(req, time.Time{}, &m.res)
-	return m.resolve(req, &m.res, out, &info)
+	v := m.resolve(req, &m.res, out, &info)
+	if err := m.thrown(&m.res, out); err != nil {
+		m.vu.throw("%v", err)
+	}
+	return v
 }
 
 // lane is the VU's i-th request lane; a lane that cannot be made (a bad
@@ -349,6 +353,7 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 	vu := m.vu
 	tags, name := info.tags, info.name
 	r := &response{m: m, res: *res, method: req.Method, respType: info.respType}
+	m.debugDump(req, res)
 	vu.storeCookies(info.jar, res)
 	if out == engine.IterationAborted {
 		// Cut off by the phase's own stop: not the target's doing, and not
@@ -407,19 +412,35 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 			vu.throw("http.batch: auth \"digest\" is supported by http.request and its verbs only")
 		}
 	}
-	// Each request has its own lane (runner and callback), so they go out
-	// at once; lanes are kept for the next batch.
-	lanes := make([]*slot, len(items))
-	for i := range items {
-		lanes[i] = m.lane(i)
-		lanes[i].cb = items[i].info.cb
+	// Up to options.batch requests go out at once, each on a lane of its
+	// own (runner and callback), at most batchPerHost to one host; lanes
+	// are kept for the next batch.
+	n := min(len(items), max(vu.r.opts.Batch, 1))
+	lanes := make(chan *slot, n)
+	for i := range n {
+		lanes <- m.lane(i)
+	}
+	perHost := map[string]chan struct{}{}
+	if limit := vu.r.opts.BatchPerHost; limit > 0 {
+		for i := range items {
+			if h := hostOf(&items[i].req); perHost[h] == nil {
+				perHost[h] = make(chan struct{}, limit)
+			}
+		}
 	}
 	var wg sync.WaitGroup
 	for i := range items {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			items[i].out = lanes[i].runner.Iterate(&items[i].req, time.Time{}, &items[i].res)
+			if sem := perHost[hostOf(&items[i].req)]; sem != nil {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+			}
+			lane := <-lanes
+			defer func() { lanes <- lane }()
+			lane.cb = items[i].info.cb
+			items[i].out = lane.runner.Iterate(&items[i].req, time.Time{}, &items[i].res)
 		}()
 	}
 	wg.Wait()
@@ -429,11 +450,26 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 	} else {
 		out = vu.rt.NewObject()
 	}
+	var thrown error
 	for i := range items {
 		it := &items[i]
 		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.out, &it.info))
+		if err := m.thrown(&it.res, it.out); err != nil && thrown == nil {
+			thrown = err
+		}
+	}
+	if thrown != nil {
+		vu.throw("%v", thrown)
 	}
 	return out
+}
+
+// hostOf is the host a request goes to (batchPerHost's key).
+func hostOf(req *engine.Request) string {
+	if u, err := url.Parse(req.URL); err == nil {
+		return u.Host
+	}
+	return req.URL
 }
 
 // batchRequest reads one batch entry: a URL, [method, url, body, params] or

@@ -281,6 +281,12 @@ func (vu *VU) metricsModule() *sobek.Object {
 					f = 0
 				}
 				if math.IsNaN(f) || math.IsInf(f, 0) {
+					// k6: an exception under the throw option, else a
+					// warning, and the value is dropped.
+					if !vu.r.opts.Throw {
+						vu.r.cfg.Logger.Warn(fmt.Sprintf("%s.add: %v is not a number; the value is dropped", m.Name, v))
+						return sobek.Undefined()
+					}
 					vu.throw("%s.add: %v is not a number", m.Name, v)
 				}
 				phase := "setup"

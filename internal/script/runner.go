@@ -94,6 +94,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Console receives console.log and friends (default: Logger).
 	Console func(level slog.Level, msg string)
+	// HTTPDebug receives each request and response dump of httpDebug
+	// (--http-debug), several lines each (default: Logger at info).
+	HTTPDebug func(dump string)
 	// Exception, if set, receives an iteration's uncaught exception (the
 	// first ten, then one in a thousand) with its scenario and executor,
 	// instead of a Logger warning.
@@ -203,6 +206,10 @@ func Load(path string, cfg Config) (*Runner, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.HTTPDebug == nil {
+		l := cfg.Logger
+		cfg.HTTPDebug = func(dump string) { l.Info(dump, "source", "http-debug") }
+	}
 	if cfg.Console == nil {
 		l := cfg.Logger
 		cfg.Console = func(level slog.Level, msg string) { l.Log(context.Background(), level, msg) }
@@ -239,9 +246,6 @@ func Load(path string, cfg Config) (*Runner, error) {
 				_ = env.Delete(k)
 			}
 		}
-	}
-	if r.opts.SummaryMode == "full" {
-		return nil, errors.New(`summaryMode "full": not supported by throttle: its summary is k6's legacy layout ("compact", "legacy" or "disabled")`)
 	}
 	for _, n := range r.opts.Notices {
 		cfg.Logger.Warn(n)

@@ -40,19 +40,22 @@ func (vu *VU) hardCtx() context.Context {
 
 // beginIteration readies the VU for an iteration: after one that was cut
 // off, it clears the interruption and remakes the request lanes on a
-// fresh context.
+// fresh context; under noVUConnectionReuse it closes the lanes (their
+// connections) the last iteration used.
 func (vu *VU) beginIteration() {
 	s := &vu.stop
 	s.mu.Lock()
 	stale := s.ctx != nil && s.ctx.Err() != nil && vu.ph.hard.Err() == nil
 	s.mu.Unlock()
-	if stale {
-		vu.async.wait() // the requests in flight were cut off with it
+	if stale || vu.r.opts.NoVUConnectionReuse && vu.iter > 0 {
+		vu.async.wait() // cut off with the iteration, or settled by it
 		for _, l := range append(vu.slots, vu.async.all...) {
 			l.runner.Close()
 			l.driver.Close()
 		}
 		vu.slots, vu.async.all, vu.async.free = nil, nil, nil
+	}
+	if stale {
 		vu.rt.ClearInterrupt()
 	}
 	s.mu.Lock()

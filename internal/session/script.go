@@ -51,6 +51,7 @@ func (s *Session) RunScript(sc Script) error {
 	cfg.StdoutTTY, cfg.StderrTTY = s.StdoutTTY, s.StderrTTY
 	cfg.Logger = s.logger(slog.LevelWarn) // quiet: warnings (a throwing iteration) still show
 	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
+	cfg.HTTPDebug = func(dump string) { con.Line(dump) } // k6's --http-debug dump, as its docs show it
 	cfg.Exception = func(scenario, executor, msg string) { con.Line(exceptionLine(time.Now(), scenario, executor, msg)) }
 	m := s.metrics()
 	if err := m.Start(s.Stderr); err != nil {
