@@ -330,7 +330,7 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	s.cb = info.cb
 	out := s.runner.Iterate(req, time.Time{}, &m.res)
 	v := m.resolve(req, &m.res, out, &info)
-	if err := m.thrown(&m.res, out); err != nil {
+	if err := m.thrown(req, &m.res, out); err != nil {
 		m.vu.throw("%v", err)
 	}
 	return v
@@ -454,7 +454,7 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 	for i := range items {
 		it := &items[i]
 		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.out, &it.info))
-		if err := m.thrown(&it.res, it.out); err != nil && thrown == nil {
+		if err := m.thrown(&it.req, &it.res, it.out); err != nil && thrown == nil {
 			thrown = err
 		}
 	}

@@ -75,7 +75,7 @@ func (m *httpModule) asyncRequest(call sobek.FunctionCall) sobek.Value {
 		vu.async.give(lane)
 		finish(func() error {
 			v := m.resolve(req, res, out, &info)
-			if err := m.thrown(res, out); err != nil {
+			if err := m.thrown(req, res, out); err != nil {
 				_ = reject(rt.NewGoError(err))
 				return nil
 			}

@@ -196,7 +196,7 @@ func (m *httpModule) digestRequest(req *engine.Request, info *reqInfo) sobek.Val
 	s.cb = challengeCB
 	out := s.runner.Iterate(req, time.Time{}, &m.res)
 	first := m.resolve(req, &m.res, out, info)
-	if err := m.thrown(&m.res, out); err != nil {
+	if err := m.thrown(req, &m.res, out); err != nil {
 		m.vu.throw("%v", err)
 	}
 	challenge := m.res.Header.Get("WWW-Authenticate")
@@ -218,7 +218,7 @@ func (m *httpModule) digestRequest(req *engine.Request, info *reqInfo) sobek.Val
 	s.cb = info.cb
 	out = s.runner.Iterate(again, time.Time{}, &m.res)
 	v := m.resolve(again, &m.res, out, info)
-	if err := m.thrown(&m.res, out); err != nil {
+	if err := m.thrown(again, &m.res, out); err != nil {
 		m.vu.throw("%v", err)
 	}
 	return v

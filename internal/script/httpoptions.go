@@ -85,13 +85,23 @@ func cutPort(addr string) (host, port string, hasPort bool) {
 }
 
 // thrown is the exception a request that failed to go out throws under
-// the throw option (k6's --throw): nil when it went out, or throw is off.
+// the throw option (k6's --throw), worded as Go's client words it
+// (`Get "http://…": dial tcp …`): nil when it went out, or throw is off.
 // An attempt the phase cut off throws nothing.
-func (m *httpModule) thrown(res *engine.Response, out engine.Outcome) error {
+func (m *httpModule) thrown(req *engine.Request, res *engine.Response, out engine.Outcome) error {
 	if !m.vu.r.opts.Throw || res.Err == nil || out == engine.IterationAborted {
 		return nil
 	}
-	return res.Err
+	op := strings.ToUpper(req.Method)
+	if op == "" {
+		op = http.MethodGet
+	}
+	op = op[:1] + strings.ToLower(op[1:])
+	u := res.URL
+	if u == "" {
+		u = req.URL
+	}
+	return &url.Error{Op: op, URL: u, Err: res.Err}
 }
 
 // debugDump writes a request and its response as httpDebug asks
