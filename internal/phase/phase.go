@@ -268,6 +268,9 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	endWatch := func() { watchOnce.Do(func() { close(stopWatch); <-watchDone }) }
 	defer endWatch()
 
+	if p.rd != nil {
+		p.rd.trim(p.authoredCount(0), start) // an authored 0 starts no iteration, from the first
+	}
 	rampDone := make(chan struct{})
 	go func() {
 		defer close(rampDone)
