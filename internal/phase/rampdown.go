@@ -30,7 +30,7 @@ type rampDown struct {
 	mu      sync.Mutex
 	members []*member     // in the order they joined
 	zero    chan struct{} // non-nil while the authored count is 0; closed when it rises
-	trims   int           // trim calls so far (tests wait on it)
+	last    time.Time     // the last trim's instant (tests wait on it)
 }
 
 // member is one closed-loop worker as the ramp down sees it.
@@ -87,7 +87,7 @@ func (r *rampDown) idle() <-chan struct{} {
 func (r *rampDown) trim(n int, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.trims++
+	r.last = now
 	switch {
 	case n <= 0 && r.zero == nil:
 		r.zero = make(chan struct{})

@@ -42,7 +42,8 @@ func (w cutWorker) Interrupt() {
 // it, check gets the elapsed time and the interruptions so far.
 func rampDownRun(t *testing.T, grace time.Duration, rise bool, check func(at time.Duration, runs, cuts int64)) {
 	t.Helper()
-	clk := &stepClock{Fake: clock.NewFake(time.Unix(1_000_000, 0)), tickers: map[*stepTicker]bool{}}
+	t0 := time.Unix(1_000_000, 0)
+	clk := &stepClock{Fake: clock.NewFake(t0), tickers: map[*stepTicker]bool{}}
 	sched := func(e time.Duration) float64 {
 		if e >= time.Second && !(rise && e >= 1500*time.Millisecond) {
 			return 1
@@ -68,21 +69,19 @@ func rampDownRun(t *testing.T, grace time.Duration, rise bool, check func(at tim
 	}()
 	testwait.Until(t, 10*time.Second, "the phase to start", p.Running)
 	testwait.Until(t, 10*time.Second, "the ramp's ticker", func() bool { return clk.has(RampStep) })
-	trims := func() int {
-		if p.rd == nil {
-			return -1
-		}
+	// applied reports whether the ramp down has been applied at t0+at.
+	applied := func(at time.Duration) bool {
 		p.rd.mu.Lock()
 		defer p.rd.mu.Unlock()
-		return p.rd.trims
+		return p.rd.last.Equal(t0.Add(at))
 	}
 	testwait.Until(t, 10*time.Second, "both workers in flight", func() bool { return runs.Load() == 2 })
-	for at, n := time.Duration(0), 1; at < 3*time.Second; at, n = at+RampStep, n+1 {
+	for at := time.Duration(0); at < 3*time.Second; at += RampStep {
 		if at > 0 {
 			clk.step(t, RampStep)
 		}
 		if grace != 0 {
-			testwait.Until(t, 10*time.Second, "the ramp to apply the schedule", func() bool { return trims() >= n })
+			testwait.Until(t, 10*time.Second, "the ramp down to apply the schedule", func() bool { return applied(at) })
 		} else {
 			testwait.Until(t, 10*time.Second, "the ramp to read the schedule", func() bool { return p.Status().Ceiling == sched(at) })
 		}
