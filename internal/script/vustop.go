@@ -87,7 +87,7 @@ func (vu *VU) interrupt() {
 	vu.rt.Interrupt(errRampedDown)
 }
 
-// release frees the VU's context when the VU closes.
+// releaseStop frees the VU's context when the VU closes.
 func (vu *VU) releaseStop() {
 	vu.stop.mu.Lock()
 	if vu.stop.cancel != nil {
