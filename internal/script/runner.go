@@ -251,6 +251,9 @@ func Load(path string, cfg Config) (*Runner, error) {
 		cfg.Logger.Warn(n)
 	}
 	r.trendStats, r.timeUnit = r.opts.SummaryTrendStats, r.opts.SummaryTimeUnit
+	if r.opts.SummaryMode == "full" && !r.opts.NoSummary {
+		r.custom.keepPerScenario() // full's SCENARIO sections
+	}
 	r.systemTags = map[string]bool{}
 	for _, name := range r.opts.SystemTags {
 		r.systemTags[name] = true

@@ -66,6 +66,9 @@ type Summary struct {
 	// Mode is summaryMode: compact, full or legacy (k6out's layouts; ""
 	// is legacy).
 	Mode string
+	// Scenarios are the metrics of each scenario, by scenario name (full
+	// mode only; scenariosummary.go).
+	Scenarios []ScenarioSummary
 }
 
 func pathID(path string) string {
@@ -89,6 +92,7 @@ func (r *Runner) Summary(span time.Duration) *Summary {
 		}
 		s.Metrics = append(s.Metrics, SummaryMetric{MetricStats: st, Stats: r.stats(m, st, span), Thresholds: ths})
 	}
+	s.Scenarios = r.scenarioSummaries(span)
 	return s
 }
 

@@ -36,8 +36,8 @@ import (
 // Metrics are grouped by category (CUSTOM first), names padded with dots
 // to 35 columns, and values aligned in columns: the checks apart, the
 // trends together, the other metrics together. Full adds the HTTP timing
-// metrics and group_duration that compact leaves out, and each group's
-// checks (█ GROUP).
+// metrics and group_duration that compact leaves out, each group's checks
+// (█ GROUP) and each scenario's metrics (█ SCENARIO).
 
 // labelWidth is the dotted label's width in the documented example.
 const labelWidth = 35
@@ -90,12 +90,25 @@ type row struct {
 func writeCompact(w io.Writer, s *script.Summary, full bool) int {
 	fmt.Fprintln(w)
 	crossed := writeThresholds(w, s)
-
 	fmt.Fprint(w, "  █ TOTAL RESULTS\n\n")
+	writeResults(w, s, s.Metrics, s.Root.Checks, full)
+	if full {
+		writeGroupResults(w, s.Root.Groups, 2)
+		for _, sc := range s.Scenarios {
+			fmt.Fprintf(w, "\n  █ SCENARIO: %s\n\n", sc.Name)
+			writeResults(w, s, sc.Metrics, nil, true)
+		}
+	}
+	return crossed
+}
+
+// writeResults prints metrics as TOTAL RESULTS does: the checks' totals
+// and the checks given, then the metrics by category.
+func writeResults(w io.Writer, s *script.Summary, metrics []script.SummaryMetric, checkList []script.Check, full bool) {
 	var checks *script.SummaryMetric
 	byCat := make([][]row, len(categories))
-	for i := range s.Metrics {
-		m := &s.Metrics[i]
+	for i := range metrics {
+		m := &metrics[i]
 		base, label, indent := m.Name, m.Name, 0
 		if j := strings.IndexByte(m.Name, '{'); j > 0 {
 			base, indent = m.Name[:j], 2
@@ -125,7 +138,7 @@ func writeCompact(w io.Writer, s *script.Summary, full bool) int {
 			{label: "checks_failed", cells: []string{percent(fails, total), fmt.Sprintf("%d out of %d", fails, total)}},
 		})
 		fmt.Fprintln(w)
-		if n := writeChecks(w, s.Root.Checks, 4); n > 0 {
+		if n := writeChecks(w, checkList, 4); n > 0 {
 			fmt.Fprintln(w)
 		}
 	}
@@ -165,10 +178,6 @@ func writeCompact(w io.Writer, s *script.Summary, full bool) int {
 			writeRow(w, r, widths[r.trend])
 		}
 	}
-	if full {
-		writeGroupResults(w, s.Root.Groups, 2)
-	}
-	return crossed
 }
 
 // writeThresholds prints the THRESHOLDS section (nothing when there are

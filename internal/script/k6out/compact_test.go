@@ -102,10 +102,14 @@ func TestCompactSummaryLayout(t *testing.T) {
 	}
 }
 
-// TestFullSummaryLayout: full adds the metrics compact leaves out and each
-// group's checks; a crossed threshold is marked and counted.
+// TestFullSummaryLayout: full adds the metrics compact leaves out, each
+// group's checks and each scenario's metrics; a crossed threshold is
+// marked and counted.
 func TestFullSummaryLayout(t *testing.T) {
 	s := docSummary("full")
+	s.Scenarios = []script.ScenarioSummary{{Name: "browse", Metrics: []script.SummaryMetric{
+		{MetricStats: script.MetricStats{Name: "iterations", Type: script.Counter}, Stats: []script.Stat{{Name: "count", Value: 7}, {Name: "rate", Value: 1.5}}},
+	}}}
 	for i := range s.Metrics {
 		if s.Metrics[i].Name == "http_req_failed" {
 			s.Metrics[i].Thresholds[0].OK = false
@@ -120,6 +124,7 @@ func TestFullSummaryLayout(t *testing.T) {
 		"    ✗ 'rate<0.01' rate=0.00%\n",
 		"    HTTP\n    http_req_blocked...................: avg=1ms        min=500µs    med=1ms      max=2ms      p(90)=1.5ms    p(95)=1.8ms\n",
 		"  █ GROUP: login\n\n    ✗ logged in\n     ↳  50% — ✓ 2 / ✗ 2\n",
+		"\n  █ SCENARIO: browse\n\n    EXECUTION\n    iterations.........................: 7 1.5/s\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("full summary lacks %q:\n%s", want, out)
@@ -127,7 +132,7 @@ func TestFullSummaryLayout(t *testing.T) {
 	}
 	b.Reset()
 	WriteSummary(&b, docSummary("compact"))
-	for _, lack := range []string{"http_req_blocked", "GROUP", "logged in"} {
+	for _, lack := range []string{"http_req_blocked", "GROUP", "logged in", "SCENARIO"} {
 		if strings.Contains(b.String(), lack) {
 			t.Errorf("compact summary shows %q:\n%s", lack, b.String())
 		}
