@@ -148,14 +148,14 @@ func TestK6CommandLine(t *testing.T) {
 	path := writeFile(t, "k.js", "import http from 'k6/http';\nexport const options = { iterations: 1 };\nexport default function () { http.get(__ENV.BASE + '/'); }\n")
 	t.Setenv("K6_ITERATIONS", "9")
 	r := cli(t, "", nil, "run", "-q", "-e", "BASE="+srv.URL, "-u", "2", "-i", "4", "--tag", "team=shop", path)
-	if r.code != 0 || !strings.Contains(r.stdout, "iterations.....................: 4 ") || strings.Contains(r.stdout, "throttle report") || strings.Contains(r.stderr, "throttle report") {
+	if r.code != 0 || !strings.Contains(r.stdout, "    iterations.........................: 4 ") || strings.Contains(r.stdout, "throttle report") || strings.Contains(r.stderr, "throttle report") {
 		t.Errorf("exit %d, stdout %q, stderr %q: want 4 iterations (-i over K6_ITERATIONS) and no throttle report", r.code, r.stdout, r.stderr)
 	}
 	r = cli(t, "", nil, "run", "-q", "-e", "BASE="+srv.URL, "--no-summary", path)
 	if r.code != 0 || r.stdout != "" {
 		t.Errorf("--no-summary: exit %d, stdout %q", r.code, r.stdout)
 	}
-	for _, c := range []struct{ args []string }{{[]string{"--paused"}}, {[]string{"--throw"}}, {[]string{"--http-debug=full"}}, {[]string{"--vus", "x"}}} {
+	for _, c := range []struct{ args []string }{{[]string{"--paused"}}, {[]string{"--linger"}}, {[]string{"--http-debug=bodies"}}, {[]string{"--vus", "x"}}} {
 		r := cli(t, "", nil, append(append([]string{"run"}, c.args...), path)...)
 		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, strings.SplitN(c.args[0], "=", 2)[0]) || strings.Contains(r.stderr, "unknown flag") {
 			t.Errorf("%v: exit %d, stderr %q: want exit 2 and one line naming it", c.args, r.code, r.stderr)

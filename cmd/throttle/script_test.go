@@ -255,10 +255,24 @@ export default function () { check(http.get(__ENV.BASE + '/'), { ok: (r) => r.st
 	if r.code != 99 {
 		t.Fatalf("exit %d, stderr %q: want 99", r.code, r.stderr)
 	}
-	for _, want := range []string{"✓ http_req_failed", "✓ checks", "✓ http_reqs", "✗ http_req_duration", "http_reqs......"} {
+	// k6's compact summary (the default): each metric with thresholds,
+	// then each threshold marked, with the value it compared.
+	for _, want := range []string{"█ THRESHOLDS", "    http_req_failed\n    ✓ 'rate<0.01' rate=0.00%\n", "    checks\n    ✓ 'rate>0.99' rate=100.00%\n",
+		"    http_reqs\n    ✓ 'count==20' count=20\n", "    ✗ 'p(95)<0.000001' p(95)=", "█ TOTAL RESULTS", "    http_reqs..........................: 20 "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
+	}
+	// --summary-mode legacy: k6's classic layout, thresholds in the margin.
+	r = cli(t, "", nil, "run", "--quiet", "-e", "BASE="+srv.URL, "--summary-mode", "legacy",
+		script(`http_req_failed: ['rate<0.01'], http_req_duration: ['p(95)<0.000001']`, "iterations: 2"))
+	if r.code != 99 || !strings.Contains(r.stdout, "✓ http_req_failed....") || !strings.Contains(r.stdout, "✗ http_req_duration....") || strings.Contains(r.stdout, "█ TOTAL RESULTS") {
+		t.Errorf("--summary-mode legacy: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	// full: what compact shows and the HTTP timing metrics compact leaves out.
+	r = cli(t, "", nil, "run", "--quiet", "-e", "BASE="+srv.URL, "--summary-mode", "full", script(`http_req_failed: ['rate<0.01']`, "iterations: 2"))
+	if r.code != 0 || !strings.Contains(r.stdout, "█ TOTAL RESULTS") || !strings.Contains(r.stdout, "    http_req_waiting...") {
+		t.Errorf("--summary-mode full: exit %d, stdout:\n%s", r.code, r.stdout)
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("the report was not written before exit 99: %v", err)

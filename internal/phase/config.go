@@ -104,6 +104,12 @@ type Config struct {
 	// Grace is how long a stopping phase waits for in-flight iterations
 	// (default DefaultGrace; negative: do not wait).
 	Grace time.Duration
+	// RampDownGrace, for a closed-loop phase on a schedule (Ceiling), is
+	// how long an iteration in flight on a worker the falling schedule
+	// removes may run on before it is cut off (Interrupter; k6's
+	// gracefulRampDown). Negative: cut off at once. 0: never cut off, and
+	// the gate keeps one worker at an authored 0 (a URL run's stages).
+	RampDownGrace time.Duration
 	// Tick is how often the governor reads the counters (default
 	// governor.DefaultTick); Settle how long after each change of the
 	// offer it discards evidence.

@@ -22,7 +22,10 @@
 //   - an authored schedule (Config.Ceiling: a ramping executor's stages)
 //     is read every RampStep: governed, it is the ceiling at that moment
 //     (the offer never exceeds what the author would have run then);
-//     not governed, the offer follows it;
+//     not governed, the offer follows it; closed loop with
+//     Config.RampDownGrace (k6's gracefulRampDown), the iterations in
+//     flight above a falling schedule run on for the grace, then each is
+//     cut off on its own (Interrupter, rampdown.go);
 //   - the generator watches itself (watch.go): its CPU, the schedule lag
 //     and the arrivals produced against the offer; a saturated tick is
 //     published to the Counters, so the governor does not take the

@@ -63,6 +63,7 @@ type Phase struct {
 	hard  context.Context // cancelled to abort in-flight iterations
 	abort context.CancelFunc
 	work  chan time.Time // open loop: due instants handed to idle workers
+	rd    *rampDown      // closed loop on a schedule with RampDownGrace; else nil
 
 	arrivals   atomic.Uint64 // open loop: arrivals the scheduler produced (handed out or dropped)
 	inflight   atomic.Int64
@@ -89,6 +90,9 @@ func New(cfg Config) (*Phase, error) {
 	p.watch = newWatcher(cfg.Limits.Mode == governor.Rate && cfg.Iterations == nil, cfg.Watch)
 	l := cfg.Limits
 	p.setCeilingNow(l.Ceiling)
+	if cfg.RampDownGrace != 0 && cfg.Ceiling != nil && cfg.Iterations == nil && l.Mode == governor.Concurrency {
+		p.rd = newRampDown(cfg.RampDownGrace)
+	}
 	if cfg.Iterations != nil {
 		return p, nil
 	}
@@ -264,6 +268,9 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	endWatch := func() { watchOnce.Do(func() { close(stopWatch); <-watchDone }) }
 	defer endWatch()
 
+	if p.rd != nil {
+		p.rd.trim(p.authoredCount(0), start) // an authored 0 starts no iteration, from the first
+	}
 	rampDone := make(chan struct{})
 	go func() {
 		defer close(rampDone)

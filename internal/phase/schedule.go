@@ -126,14 +126,36 @@ func (p *Phase) spawnTo(ctx context.Context, n int) {
 // loop is a closed-loop worker: back to back iterations, each holding a
 // permit of the concurrency gate, until the phase stops.
 func (p *Phase) loop(ctx context.Context, w Worker) {
+	var m *member
+	if p.rd != nil {
+		m = p.rd.join(w)
+		defer p.rd.leave(m)
+	}
 	for {
 		pm, err := p.gate.Acquire(ctx)
 		if err != nil {
 			return
 		}
-		// A closed loop has no schedule: the iteration starts when it
-		// runs (zero due), and no schedule lag is counted.
+		if m == nil {
+			// A closed loop has no schedule: the iteration starts when it
+			// runs (zero due), and no schedule lag is counted.
+			p.iteration(w, time.Time{})
+			pm.Release()
+			continue
+		}
+		if idle := p.rd.idle(); idle != nil {
+			// The authored count is 0: no iteration starts until it rises.
+			pm.Release()
+			select {
+			case <-idle:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		p.rd.begin(m)
 		p.iteration(w, time.Time{})
+		p.rd.end(m)
 		pm.Release()
 	}
 }
@@ -165,6 +187,10 @@ func (p *Phase) ramp(ctx context.Context, start time.Time, ctl *governor.Control
 			// Published last, so a reader that sees this ceiling also
 			// sees the offer the ramp applied for it.
 			p.setCeilingNow(c)
+		}
+		if p.rd != nil {
+			now := p.clk.Now()
+			p.rd.trim(p.authoredCount(now.Sub(start)), now)
 		}
 		select {
 		case <-ctx.Done():

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/grafana/sobek"
@@ -329,7 +328,11 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	s := m.lane(0)
 	s.cb = info.cb
 	out := s.runner.Iterate(req, time.Time{}, &m.res)
-	return m.resolve(req, &m.res, out, &info)
+	v := m.resolve(req, &m.res, out, &info)
+	if err := m.thrown(req, &m.res, out); err != nil {
+		m.vu.throw("%v", err)
+	}
+	return v
 }
 
 // lane is the VU's i-th request lane; a lane that cannot be made (a bad
@@ -349,6 +352,7 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 	vu := m.vu
 	tags, name := info.tags, info.name
 	r := &response{m: m, res: *res, method: req.Method, respType: info.respType}
+	m.debugDump(req, res)
 	vu.storeCookies(info.jar, res)
 	if out == engine.IterationAborted {
 		// Cut off by the phase's own stop: not the target's doing, and not
@@ -376,85 +380,6 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 		vu.failed = true
 	}
 	return vu.rt.NewDynamicObject(r)
-}
-
-// batch sends several requests at once and returns their Responses, as an
-// array or an object keyed like its argument.
-func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
-	vu := m.vu
-	if vu.inInit {
-		vu.throw("http requests cannot be made in the init context (use setup())")
-	}
-	arg, ok := call.Argument(0).(*sobek.Object)
-	if !ok {
-		vu.throw("http.batch: want an array or an object of requests")
-	}
-	type item struct {
-		key  string
-		req  engine.Request
-		res  engine.Response
-		out  engine.Outcome
-		info reqInfo
-	}
-	keys := arg.Keys()
-	items := make([]item, len(keys))
-	for i, k := range keys {
-		it := &items[i]
-		it.key = k
-		method, u, body, params := m.batchRequest(arg.Get(k))
-		it.info = m.prepare(&it.req, method, u, body, params)
-		if it.info.digest {
-			vu.throw("http.batch: auth \"digest\" is supported by http.request and its verbs only")
-		}
-	}
-	// Each request has its own lane (runner and callback), so they go out
-	// at once; lanes are kept for the next batch.
-	lanes := make([]*slot, len(items))
-	for i := range items {
-		lanes[i] = m.lane(i)
-		lanes[i].cb = items[i].info.cb
-	}
-	var wg sync.WaitGroup
-	for i := range items {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			items[i].out = lanes[i].runner.Iterate(&items[i].req, time.Time{}, &items[i].res)
-		}()
-	}
-	wg.Wait()
-	var out *sobek.Object
-	if arg.ClassName() == "Array" {
-		out = vu.rt.NewArray()
-	} else {
-		out = vu.rt.NewObject()
-	}
-	for i := range items {
-		it := &items[i]
-		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.out, &it.info))
-	}
-	return out
-}
-
-// batchRequest reads one batch entry: a URL, [method, url, body, params] or
-// {method, url, body, params}.
-func (m *httpModule) batchRequest(v sobek.Value) (method string, u, body, params sobek.Value) {
-	o, ok := v.(*sobek.Object)
-	if !ok {
-		return http.MethodGet, v, nil, nil
-	}
-	if o.ClassName() == "Array" {
-		get := func(i int) sobek.Value { return o.Get(strconv.Itoa(i)) }
-		return strings.ToUpper(get(0).String()), get(1), get(2), get(3)
-	}
-	method = http.MethodGet
-	if mv := o.Get("method"); mv != nil && !sobek.IsUndefined(mv) {
-		method = strings.ToUpper(mv.String())
-	}
-	if o.Get("url") == nil {
-		return method, v, nil, nil // an http.url object
-	}
-	return method, o.Get("url"), o.Get("body"), o.Get("params")
 }
 
 // json is Response.json([selector]).

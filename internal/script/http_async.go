@@ -74,7 +74,12 @@ func (m *httpModule) asyncRequest(call sobek.FunctionCall) sobek.Value {
 		out := lane.runner.Iterate(req, time.Time{}, res)
 		vu.async.give(lane)
 		finish(func() error {
-			_ = resolve(m.resolve(req, res, out, &info))
+			v := m.resolve(req, res, out, &info)
+			if err := m.thrown(req, res, out); err != nil {
+				_ = reject(rt.NewGoError(err))
+				return nil
+			}
+			_ = resolve(v)
 			return nil
 		})
 	}()

@@ -196,6 +196,9 @@ func (m *httpModule) digestRequest(req *engine.Request, info *reqInfo) sobek.Val
 	s.cb = challengeCB
 	out := s.runner.Iterate(req, time.Time{}, &m.res)
 	first := m.resolve(req, &m.res, out, info)
+	if err := m.thrown(req, &m.res, out); err != nil {
+		m.vu.throw("%v", err)
+	}
 	challenge := m.res.Header.Get("WWW-Authenticate")
 	if out == engine.IterationAborted || m.res.Status != http.StatusUnauthorized || !strings.HasPrefix(strings.ToLower(challenge), "digest ") {
 		return first
@@ -214,7 +217,11 @@ func (m *httpModule) digestRequest(req *engine.Request, info *reqInfo) sobek.Val
 	again.Header.Set("Authorization", authz)
 	s.cb = info.cb
 	out = s.runner.Iterate(again, time.Time{}, &m.res)
-	return m.resolve(again, &m.res, out, info)
+	v := m.resolve(again, &m.res, out, info)
+	if err := m.thrown(again, &m.res, out); err != nil {
+		m.vu.throw("%v", err)
+	}
+	return v
 }
 
 // digestAuthorization answers a Digest challenge for method and uri.

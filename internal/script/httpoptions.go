@@ -1,8 +1,12 @@
 package script
 
 import (
+	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/grafana/sobek"
 
@@ -78,4 +82,82 @@ func cutPort(addr string) (host, port string, hasPort bool) {
 		return addr, "", false
 	}
 	return u.Hostname(), u.Port(), true
+}
+
+// thrown is the exception a request that failed to go out throws under
+// the throw option (k6's --throw), worded as Go's client words it
+// (`Get "http://…": dial tcp …`): nil when it went out, or throw is off.
+// An attempt the phase cut off throws nothing.
+func (m *httpModule) thrown(req *engine.Request, res *engine.Response, out engine.Outcome) error {
+	if !m.vu.r.opts.Throw || res.Err == nil || out == engine.IterationAborted {
+		return nil
+	}
+	op := strings.ToUpper(req.Method)
+	if op == "" {
+		op = http.MethodGet
+	}
+	op = op[:1] + strings.ToLower(op[1:])
+	u := res.URL
+	if u == "" {
+		u = req.URL
+	}
+	return &url.Error{Op: op, URL: u, Err: res.Err}
+}
+
+// debugDump writes a request and its response as httpDebug asks
+// (k6's --http-debug): the request line and headers, then the status
+// line and headers, each followed by its body with "full".
+func (m *httpModule) debugDump(req *engine.Request, res *engine.Response) {
+	mode := m.vu.r.opts.HTTPDebug
+	if mode == "" {
+		return
+	}
+	var b strings.Builder
+	method, path, host := req.Method, req.URL, req.Host
+	if method == "" {
+		method = http.MethodGet
+	}
+	if u, err := url.Parse(req.URL); err == nil {
+		path = u.RequestURI()
+		if host == "" {
+			host = u.Host
+		}
+	}
+	fmt.Fprintf(&b, "Request:\n%s %s HTTP/1.1\nHost: %s\n", method, path, host)
+	writeHeaders(&b, req.Header, "Host")
+	b.WriteString("\n")
+	if mode == "full" && len(req.Body) > 0 {
+		b.Write(req.Body)
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	if res.Err != nil {
+		fmt.Fprintf(&b, "Response:\n(no response: %v)\n", res.Err)
+	} else {
+		proto := res.Proto
+		if proto == "" {
+			proto = "HTTP/1.1"
+		}
+		fmt.Fprintf(&b, "Response:\n%s %d %s\n", proto, res.Status, http.StatusText(res.Status))
+		writeHeaders(&b, res.Header, "")
+		if mode == "full" && len(res.Body) > 0 {
+			b.WriteString("\n")
+			b.Write(res.Body)
+			b.WriteString("\n")
+		}
+	}
+	m.vu.r.cfg.HTTPDebug(b.String())
+}
+
+// writeHeaders writes h's fields, sorted, one "Name: value" line each,
+// skipping skip.
+func writeHeaders(b *strings.Builder, h http.Header, skip string) {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		if k == skip {
+			continue
+		}
+		for _, v := range h[k] {
+			fmt.Fprintf(b, "%s: %s\n", k, v)
+		}
+	}
 }

@@ -48,6 +48,10 @@ type Metric struct {
 
 	// subs are the sub-metrics thresholds asked for; fixed before the run.
 	subs []subMetric
+	// perScenario: the values are also kept per scenario, in scen
+	// (summaryMode full; scenariosummary.go); fixed before the run.
+	perScenario bool
+	scen        map[string]*Metric // guarded by mu
 
 	mu                  sync.Mutex
 	count, nonZero      uint64
@@ -82,6 +86,9 @@ type MetricStats struct {
 }
 
 func (m *Metric) add(phase string, v float64) error {
+	if m.perScenario && phase != "" && phase != "setup" {
+		_ = m.scenarioMetric(phase).add("", v)
+	}
 	if m.export != nil {
 		if err := m.export(phase, v); err != nil {
 			return err
@@ -199,6 +206,8 @@ type metrics struct {
 	m      map[string]*Metric
 	export func(name string, t MetricType) (func(phase string, v float64) error, error)
 	points func(m *Metric, v float64, tags map[string]string)
+	// perScenario is given to every metric made (keepPerScenario).
+	perScenario bool
 }
 
 // get returns the metric name, making it on first use; a second
@@ -234,6 +243,7 @@ func (ms *metrics) getKey(name string, t MetricType, isTime bool) (*Metric, erro
 	}
 	if metricName.MatchString(name) {
 		m.point = ms.points
+		m.perScenario = ms.perScenario
 	}
 	if ms.m == nil {
 		ms.m = map[string]*Metric{}
@@ -281,6 +291,12 @@ func (vu *VU) metricsModule() *sobek.Object {
 					f = 0
 				}
 				if math.IsNaN(f) || math.IsInf(f, 0) {
+					// k6: an exception under the throw option, else a
+					// warning, and the value is dropped.
+					if !vu.r.opts.Throw {
+						vu.r.cfg.Logger.Warn(fmt.Sprintf("%s.add: %v is not a number; the value is dropped", m.Name, v))
+						return sobek.Undefined()
+					}
 					vu.throw("%s.add: %v is not a number", m.Name, v)
 				}
 				phase := "setup"

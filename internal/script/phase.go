@@ -141,6 +141,14 @@ func (r *Runner) newPhase(sc options.Scenario) (*Phase, error) {
 	switch sc.Executor {
 	case options.RampingArrivalRate, options.RampingVUs:
 		cfg.Ceiling = sc.Ceiling
+		if sc.Executor == options.RampingVUs {
+			// A VU a falling stage removes finishes its iteration within
+			// gracefulRampDown; 0s cuts it off at once.
+			cfg.RampDownGrace = sc.GracefulRampDown
+			if cfg.RampDownGrace <= 0 {
+				cfg.RampDownGrace = -1
+			}
+		}
 	case options.PerVUIterations, options.SharedIterations:
 		cfg.Iterations = &phase.Iterations{Count: sc.Iterations, PerWorker: sc.Executor == options.PerVUIterations, Workers: sc.VUs}
 	}
@@ -156,6 +164,7 @@ type vuWorker struct{ *VU }
 
 func (w vuWorker) Iterate(time.Time) { w.iteration() }
 func (w vuWorker) Close()            { w.close() }
+func (w vuWorker) Interrupt()        { w.interrupt() } // gracefulRampDown ran out
 
 // newWorker makes a VU (runs the init context) on the goroutine that will
 // run it.

@@ -27,7 +27,7 @@ func (h protoHost) Context() context.Context {
 	if h.vu.ph == nil {
 		return context.Background()
 	}
-	return h.vu.ph.hard
+	return h.vu.hardCtx()
 }
 
 // protoMetrics are the protocols' metrics by name.

@@ -98,6 +98,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Console receives console.log and friends (default: Logger).
 	Console func(level slog.Level, msg string)
+	// HTTPDebug receives each request and response dump of httpDebug
+	// (--http-debug), several lines each (default: Logger at info).
+	HTTPDebug func(dump string)
 	// Exception, if set, receives an iteration's uncaught exception (the
 	// first ten, then one in a thousand) with its scenario and executor,
 	// instead of a Logger warning.
@@ -224,6 +227,10 @@ func Load(path string, cfg Config) (*Runner, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.HTTPDebug == nil {
+		l := cfg.Logger
+		cfg.HTTPDebug = func(dump string) { l.Info(dump, "source", "http-debug") }
+	}
 	if cfg.Console == nil {
 		l := cfg.Logger
 		cfg.Console = func(level slog.Level, msg string) { l.Log(context.Background(), level, msg) }
@@ -264,13 +271,13 @@ func Load(path string, cfg Config) (*Runner, error) {
 			}
 		}
 	}
-	if r.opts.SummaryMode == "full" {
-		return nil, errors.New(`summaryMode "full": not supported by throttle: its summary is k6's legacy layout ("compact", "legacy" or "disabled")`)
-	}
 	for _, n := range r.opts.Notices {
 		cfg.Logger.Warn(n)
 	}
 	r.trendStats, r.timeUnit = r.opts.SummaryTrendStats, r.opts.SummaryTimeUnit
+	if r.opts.SummaryMode == "full" && !r.opts.NoSummary {
+		r.custom.keepPerScenario() // full's SCENARIO sections
+	}
 	r.systemTags = map[string]bool{}
 	for _, name := range r.opts.SystemTags {
 		r.systemTags[name] = true

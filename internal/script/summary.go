@@ -63,6 +63,12 @@ type Summary struct {
 	NoColor bool
 	// Duration is the run's span, setup to teardown.
 	Duration time.Duration
+	// Mode is summaryMode: compact, full or legacy (k6out's layouts; ""
+	// is legacy).
+	Mode string
+	// Scenarios are the metrics of each scenario, by scenario name (full
+	// mode only; scenariosummary.go).
+	Scenarios []ScenarioSummary
 }
 
 func pathID(path string) string {
@@ -73,7 +79,7 @@ func pathID(path string) string {
 // Summary builds the end-of-test summary over the run so far; span is the
 // run's duration (a Counter's rate is per second of it).
 func (r *Runner) Summary(span time.Duration) *Summary {
-	s := &Summary{TrendStats: r.trendStats, TimeUnit: r.timeUnit, NoColor: r.opts.NoColor, Duration: span, Root: r.checkTree()}
+	s := &Summary{TrendStats: r.trendStats, TimeUnit: r.timeUnit, NoColor: r.opts.NoColor, Duration: span, Root: r.checkTree(), Mode: r.opts.SummaryMode}
 	byMetric := map[string][]ThresholdResult{}
 	for _, th := range r.thresholds {
 		byMetric[th.Metric] = append(byMetric[th.Metric], th.eval(r.metric(th.Metric), span))
@@ -86,6 +92,7 @@ func (r *Runner) Summary(span time.Duration) *Summary {
 		}
 		s.Metrics = append(s.Metrics, SummaryMetric{MetricStats: st, Stats: r.stats(m, st, span), Thresholds: ths})
 	}
+	s.Scenarios = r.scenarioSummaries(span)
 	return s
 }
 

@@ -56,6 +56,8 @@ type VU struct {
 	rejected []*sobek.Promise
 	// async are the lanes of http.asyncRequest (http_async.go).
 	async asyncLanes
+	// stop cuts off this VU's iteration alone (vustop.go).
+	stop vuStop
 	// jar is the VU's cookie jar, made on first use (cookies.go).
 	jar *cookieJar
 	// htmlMod is k6/html, made on first use (html.go).
@@ -93,7 +95,7 @@ func (vu *VU) newSlot() (*slot, error) {
 	s := &slot{}
 	meter, stop, abort := vu.r.setupMeter, (<-chan struct{})(nil), context.Context(nil)
 	if p := vu.ph; p != nil {
-		meter, stop, abort = p.meter, p.stop, p.hard
+		meter, stop, abort = p.meter, p.stop, vu.hardCtx()
 	}
 	var latency engine.LatencyRecorder
 	if vu.ph != nil {
@@ -126,6 +128,7 @@ func (vu *VU) close() {
 		vu.events.reset()
 	}
 	vu.pause.Stop()
+	vu.releaseStop()
 }
 
 // errAborted interrupts a VU's JavaScript when its phase aborts it.
@@ -362,6 +365,9 @@ func (vu *VU) iteration() {
 	p := vu.ph
 	p.inflight.Add(1)
 	defer p.inflight.Add(-1)
+	vu.beginIteration()
+	defer vu.endIteration()
+	hard := vu.hardCtx()
 	vu.scenarioIter = int64(p.iterations.Add(1) - 1)
 	if vu.iter > 0 {
 		_ = vu.rt.GlobalObject().Set("__ITER", vu.iter)
@@ -376,13 +382,15 @@ func (vu *VU) iteration() {
 	began := time.Now()
 	// vu.call, not vu.fn: an async default function, its timers and its
 	// async requests are settled before the iteration ends (eventloop.go).
-	_, err := vu.call(vu.fn, p.hard.Done(), data)
-	if rest := vu.r.opts.MinIterationDuration - time.Since(began); rest > 0 && p.hard.Err() == nil {
+	_, err := vu.call(vu.fn, hard.Done(), data)
+	if rest := vu.r.opts.MinIterationDuration - time.Since(began); rest > 0 && hard.Err() == nil {
 		vu.sleep(rest) // minIterationDuration: the VU waits out the rest
 	}
 	switch {
-	case p.hard.Err() != nil:
-		vu.r.cutOff(vu, err)
+	case hard.Err() != nil:
+		if p.hard.Err() != nil { // gracefulStop ran out (a ramp-down cut is the author's intent)
+			vu.r.cutOff(vu, err)
+		}
 		return // aborted: neither ok nor failed
 	case err != nil:
 		vu.r.iterationError(p, err)
@@ -403,7 +411,7 @@ func (vu *VU) abortCh() <-chan struct{} {
 	if vu.ph == nil {
 		return nil
 	}
-	return vu.ph.hard.Done()
+	return vu.hardCtx().Done()
 }
 
 // sleep pauses the VU for d, or until its phase aborts.
@@ -413,7 +421,7 @@ func (vu *VU) sleep(d time.Duration) {
 	}
 	hard := vu.lifeStop
 	if vu.ph != nil {
-		hard = vu.ph.hard.Done()
+		hard = vu.hardCtx().Done()
 	}
 	vu.pause.Wait(d, nil, hard)
 }

@@ -15,13 +15,26 @@ import (
 	"github.com/throttlekit/throttle/internal/script"
 )
 
-// WriteSummary prints a script run's end-of-test summary in k6's
-// (legacy) layout: the tree of checks (✓ all passed, ✗ with the pass
+// WriteSummary prints a script run's end-of-test summary in the layout
+// of its summaryMode (s.Mode): k6's compact (the default) or full
+// (compact.go), or legacy. It returns how many thresholds were crossed.
+func WriteSummary(w io.Writer, s *script.Summary) int {
+	switch s.Mode {
+	case "compact":
+		return writeCompact(w, s, false)
+	case "full":
+		return writeCompact(w, s, true)
+	}
+	return writeLegacy(w, s)
+}
+
+// writeLegacy prints the summary in k6's legacy layout (before v1.0,
+// --summary-mode=legacy): the tree of checks (✓ all passed, ✗ with the pass
 // share and counts beneath), then every metric alphabetically, its name
 // padded with dots, marked ✓ or ✗ when it has thresholds, a sub-metric
 // ({tag:value}) under its metric, and last each crossed threshold. It
 // returns how many thresholds were crossed.
-func WriteSummary(w io.Writer, s *script.Summary) int {
+func writeLegacy(w io.Writer, s *script.Summary) int {
 	fmt.Fprintln(w)
 	writeGroup(w, s.Root, 5)
 	type line struct {

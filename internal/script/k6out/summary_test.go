@@ -12,6 +12,7 @@ import (
 func TestK6SummaryLayout(t *testing.T) {
 	ok := script.ThresholdResult{OK: true}
 	s := sampleSummary(ok)
+	s.Mode = "legacy"
 	var b bytes.Buffer
 	if n := WriteSummary(&b, s); n != 1 {
 		t.Errorf("%d crossed, want 1", n)

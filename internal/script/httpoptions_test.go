@@ -1,0 +1,151 @@
+package script
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// closedURL is a loopback URL nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return "http://" + addr + "/"
+}
+
+// TestThrowOption: under throw (k6's --throw) a request that cannot go
+// out, and a custom metric's bad value, throw; without it the request
+// returns a Response with its error and the bad value is dropped.
+func TestThrowOption(t *testing.T) {
+	for _, throw := range []bool{false, true} {
+		path := writeScript(t, "throw.js", fmt.Sprintf(`
+import http from 'k6/http';
+import { Counter } from 'k6/metrics';
+const thrown = new Counter('thrown');
+const errored = new Counter('errored');
+const bad = new Counter('bad');
+export const options = { iterations: 2, throw: %v };
+export default function () {
+  try { const r = http.get(__ENV.BASE); if (r.error !== '') errored.add(1); } catch (e) { thrown.add(1); }
+  try { bad.add(NaN); } catch (e) { thrown.add(10); }
+  try { http.batch([__ENV.BASE]); } catch (e) { thrown.add(100); }
+}
+`, throw))
+		r, _ := runScript(t, path, closedURL(t), fast(), 30*time.Second)
+		st := metricStats(r)
+		want := map[bool][2]float64{false: {0, 2}, true: {222, 0}}[throw]
+		if st["thrown"].Sum != want[0] || st["errored"].Sum != want[1] || st["bad"].Count != 0 {
+			t.Errorf("throw %v: thrown %v, errored %v, bad values %d: want %v", throw, st["thrown"].Sum, st["errored"].Sum, st["bad"].Count, want)
+		}
+	}
+}
+
+// TestBatchLimits: http.batch has at most options.batch requests in
+// flight at once, and at most batchPerHost to one host.
+func TestBatchLimits(t *testing.T) {
+	var inflight, peak atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(20 * time.Millisecond) // the server's latency, so requests overlap
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		opts string
+		want int64
+	}{{"batch: 3, batchPerHost: 0", 3}, {"batch: 20, batchPerHost: 2", 2}, {"batch: 20, batchPerHost: 0", 10}} {
+		peak.Store(0)
+		path := writeScript(t, "batch.js", `
+import http from 'k6/http';
+export const options = { iterations: 1, `+c.opts+` };
+export default function () {
+  const rs = http.batch(Array.from({ length: 10 }, () => __ENV.BASE));
+  if (rs.length !== 10 || rs.some((r) => r.status !== 200)) throw new Error('batch: ' + rs.map((r) => r.status));
+}
+`)
+		r, _ := runScript(t, path, srv.URL, fast(), 30*time.Second)
+		if n := r.Phases()[0].Counts(); n.IterOK != 1 {
+			t.Errorf("%s: counts %+v, want the iteration ok", c.opts, n)
+		}
+		// On a loaded machine the requests may overlap less, never more.
+		if p := peak.Load(); p > c.want || c.want < 10 && p < 2 {
+			t.Errorf("%s: %d requests in flight at most, want %d", c.opts, p, c.want)
+		}
+	}
+}
+
+// TestHTTPDebug: httpDebug dumps each request and its response, with the
+// bodies under "full" only.
+func TestHTTPDebug(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Answer", "42")
+		_, _ = w.Write([]byte("pong-body"))
+	}))
+	defer srv.Close()
+	for _, mode := range []string{"headers", "full"} {
+		path := writeScript(t, "debug.js", `
+import http from 'k6/http';
+export const options = { iterations: 1, httpDebug: '`+mode+`' };
+export default function () { http.post(__ENV.BASE + '/ping?x=1', 'ping-body', { headers: { 'X-Asked': 'yes' } }); }
+`)
+		var mu sync.Mutex
+		var dumps []string
+		cfg := fast()
+		cfg.HTTPDebug = func(d string) { mu.Lock(); dumps = append(dumps, d); mu.Unlock() }
+		runScript(t, path, srv.URL, cfg, 30*time.Second)
+		mu.Lock()
+		all := strings.Join(dumps, "")
+		mu.Unlock()
+		host := strings.TrimPrefix(srv.URL, "http://")
+		for _, want := range []string{"Request:\nPOST /ping?x=1 HTTP/1.1\nHost: " + host + "\n", "X-Asked: yes\n", "Response:\nHTTP/1.1 200 OK\n", "X-Answer: 42\n"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("%s: the dump lacks %q:\n%s", mode, want, all)
+			}
+		}
+		if full := strings.Contains(all, "ping-body") && strings.Contains(all, "pong-body"); full != (mode == "full") || len(dumps) != 1 {
+			t.Errorf("%s: %d dumps, bodies shown %v:\n%s", mode, len(dumps), full, all)
+		}
+	}
+}
+
+// TestNoVUConnectionReuse: a VU opens a new connection each iteration
+// under noVUConnectionReuse, and keeps one otherwise.
+func TestNoVUConnectionReuse(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	for _, c := range []struct {
+		reuse bool
+		want  int64
+	}{{true, 1}, {false, 4}} {
+		conns.Store(0)
+		path := writeScript(t, "reuse.js", fmt.Sprintf(`
+import http from 'k6/http';
+export const options = { vus: 1, iterations: 4, noVUConnectionReuse: %v };
+export default function () { http.get(__ENV.BASE); http.get(__ENV.BASE); }
+`, !c.reuse))
+		runScript(t, path, srv.URL, fast(), 30*time.Second)
+		if n := conns.Load(); n != c.want {
+			t.Errorf("noVUConnectionReuse %v: %d connections, want %d", !c.reuse, n, c.want)
+		}
+	}
+}
