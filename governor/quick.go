@@ -107,14 +107,12 @@ func (g *Governor) fewLevel() float64 {
 }
 
 // climbs reports whether the window w, judged now on the tick's load ld,
-// would decide a multiplicative climb (see quickClimb). It changes nothing:
-// the latency knee's baseline is restored.
-func (g *Governor) climbs(w *Window, ld load, n uint64) bool {
-	probe, baseline := *w, g.baseline
-	probe.Quick = true
-	g.latencyKnee(&probe, ld, n)
-	g.baseline = baseline
-	return probe.Frac <= g.limits.Low && quickClimb(Decide(probe.Frac, g.offer, g.lastBad, g.limits))
+// would decide a multiplicative climb (see quickClimb): the latency knee
+// neither holds it nor damages it, and Decide climbs. It changes nothing.
+func (g *Governor) climbs(w Window, ld load) bool {
+	w.Quick = true
+	w, lat := g.latency(w, ld)
+	return !lat.hold && w.Frac <= g.limits.Low && quickClimb(Decide(w.Frac, g.offer, g.lastBad, g.limits))
 }
 
 // fewBreach reports whether the early breach may decide on damaged of n
