@@ -230,7 +230,7 @@ func (p *Phase) observe(w governor.Window) {
 // it), and returns what it measured. Run may be called once.
 func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	if !p.ran.CompareAndSwap(false, true) {
-		return nil, errors.New("phase: Run called twice")
+		return nil, errors.New("the phase was run twice")
 	}
 	defer p.abort()
 	start := p.clk.Now()
