@@ -39,6 +39,18 @@ func (g *Governor) quickSpan() time.Duration {
 	return min(span, g.limits.Window)
 }
 
+// Shortest is the shortest a window at a new offer lasts before it can be
+// judged: the quick climb's span (see WithQuickClimb) when it is on, the
+// full Limits.Window when it is off. A host that brings a new offer in
+// gradually (a phase staggering the start of the workers it adds) finishes
+// well inside it, so the window that judges the offer sees all of it.
+func (g *Governor) Shortest() time.Duration {
+	if !g.quick {
+		return g.limits.Window
+	}
+	return g.quickSpan()
+}
+
 // quickWindows: a quick window lasts at least Window/quickWindows, the
 // default tick's share of it, however fine a tick the host asks for. A
 // finer tick reads the counters more often; it does not shorten the time a

@@ -133,18 +133,26 @@ func (p *Phase) spawnTo(ctx context.Context, n int, stagger bool) {
 
 // staggerSpan is the span the governor's newly added closed-loop workers
 // start over: the mean iteration so far (response plus think time: one
-// cycle of the loop), at most one window. Workers that start at one
-// instant stay in step when each iteration sleeps the same think time, so
-// a target that meters bursts (nginx's limit_req) refuses the cohorts of a
-// load it would serve spread out; started over one cycle, they make the
-// new offer's steady rate from the start, as VUs a ramp added one by one
-// would. 0 before any iteration ended (the phase's first workers).
+// cycle of the loop), but at most half the shortest window the governor
+// judges a new offer on (governor.Shortest: two ticks by default, so a
+// second). Workers that start at one instant stay in step when each
+// iteration sleeps the same think time, so a target that meters bursts
+// (nginx's limit_req) refuses the cohorts of a load it would serve spread
+// out; started over a cycle, they make the new offer's steady rate from
+// the start, as VUs a ramp added one by one would. The cap keeps the
+// evidence whole: every added worker has run before the window at the new
+// offer can close. 0 before any iteration ended (the phase's first
+// workers).
 func (p *Phase) staggerSpan() time.Duration {
 	n := p.iterCount.Load()
 	if n == 0 {
 		return 0
 	}
-	return min(time.Duration(p.iterNanos.Load()/n), p.cfg.Limits.Window)
+	span := time.Duration(p.iterNanos.Load() / n)
+	if p.gov != nil {
+		span = min(span, p.gov.Shortest()/2)
+	}
+	return min(span, p.cfg.Limits.Window)
 }
 
 // loop is a closed-loop worker: after delay (a staggered start), back to
