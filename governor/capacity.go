@@ -29,8 +29,8 @@ type Estimate struct {
 
 // Settled reports whether a window can count toward the capacity estimate: it
 // held at or below the failure bound and was judged near the congestion point
-// (an additive probe, a dead-band hold, a hold at the ceiling or the window
-// that cleared the memory). Slow-start and safe-climb windows are still
+// (an additive probe, a dead-band or latency-knee hold, a hold at the ceiling
+// or the window that cleared the memory). Slow-start and safe-climb windows are still
 // searching, below the level the target was seen to fail at, so they do not
 // measure capacity. It is judged window by window, as they arrive; Capacity,
 // which sees the whole phase, also requires a window's offer to lie near the
@@ -40,7 +40,7 @@ func Settled(w Window, high float64) bool {
 		return false
 	}
 	switch w.Decision.Signal {
-	case SignalProbe, SignalDeadBand, SignalAtCeiling, SignalMemoryCleared:
+	case SignalProbe, SignalDeadBand, SignalLatency, SignalAtCeiling, SignalMemoryCleared:
 		return true
 	}
 	return false

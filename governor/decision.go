@@ -40,6 +40,7 @@ const (
 	SignalMemoryCleared             // the streak cleared last-bad (the window's probe step still applies)
 	SignalGeneratorSaturated        // the host, not the target, limited the load: hold
 	SignalOutage                    // (nearly) every attempt found no server: hold (outage.go)
+	SignalLatency                   // the latency knee: the target has started to queue: hold
 )
 
 var signalNames = [...]string{
@@ -55,6 +56,7 @@ var signalNames = [...]string{
 	SignalMemoryCleared:      "memory-cleared",
 	SignalGeneratorSaturated: "generator-saturated",
 	SignalOutage:             "outage",
+	SignalLatency:            "latency",
 }
 
 func (s Signal) String() string {

@@ -18,6 +18,10 @@
 //     clamp(1 − frac, 0.25, 0.9), never below the floor, and remembers the
 //     offer as last-bad.
 //   - Dead band. Low < frac <= High holds.
+//   - The verdict (verdict.go). Each read gathers the window's evidence into
+//     one value and one function, judge, returns the verdict; a hold names
+//     its reason in its signal: dead-band, latency, no-evidence,
+//     generator-saturated or outage.
 //   - Congestion memory. With last-bad known, clean windows climb ×1.5 up to
 //     0.75 × last-bad, then probe additively by max(1, 2 % of last-bad).
 //     MemoryClearStreak consecutive clean windows at or above last-bad clear
@@ -157,7 +161,9 @@
 //     iterations that only wait (Window.Waiting). Without think time q is
 //     1 − 1/I, I the inflation R/baseline. Written as the cycle's own
 //     inflation I' = 1/(1 − q): up to 1.25 is noise; up to 1.5 the target
-//     has begun to queue and the window holds (dead band); above 1.5, q is
+//     has begun to queue and the window holds, with signal SignalLatency
+//     (unless its failures alone already hold it in the dead band or
+//     breach; the window keeps its own fraction); above 1.5, q is
 //     the window's damage fraction, so the seed's back-off takes the offer
 //     to the knee's estimate (never below a quarter, as the seed clamps
 //     it). An excess under a millisecond is never damage: a sub-millisecond

@@ -97,8 +97,8 @@ func WithEvidence(e Evidence) Option { return func(g *Governor) { g.evidence = e
 // The latency knee (concurrency mode, EvidenceLatency). Inflation is a
 // window's mean attempt latency over the run's baseline, the lowest mean of
 // any window with evidence. Up to kneeNoise it is noise; up to kneeHold
-// the target is starting to queue: a hold (counted as a dead-band window);
-// above it, the share of the in-flight attempts that only wait, 1 − 1/I by
+// the target is starting to queue: the window holds with its own reason,
+// SignalLatency (a settled window, like a dead-band hold); above it, the share of the in-flight attempts that only wait, 1 − 1/I by
 // Little's law, is the window's damage fraction, so the seed's back-off
 // takes the offer to about the knee.
 const (
@@ -141,26 +141,6 @@ func (l load) inFlight() uint64 {
 // drainBound is how long, at most, a window waits after a back-off for the
 // attempts started before it to resolve, in windows.
 const drainBound = 1
-
-// latencyFrac returns the window's fraction with the latency knee's verdict
-// folded in, and whether latency decided it. inflation is the cycle's: the
-// loop's cycle over the cycle without the excess (1/(1 − Waiting)), which
-// is the latency's own inflation when there is no think time.
-func (g *Governor) latencyFrac(frac, inflation float64) (float64, bool) {
-	switch {
-	case inflation > kneeHold:
-		if q := 1 - 1/inflation; q > frac {
-			return q, true
-		}
-	case inflation > kneeNoise:
-		// A hold: the fraction is put in the middle of the dead band, so
-		// Decide holds, unless the failures alone already breach.
-		if mid := (g.limits.Low + g.limits.High) / 2; mid > frac {
-			return mid, true
-		}
-	}
-	return frac, false
-}
 
 // readLoad reads the host's Load when its counters report one; the zero
 // load otherwise. Started is read after the attempt counts (LoadCounters'
@@ -214,30 +194,42 @@ func (g *Governor) unserved(from, to load) (dropped uint64, queued int64, unserv
 	return dropped, queued, dropped + uint64(max(0, queued-noise))
 }
 
-// latencyKnee folds the latency knee into a judged window's fraction
-// (concurrency mode, EvidenceLatency) and keeps the run's low-load
-// baseline: the lowest mean latency of any window with evidence (MinAttempts
-// attempts, or the quick climb's) whose failures stayed at or below High.
-// A quick window's latency counts: the climb from the floor is where the
-// low-load latency is seen, and a queue it climbs into must stop it.
-func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
+// latencyRead is what the latency knee read of a window: the run's
+// low-load baseline after it, and whether the knee holds the offer.
+type latencyRead struct {
+	baseline time.Duration
+	// hold: in concurrency mode the cycle's inflation is past kneeNoise but
+	// not kneeHold: the target is starting to queue (see judge).
+	hold bool
+}
+
+// latency reads the latency knee of a judged window w on the tick's load
+// ld and returns w with its latency fields filled and, when latency is
+// damage, its fraction and By. It keeps the run's low-load baseline: the
+// lowest mean latency of any judged window whose failures stayed at or
+// below High (a quick window's latency counts: the climb from the floor is
+// where the low-load latency is seen, and a queue it climbs into must stop
+// it). Concurrency mode: see the constants above; rate mode: only a
+// standing queue counts (EvidenceLatency).
+func (g *Governor) latency(w Window, ld load) (Window, latencyRead) {
+	r := latencyRead{baseline: g.baseline}
 	resolved := w.OK + w.Failed
 	if g.loadc == nil || resolved == 0 {
-		return
+		return w, r
 	}
 	w.Latency = (ld.Latency - g.baseLoad.Latency) / time.Duration(resolved)
-	if g.evidence&EvidenceLatency == 0 || (n < g.limits.MinAttempts && !w.Quick) || w.Latency <= 0 {
-		return
+	if g.evidence&EvidenceLatency == 0 || w.Latency <= 0 {
+		return w, r
 	}
-	if w.FailFrac <= g.limits.High && (g.baseline == 0 || w.Latency < g.baseline) {
-		g.baseline = w.Latency
+	if w.FailFrac <= g.limits.High && (r.baseline == 0 || w.Latency < r.baseline) {
+		r.baseline = w.Latency
 	}
-	if g.baseline == 0 {
-		return
+	if r.baseline == 0 {
+		return w, r
 	}
-	w.Baseline = g.baseline
-	w.Inflation = float64(w.Latency) / float64(g.baseline)
-	excess := w.Latency - g.baseline
+	w.Baseline = r.baseline
+	w.Inflation = float64(w.Latency) / float64(r.baseline)
+	excess := w.Latency - r.baseline
 	if g.limits.Mode == Rate && (excess < g.tick/standingQueueTicks || w.Inflation < standingQueueFactor ||
 		float64(ld.inFlight()) < g.offer*excess.Seconds()/2) {
 		// Rate mode: a queue that grows shows as unserved load; what latency
@@ -249,7 +241,7 @@ func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
 		// a delay the target's in flight does not show: a standing queue of
 		// excess e at offer x holds about x·e attempts (Little's law), while
 		// attempts a stalled host sent late were never in flight that long.
-		return
+		return w, r
 	}
 	if g.limits.Mode == Rate {
 		// A standing queue of excess e at offer x holds about x·e attempts
@@ -260,15 +252,15 @@ func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
 		// quarter the offer for any standing queue, however shallow.
 		span := w.End.Sub(w.Start)
 		if w.Queued < 0 {
-			return // the queue is draining: this offer is below what the target serves
+			return w, r // the queue is draining: this offer is below what the target serves
 		}
 		if q := min(excess.Seconds()/(excess+span).Seconds(), standingQueueMax); q > w.Frac {
 			w.Frac, w.By = q, "latency"
 		}
-		return
+		return w, r
 	}
 	if excess <= latencyFloor {
-		return // the host's jitter on a fast answer, not a queue
+		return w, r // the host's jitter on a fast answer, not a queue
 	}
 	// The closed loop's cycle, by Little's law: offer in-flight iterations
 	// resolving resolved attempts over the window's span turn around every
@@ -278,7 +270,18 @@ func (g *Governor) latencyKnee(w *Window, ld load, n uint64) {
 	cycle := time.Duration(float64(w.End.Sub(w.Start)) * g.offer / float64(resolved))
 	cycle = max(cycle, w.Latency)
 	w.Waiting = float64(excess) / float64(cycle)
-	if frac, by := g.latencyFrac(w.Frac, 1/(1-w.Waiting)); by {
-		w.Frac, w.By = frac, "latency"
+	// The cycle's inflation: the loop's cycle over the cycle without the
+	// excess, which is the latency's own inflation without think time.
+	switch inflation := 1 / (1 - w.Waiting); {
+	case inflation > kneeHold:
+		// Past the knee: the share of the in-flight iterations that only
+		// wait is the window's damage, so the seed's back-off takes the
+		// offer to about the knee.
+		if q := 1 - 1/inflation; q > w.Frac {
+			w.Frac, w.By = q, "latency"
+		}
+	case inflation > kneeNoise:
+		r.hold = true
 	}
+	return w, r
 }

@@ -163,11 +163,16 @@ func TestLatencyKneeInConcurrencyMode(t *testing.T) {
 	if !strings.Contains(h.log.String(), "by=latency") || !strings.Contains(h.log.String(), "inflation=2.00") {
 		t.Fatalf("movement line %q", h.log.String())
 	}
-	// Mild inflation (1.4×) holds in the dead band; noise (1.2×) is clean.
+	// Mild inflation (1.4×) holds, the hold naming latency as its reason and
+	// the window keeping its own (clean) fraction; noise (1.2×) is clean.
 	h.confirm(2)
 	h.lc.serve(1000, 0, 14*time.Millisecond, 0, 0)
-	if ask, ok := h.tick(5 * time.Second); ok || h.last().Decision.Signal != SignalDeadBand || h.last().By != "latency" {
-		t.Fatalf("1.4×: ask %v %v window %+v, want a dead-band hold", ask, ok, h.last())
+	if ask, ok := h.tick(5 * time.Second); ok || h.last().Decision.Signal != SignalLatency || h.last().Decision.Kind != KindHold ||
+		h.last().By != "latency" || h.last().Frac != 0 || !Settled(h.last(), 0.05) {
+		t.Fatalf("1.4×: ask %v %v window %+v, want a latency hold on a clean fraction", ask, ok, h.last())
+	}
+	if !strings.Contains(h.log.String(), "signal=latency") {
+		t.Fatalf("movement line %q does not name the latency hold", h.log.String())
 	}
 	h.lc.serve(1000, 0, 12*time.Millisecond, 0, 0)
 	if ask, ok := h.tick(5 * time.Second); !ok || ask != 3 || h.last().By != "" {

@@ -178,7 +178,7 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 		return nil, err
 	}
 	if c == nil {
-		return nil, fmt.Errorf("governor: counters are required")
+		return nil, fmt.Errorf("counters are required")
 	}
 	g := &Governor{limits: l, counters: c, clock: clock.Real(), early: true, quick: true, evidence: EvidenceAll, log: slog.Default(), phase: "main"}
 	g.loadc, _ = c.(LoadCounters)
@@ -192,7 +192,7 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 		g.quick = g.early
 	}
 	if g.tick <= 0 {
-		return nil, fmt.Errorf("governor: tick must be > 0, got %v", g.tick)
+		return nil, fmt.Errorf("tick must be > 0, got %v", g.tick)
 	}
 	if !g.settleSet {
 		g.settle = g.tick
@@ -203,7 +203,7 @@ func New(l Limits, c Counters, opts ...Option) (*Governor, error) {
 		g.alpha = earlyLevel(l.Window, g.check)
 	}
 	if g.settle < 0 {
-		return nil, fmt.Errorf("governor: settle must be >= 0, got %v", g.settle)
+		return nil, fmt.Errorf("settle must be >= 0, got %v", g.settle)
 	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)

@@ -139,7 +139,7 @@ func limitErr(limit, other, format string, args ...any) *LimitError {
 }
 
 // Error is the message in the governor's own names.
-func (e *LimitError) Error() string { return "governor: " + e.In(nil) }
+func (e *LimitError) Error() string { return e.In(nil) }
 
 // In is the message with each limit's name given by name (nil: the
 // governor's own names), and no package prefix.

@@ -74,7 +74,7 @@ func TestLimitErrorNamesTheLimits(t *testing.T) {
 	if !errors.As(err, &le) || le.Limit != "floor" || le.Other != "ceiling" {
 		t.Fatalf("Validate: %v (%#v), want a LimitError naming floor and ceiling", err, le)
 	}
-	if got, want := err.Error(), "governor: floor (5) must be <= ceiling (2)"; got != want {
+	if got, want := err.Error(), "floor (5) must be <= ceiling (2)"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	flag := func(limit string) string { return map[string]string{"floor": "--floor", "ceiling": "--rate"}[limit] }

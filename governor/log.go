@@ -12,8 +12,6 @@ import (
 	"time"
 )
 
-func (g *Governor) logWindow(w Window, n uint64) { g.logWindowAt(w, n, false) }
-
 // logWindowAt logs a window; a hold is a debug line unless loud (an
 // outage's first window: the movement line that says the target is out).
 func (g *Governor) logWindowAt(w Window, n uint64, loud bool) {

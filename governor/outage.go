@@ -46,7 +46,6 @@ func (g *Governor) outageRead(out, answered, full bool) outageStep {
 	case !g.out:
 		return outageNone
 	case answered:
-		g.out = false
 		return outageOver
 	case !full:
 		return outageWait
@@ -54,14 +53,15 @@ func (g *Governor) outageRead(out, answered, full bool) outageStep {
 	return outageHold
 }
 
-// endOutage ends an outage at the read whose tail answers: the window so
-// far is recorded as the outage's last (so the timeline spans it whole),
-// one movement line says it is over, and a fresh window starts at the held
+// endOutage ends an outage at the read whose tail answers (w is the
+// verdict's record, a hold with signal outage): the window so far is
+// recorded as the outage's last (so the timeline spans it whole), one
+// movement line says it is over, and a fresh window starts at the held
 // offer, the seed's rules going on from there. Called with g.mu held; it
 // releases it.
 func (g *Governor) endOutage(w Window, now time.Time, okN, failN uint64, ld load) (float64, bool) {
-	d := Decision{Kind: KindHold, Signal: SignalOutage, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
-	w.Decision, w.Streak = d, g.streak
+	d := w.Decision
+	g.out = false
 	g.prev, g.last = g.last, d
 	g.windows++
 	g.restart(now, okN, failN, ld)
@@ -69,41 +69,6 @@ func (g *Governor) endOutage(w Window, now time.Time, okN, failN uint64, ld load
 	g.log.Info("throttle", "phase", g.phase, "offer", num(d.Offer), "signal", "outage-over", "last_bad", num(d.LastBad))
 	if g.observe != nil {
 		g.observe(w)
-	}
-	return 0, false
-}
-
-// holdOutage records an outage window and holds. On entering an outage,
-// a back-off the previous window took on failures mostly unreachable (the
-// outage's first moments, read as congestion before it was plain) is
-// undone: the offer asked for is
-// that window's, and last_bad and the streak what they were before it.
-// Called with g.mu held; it releases it.
-func (g *Governor) holdOutage(w Window, now time.Time, okN, failN uint64, ld load, n uint64) (float64, bool) {
-	offer, lastBad := g.offer, g.lastBad
-	entering := !g.out
-	if entering && g.last.Kind == KindLower && g.last.Signal == SignalBackoff && g.lastUnreach {
-		offer, lastBad = g.last.From, g.prev.LastBad
-	}
-	g.out = true
-	g.lastBad = lastBad
-	d := Decision{Kind: KindHold, Signal: SignalOutage, From: g.offer, Offer: offer, LastBad: lastBad}
-	w.Decision, w.Streak = d, g.streak
-	g.prev, g.last = g.last, d
-	g.lastUnreach = false
-	g.windows++
-	if d.Offer != g.offer {
-		g.pending, g.asked = true, d.Offer
-	} else {
-		g.restart(now, okN, failN, ld)
-	}
-	g.mu.Unlock()
-	g.logWindowAt(w, n, entering)
-	if g.observe != nil {
-		g.observe(w)
-	}
-	if d.Offer != w.Offer {
-		return d.Offer, true
 	}
 	return 0, false
 }

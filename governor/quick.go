@@ -39,6 +39,18 @@ func (g *Governor) quickSpan() time.Duration {
 	return min(span, g.limits.Window)
 }
 
+// Shortest is the shortest a window at a new offer lasts before it can be
+// judged: the quick climb's span (see WithQuickClimb) when it is on, the
+// full Limits.Window when it is off. A host that brings a new offer in
+// gradually (a phase staggering the start of the workers it adds) finishes
+// well inside it, so the window that judges the offer sees all of it.
+func (g *Governor) Shortest() time.Duration {
+	if !g.quick {
+		return g.limits.Window
+	}
+	return g.quickSpan()
+}
+
 // quickWindows: a quick window lasts at least Window/quickWindows, the
 // default tick's share of it, however fine a tick the host asks for. A
 // finer tick reads the counters more often; it does not shorten the time a
@@ -107,14 +119,12 @@ func (g *Governor) fewLevel() float64 {
 }
 
 // climbs reports whether the window w, judged now on the tick's load ld,
-// would decide a multiplicative climb (see quickClimb). It changes nothing:
-// the latency knee's baseline is restored.
-func (g *Governor) climbs(w *Window, ld load, n uint64) bool {
-	probe, baseline := *w, g.baseline
-	probe.Quick = true
-	g.latencyKnee(&probe, ld, n)
-	g.baseline = baseline
-	return probe.Frac <= g.limits.Low && quickClimb(Decide(probe.Frac, g.offer, g.lastBad, g.limits))
+// would decide a multiplicative climb (see quickClimb): the latency knee
+// neither holds it nor damages it, and Decide climbs. It changes nothing.
+func (g *Governor) climbs(w Window, ld load) bool {
+	w.Quick = true
+	w, lat := g.latency(w, ld)
+	return !lat.hold && w.Frac <= g.limits.Low && quickClimb(Decide(w.Frac, g.offer, g.lastBad, g.limits))
 }
 
 // fewBreach reports whether the early breach may decide on damaged of n

@@ -260,3 +260,15 @@ func TestQuickClimbLastsAFifthOfTheWindowAtLeast(t *testing.T) {
 		t.Fatalf("concurrency mode: quick span %v, want 160ms", g.quickSpan())
 	}
 }
+
+// Shortest is the quick climb's span with it on, the full window with it
+// off.
+func TestShortest(t *testing.T) {
+	l := NewLimits(Concurrency, 100)
+	if g, _ := New(l, &counters{}); g.Shortest() != 2*time.Second {
+		t.Fatalf("quick climb on: shortest %v, want two ticks (2 s)", g.Shortest())
+	}
+	if g, _ := New(l, &counters{}, WithQuickClimb(false)); g.Shortest() != l.Window {
+		t.Fatalf("quick climb off: shortest %v, want the window %v", g.Shortest(), l.Window)
+	}
+}

@@ -97,6 +97,7 @@ func TestSignalAndKindNames(t *testing.T) {
 		SignalSlowStart: "slow-start", SignalSafeClimb: "safe-climb", SignalProbe: "probe",
 		SignalBackoff: "back-off", SignalDeadBand: "dead-band", SignalNoEvidence: "no-evidence",
 		SignalAtCeiling: "at-ceiling", SignalAtFloor: "at-floor", SignalMemoryCleared: "memory-cleared",
+		SignalGeneratorSaturated: "generator-saturated", SignalOutage: "outage", SignalLatency: "latency",
 		SignalNone: "none", Signal(200): "unknown",
 	}
 	for s, name := range want {

@@ -124,107 +124,69 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 		return 0, false
 	}
 	g.satSeen = g.satSeen || ld.GeneratorSaturated
+	e := g.evidenceAt(now, okN, failN, ld)
+	v := g.judge(e)
+	switch v.step {
+	case stepCollect:
+		g.mu.Unlock()
+		return 0, false
+	case stepOutageOver:
+		return g.endOutage(v.w, now, okN, failN, ld)
+	}
+	return g.apply(v, e.n, now, okN, failN, ld)
+}
+
+// evidenceAt gathers the current window's evidence at the read now of the
+// counters okN, failN and the load ld. It records the read (the early
+// breach's tail starts at one of them) and changes nothing else.
+func (g *Governor) evidenceAt(now time.Time, okN, failN uint64, ld load) evidence {
 	dOK, dFail := okN-g.baseOK, failN-g.baseFail
-	n := dOK + dFail
-	w := Window{Start: g.winStart, End: now, Offer: g.offer, OK: dOK, Failed: dFail, Drained: g.drained}
+	e := evidence{now: now, ld: ld, n: dOK + dFail}
+	e.w = Window{Start: g.winStart, End: now, Offer: g.offer, OK: dOK, Failed: dFail, Drained: g.drained}
 	if g.loadc != nil {
-		w.Read = g.evidence
+		e.w.Read = g.evidence
 	}
-	if n > 0 {
-		w.FailFrac = float64(dFail) / float64(n)
+	if e.n > 0 {
+		e.w.FailFrac = float64(dFail) / float64(e.n)
 	}
-	damaged := g.evidenceOf(&w, ld)
+	e.damaged = g.evidenceOf(&e.w, ld)
 	// n counts what the fraction rests on: resolved attempts plus the
 	// unserved load that entered it.
-	n += w.Unserved
-	if n > 0 {
-		w.Frac = float64(damaged) / float64(n)
+	e.n += e.w.Unserved
+	if e.n > 0 {
+		e.w.Frac = float64(e.damaged) / float64(e.n)
 	}
-	if w.Unserved > 0 && g.class(w.Frac) != g.class(w.FailFrac) {
-		w.By = "unserved"
+	if e.w.Unserved > 0 && g.class(e.w.Frac) != g.class(e.w.FailFrac) {
+		e.w.By = "unserved"
 	}
 	// A read within half a read of the window's end closes it: reads
 	// jitter, and waiting for the next one would stretch the window by a
 	// whole read. End − Start is what the window really covered.
-	full := !now.Before(g.winStart.Add(g.limits.Window - g.check/2))
-	tail := g.tail(now, okN, failN, ld)
-	frac, breach := g.earlyFrac(w.Frac, damaged, n, now.Sub(g.winStart), tail)
-	if full && breach && frac > w.Frac {
-		// The read that closes the window judges its tail first too: a
-		// target that changed in the window's last read would otherwise be
-		// judged on evidence mostly gathered before the change.
-		w.Frac, w.Tail = frac, tail.span
-	}
-	// A window short of its full length or of MinAttempts is judged now only
-	// by the quick climb (clean evidence enough for a multiplicative climb)
-	// or, once full, on a breach beyond doubt (see quick.go).
-	unreach := ld.Unreachable - g.baseLoad.Unreachable
-	if g.loadc != nil {
-		whole := outage(w.OK+w.Failed, unreach)
-		switch g.outageRead(whole || tail.outage, tail.n >= minOutageAttempts && !tail.outage, full) {
-		case outageWait:
-			g.mu.Unlock()
-			return 0, false
-		case outageHold:
-			return g.holdOutage(w, now, okN, failN, ld, n)
-		case outageOver:
-			return g.endOutage(w, now, okN, failN, ld)
-		}
-	}
-	short := n < g.limits.MinAttempts
-	quick := !breach && !w.GeneratorSaturated && g.quickReady(damaged, n, now.Sub(g.winStart))
-	clear := full && short && g.clearBreach(damaged, n)
-	var d Decision
-	switch {
-	case !full && breach:
-		// Inside the window only a gross breach is decided: one that the
-		// evidence shows with confidence, and that moves the offer (a
-		// breach at the floor waits for the full window like any hold).
-		d = Decide(frac, g.offer, g.lastBad, g.limits)
-		if d.Offer == g.offer {
-			g.mu.Unlock()
-			return 0, false
-		}
-		w.Early = true
-		if frac != w.Frac {
-			w.Frac, w.Tail = frac, tail.span
-		}
-		g.streak, _ = MemoryClearStep(g.streak, false)
-		g.lastBad = d.LastBad
-	case (!full || short) && !quick && !clear, (!full || short) && !clear && !g.climbs(&w, ld, n):
-		if !full || now.Before(g.holdAt) {
-			g.mu.Unlock()
-			return 0, false // keep collecting
-		}
-		// A no-evidence hold: visible, and it breaks the memory streak, but it
-		// discards nothing. The window goes on collecting at the same offer,
-		// so a slow offer (1/s with 20 attempts needed) is judged once it has
-		// the evidence instead of holding forever.
-		g.streak = 0
-		g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
-		d = Decision{Kind: KindHold, Signal: SignalNoEvidence, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
-	case w.GeneratorSaturated && g.evidence&EvidenceGenerator != 0 && w.Frac <= g.limits.High:
-		// The host could not deliver the offer: nothing this window saw
-		// says where the target's limit is, so hold, and break the streak.
-		g.streak = 0
-		w.By = "generator"
-		d = Decision{Kind: KindHold, Signal: SignalGeneratorSaturated, From: g.offer, Offer: g.offer, LastBad: g.lastBad}
-	default:
-		w.Quick = !full || short
-		g.latencyKnee(&w, ld, n)
-		d = Decide(w.Frac, g.offer, g.lastBad, g.limits)
-		qualifies := w.Frac <= g.limits.Low && g.lastBad > 0 && g.offer >= g.lastBad
-		var clears bool
-		g.streak, clears = MemoryClearStep(g.streak, qualifies)
-		if clears {
-			d.LastBad = 0
-			d.Signal = SignalMemoryCleared
-		}
-		g.lastBad = d.LastBad
-	}
-	w.Decision, w.Streak = d, g.streak
+	e.full = !now.Before(g.winStart.Add(g.limits.Window - g.check/2))
+	e.tail = g.tail(now, okN, failN, ld)
+	e.breachFrac, e.breach = g.earlyFrac(e.w.Frac, e.damaged, e.n, now.Sub(g.winStart), e.tail)
+	e.unreach = ld.Unreachable - g.baseLoad.Unreachable
+	return e
+}
+
+// apply adopts a judged window's verdict v, read at now on n attempts: the memory, the
+// streak, the baseline, the next offer (asked for on the control path, or
+// the window restarted at the same offer; a no-evidence hold restarts
+// nothing), then the movement line and the observer. Called with g.mu
+// held; it releases it.
+func (g *Governor) apply(v verdict, n uint64, now time.Time, okN, failN uint64, ld load) (float64, bool) {
+	w, d := v.w, v.w.Decision
+	g.streak, g.lastBad, g.baseline = w.Streak, d.LastBad, v.baseline
 	g.prev, g.last = g.last, d
+	unreach := ld.Unreachable - g.baseLoad.Unreachable
 	g.lastUnreach = 2*unreach > w.Failed
+	switch d.Signal {
+	case SignalNoEvidence:
+		// The next no-evidence hold of this window, if it stays short.
+		g.holdAt = now.Add(noEvidenceSpan * g.limits.Window)
+	case SignalOutage:
+		g.out, g.lastUnreach = true, false
+	}
 	g.windows++
 	switch {
 	case d.Signal == SignalNoEvidence:
@@ -236,7 +198,7 @@ func (g *Governor) Tick(now time.Time) (ask float64, ok bool) {
 	}
 	g.mu.Unlock()
 
-	g.logWindow(w, n)
+	g.logWindowAt(w, n, v.loud)
 	if g.observe != nil {
 		g.observe(w)
 	}

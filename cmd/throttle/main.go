@@ -22,7 +22,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,7 +95,7 @@ func run(args []string, e env) int {
 	if err == nil {
 		return 0
 	}
-	msg := strings.ReplaceAll(tidy(err.Error()), "\n", " ")
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	fmt.Fprintf(e.stderr, "throttle: %s\n", msg)
 	if session.IsBadInput(err) || isCobraUsage(err) {
 		return 2
@@ -110,15 +109,6 @@ func run(args []string, e env) int {
 		return ec.Code
 	}
 	return 1
-}
-
-// pkgPrefix is an internal package's "pkg: " prefix, at the start of a
-// message or of a wrapped cause: the user knows no packages, only flags.
-var pkgPrefix = regexp.MustCompile(`(^|: )(?:governor|target|targets|engine|phase|report): `)
-
-// tidy makes an error message read in the user's terms.
-func tidy(msg string) string {
-	return pkgPrefix.ReplaceAllString(msg, "$1")
 }
 
 // flagError words a flag's parse error in the user's terms: a number that

@@ -175,6 +175,15 @@ func TestBadInput(t *testing.T) {
 		if !strings.HasPrefix(r.stderr, "throttle: ") || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: stderr %q, want one line \"throttle: ...%s...\"", c.args, r.stderr, c.want)
 		}
+		// Worded for the user where the error is made: no internal
+		// package's name leaks into it (nothing strips one any more).
+		// A package prefix opens the message or a wrapped cause (": pkg: ").
+		msg := ": " + strings.TrimPrefix(r.stderr, "throttle: ")
+		for _, pkg := range []string{"governor: ", "target: ", "targets: ", "engine: ", "phase: ", "report: ", "session: ", "script: "} {
+			if strings.Contains(msg, ": "+pkg) {
+				t.Errorf("%v: stderr %q names the package %q", c.args, r.stderr, pkg)
+			}
+		}
 		if r.stdout != "" {
 			t.Errorf("%v: nothing should reach stdout, got %q", c.args, r.stdout)
 		}

@@ -96,13 +96,13 @@ type Config struct {
 func (c Config) withDefaults() (Config, error) {
 	switch {
 	case len(c.Targets) == 0:
-		return c, errors.New("engine: no targets")
+		return c, errors.New("no targets")
 	case c.Timeout < 0:
-		return c, fmt.Errorf("engine: timeout must be > 0, got %v", c.Timeout)
+		return c, fmt.Errorf("timeout must be > 0, got %v", c.Timeout)
 	case c.Tries < 0:
-		return c, fmt.Errorf("engine: tries must be >= 1, got %d", c.Tries)
+		return c, fmt.Errorf("tries must be >= 1, got %d", c.Tries)
 	case c.Slow < 0:
-		return c, fmt.Errorf("engine: slow must be >= 0, got %v", c.Slow)
+		return c, fmt.Errorf("slow must be >= 0, got %v", c.Slow)
 	}
 	c.Timeout, c.Tries = cmp.Or(c.Timeout, DefaultTimeout), cmp.Or(c.Tries, 1)
 	if c.FailOn == nil {

@@ -250,13 +250,13 @@ type Driver struct {
 func NewDriver(cfg DriverConfig) (*Driver, error) {
 	switch {
 	case cfg.Meter == nil:
-		return nil, errors.New("engine: driver needs a Meter")
+		return nil, errors.New("driver needs a Meter")
 	case cfg.Tries < 0:
-		return nil, errors.New("engine: tries must be >= 1")
+		return nil, errors.New("tries must be >= 1")
 	case cfg.Timeout < 0:
-		return nil, errors.New("engine: timeout must be > 0")
+		return nil, errors.New("timeout must be > 0")
 	case cfg.Slow < 0:
-		return nil, errors.New("engine: slow must be >= 0")
+		return nil, errors.New("slow must be >= 0")
 	}
 	if cfg.Tries == 0 {
 		cfg.Tries = 1
@@ -447,10 +447,10 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) (end time.
 }
 
 // errAttemptTimeout is an attempt whose redirects used up its timeout.
-var errAttemptTimeout = timeoutErr("engine: attempt timed out")
+var errAttemptTimeout = timeoutErr("attempt timed out")
 
 // errBodyTimeout is a body whose reading the attempt's deadline ended.
-var errBodyTimeout = timeoutErr("engine: body read timed out")
+var errBodyTimeout = timeoutErr("body read timed out")
 
 type timeoutErr string
 

@@ -149,8 +149,8 @@ func (c Config) withDefaults() (Config, error) {
 		bad bool
 		msg string
 	}{
-		{c.Counters == nil, "phase: no counters"},
-		{c.NewWorker == nil, "phase: no worker factory"},
+		{c.Counters == nil, "no counters"},
+		{c.NewWorker == nil, "no worker factory"},
 		{c.MaxWorkers < 0, fmt.Sprintf("max VUs must be > 0, got %d", c.MaxWorkers)},
 		{c.Duration < 0, fmt.Sprintf("duration must be >= 0, got %v", c.Duration)},
 		{c.Tick < 0, fmt.Sprintf("tick must be > 0, got %v", c.Tick)},

@@ -76,6 +76,9 @@ type Phase struct {
 	windowsMu  sync.Mutex
 	windows    []governor.Window
 	ran        atomic.Bool
+	// Closed loop: the summed length and count of the iterations ended so
+	// far (staggerSpan).
+	iterNanos, iterCount atomic.Int64
 }
 
 // New prepares a phase: it checks cfg and builds the gate and the
@@ -234,7 +237,7 @@ func (p *Phase) observe(w governor.Window) {
 // it), and returns what it measured. Run may be called once.
 func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	if !p.ran.CompareAndSwap(false, true) {
-		return nil, errors.New("phase: Run called twice")
+		return nil, errors.New("the phase was run twice")
 	}
 	defer p.abort()
 	start := p.clk.Now()
@@ -251,7 +254,7 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 		ctl, stopGov = p.gov.Start(governor.ApplierFunc(func(offer float64) float64 {
 			applied := p.gate.Apply(offer)
 			if p.cfg.Limits.Mode == governor.Concurrency {
-				p.spawnTo(run, int(math.Ceil(applied)))
+				p.spawnTo(run, int(math.Ceil(applied)), p.cfg.Governed)
 			}
 			return applied
 		}))
@@ -285,7 +288,7 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 		p.iterate(run, cancel)
 	case p.cfg.Limits.Mode == governor.Concurrency:
 		close(schedDone)
-		p.spawnTo(run, int(math.Ceil(p.gate.Offer())))
+		p.spawnTo(run, int(math.Ceil(p.gate.Offer())), false)
 	default:
 		for range min(p.cfg.PreAllocated, p.cfg.MaxWorkers) {
 			p.spawn(func(w Worker) { p.serve(w, time.Time{}) })

@@ -114,18 +114,63 @@ func (p *Phase) spawnServing(due time.Time) {
 }
 
 // spawnTo grows the closed-loop pool to n workers (never past the
-// ceiling). Workers beyond the offer simply wait at the gate.
-func (p *Phase) spawnTo(ctx context.Context, n int) {
+// ceiling). Workers beyond the offer simply wait at the gate. With stagger
+// the new workers start their first iteration spread evenly over one
+// closed-loop cycle (see staggerSpan) instead of all at once.
+func (p *Phase) spawnTo(ctx context.Context, n int, stagger bool) {
 	p.workersMu.Lock()
 	defer p.workersMu.Unlock()
-	for have := int(p.workers.Load()); have < n && have < p.cfg.maxWorkers(); have++ {
-		p.spawn(func(w Worker) { p.loop(ctx, w) })
+	add := min(n, p.cfg.maxWorkers()) - int(p.workers.Load())
+	var span time.Duration
+	if stagger {
+		span = p.staggerSpan()
+	}
+	for i := range max(add, 0) {
+		delay := span * time.Duration(i) / time.Duration(add)
+		p.spawn(func(w Worker) { p.loop(ctx, w, delay) })
 	}
 }
 
-// loop is a closed-loop worker: back to back iterations, each holding a
-// permit of the concurrency gate, until the phase stops.
-func (p *Phase) loop(ctx context.Context, w Worker) {
+// staggerSpan is the span the governor's newly added closed-loop workers
+// start over: the mean iteration so far (response plus think time: one
+// cycle of the loop), but at most half the shortest window the governor
+// judges a new offer on (governor.Shortest: two ticks by default, so a
+// second). Workers that start at one instant stay in step when each
+// iteration sleeps the same think time, so a target that meters bursts
+// (nginx's limit_req) refuses the cohorts of a load it would serve spread
+// out; started over a cycle, they make the new offer's steady rate from
+// the start, as VUs a ramp added one by one would. The cap keeps the
+// evidence whole: every added worker has run before the window at the new
+// offer can close. 0 before any iteration ended (the phase's first
+// workers).
+func (p *Phase) staggerSpan() time.Duration {
+	n := p.iterCount.Load()
+	if n == 0 {
+		return 0
+	}
+	span := time.Duration(p.iterNanos.Load() / n)
+	if p.gov != nil {
+		span = min(span, p.gov.Shortest()/2)
+	}
+	return min(span, p.cfg.Limits.Window)
+}
+
+// loop is a closed-loop worker: after delay (a staggered start), back to
+// back iterations, each holding a permit of the concurrency gate, until
+// the phase stops. Each iteration's length feeds staggerSpan.
+func (p *Phase) loop(ctx context.Context, w Worker, delay time.Duration) {
+	if delay > 0 {
+		t := p.clk.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-p.stop:
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
 	var m *member
 	if p.rd != nil {
 		m = p.rd.join(w)
@@ -136,26 +181,28 @@ func (p *Phase) loop(ctx context.Context, w Worker) {
 		if err != nil {
 			return
 		}
-		if m == nil {
-			// A closed loop has no schedule: the iteration starts when it
-			// runs (zero due), and no schedule lag is counted.
-			p.iteration(w, time.Time{})
-			pm.Release()
-			continue
-		}
-		if idle := p.rd.idle(); idle != nil {
-			// The authored count is 0: no iteration starts until it rises.
-			pm.Release()
-			select {
-			case <-idle:
-				continue
-			case <-ctx.Done():
-				return
+		// A closed loop has no schedule: the iteration starts when it
+		// runs (zero due), and no schedule lag is counted.
+		if m != nil {
+			if idle := p.rd.idle(); idle != nil {
+				// The authored count is 0: no iteration starts until it rises.
+				pm.Release()
+				select {
+				case <-idle:
+					continue
+				case <-ctx.Done():
+					return
+				}
 			}
+			p.rd.begin(m)
 		}
-		p.rd.begin(m)
+		began := p.clk.Now()
 		p.iteration(w, time.Time{})
-		p.rd.end(m)
+		p.iterNanos.Add(int64(p.clk.Now().Sub(began)))
+		p.iterCount.Add(1)
+		if m != nil {
+			p.rd.end(m)
+		}
 		pm.Release()
 	}
 }
@@ -177,7 +224,7 @@ func (p *Phase) ramp(ctx context.Context, start time.Time, ctl *governor.Control
 			case !p.cfg.Governed:
 				applied = p.gate.Apply(c)
 				if p.cfg.Limits.Mode == governor.Concurrency {
-					p.spawnTo(ctx, int(applied))
+					p.spawnTo(ctx, int(applied), false)
 				}
 			case ctl != nil:
 				if st := p.gov.State(); !st.Pending && applied < 0.9*st.Offer {

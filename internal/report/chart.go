@@ -48,7 +48,7 @@ func ChartFormatFor(path string) (ChartFormat, error) {
 	case ".html", ".htm":
 		return HTML, nil
 	}
-	return 0, fmt.Errorf("report: chart file %q needs a .svg, .png or .html extension", path)
+	return 0, fmt.Errorf("chart file %q needs a .svg, .png or .html extension", path)
 }
 
 // SaveChart writes the chart to the file at path in the format its
@@ -87,7 +87,7 @@ func (r *Report) WriteChart(w io.Writer, f ChartFormat) error {
 	case HTML:
 		return r.writeHTML(w)
 	}
-	return fmt.Errorf("report: unknown chart format %d", f)
+	return fmt.Errorf("unknown chart format %d", f)
 }
 
 var (
@@ -182,7 +182,7 @@ func (r *Report) renderChart(w io.Writer, rp chart.RendererProvider) error {
 	}
 	graph.Elements = []chart.Renderable{chart.LegendThin(&graph), caption("throttle: " + r.Verdict)}
 	if err := graph.Render(rp, w); err != nil {
-		return fmt.Errorf("report: drawing the chart: %w", err)
+		return fmt.Errorf("drawing the chart: %w", err)
 	}
 	return nil
 }

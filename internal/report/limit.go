@@ -58,11 +58,11 @@ func limit(in Input, est governor.Estimate) (by string, weak bool) {
 }
 
 // damaged reports whether a window showed damage: a fraction above low, or
-// a decision only damage takes (a dead-band hold, a back-off, a back-off
-// stopped at the floor).
+// a decision only damage takes (a dead-band or latency-knee hold, a
+// back-off, a back-off stopped at the floor).
 func damaged(w governor.Window, low float64) bool {
 	switch w.Decision.Signal {
-	case governor.SignalDeadBand, governor.SignalBackoff, governor.SignalAtFloor:
+	case governor.SignalDeadBand, governor.SignalLatency, governor.SignalBackoff, governor.SignalAtFloor:
 		return true
 	}
 	return w.Frac > low

@@ -25,7 +25,7 @@ type Phased struct {
 // NewPhased builds the document; top indexes the phase shown at the top.
 func NewPhased(phases []Phase, top int) (*Phased, error) {
 	if top < 0 || top >= len(phases) {
-		return nil, errors.New("report: no phase to put at the top")
+		return nil, errors.New("no phase to put at the top")
 	}
 	return &Phased{Report: phases[top].Report, Phases: phases}, nil
 }

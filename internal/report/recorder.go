@@ -138,7 +138,7 @@ type shard struct {
 // settled).
 func NewRecorder(high float64, opts ...RecorderOption) (*Recorder, error) {
 	if !(high > 0 && high < 1) {
-		return nil, fmt.Errorf("report: high must be in (0, 1), got %v", high)
+		return nil, fmt.Errorf("high must be in (0, 1), got %v", high)
 	}
 	n, bits := 4, uint(2)
 	for n < 2*runtime.GOMAXPROCS(0) && n < 32 {
@@ -157,7 +157,7 @@ func NewRecorder(high float64, opts ...RecorderOption) (*Recorder, error) {
 		o(r)
 	}
 	if r.budget < 0 {
-		return nil, fmt.Errorf("report: window histogram budget must be >= 0 bytes, got %d", r.budget)
+		return nil, fmt.Errorf("window histogram budget must be >= 0 bytes, got %d", r.budget)
 	}
 	for i := range r.shards {
 		r.shards[i].h = newHist()

@@ -120,20 +120,20 @@ const (
 
 // ErrNoWindows is returned by the chart writers for a report without
 // windows: there is nothing to draw.
-var ErrNoWindows = errors.New("report: no closed windows to chart")
+var ErrNoWindows = errors.New("no closed windows to chart")
 
 // Build turns a run's input into its report. It fails, naming the problem,
 // on input no run could produce: invalid limits, End before Start.
 func Build(in Input) (*Report, error) {
 	l := in.Settings.Limits
 	if err := l.Validate(); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, err
 	}
 	if in.End.Before(in.Start) {
-		return nil, fmt.Errorf("report: run end %v is before its start %v", in.End, in.Start)
+		return nil, fmt.Errorf("run end %v is before its start %v", in.End, in.Start)
 	}
 	if in.Settings.Tick < 0 {
-		return nil, fmt.Errorf("report: tick must be >= 0, got %v", in.Settings.Tick)
+		return nil, fmt.Errorf("tick must be >= 0, got %v", in.Settings.Tick)
 	}
 	r := &Report{
 		SchemaVersion: SchemaVersion,

@@ -366,14 +366,19 @@ func TestBuildRejectsImpossibleInput(t *testing.T) {
 	l := governor.NewLimits(governor.Rate, 100)
 	bad := l
 	bad.High = 2
-	for name, in := range map[string]Input{
-		"limits":       {Settings: Settings{Limits: bad}, Start: t0, End: t0},
-		"end < start":  {Settings: Settings{Limits: l}, Start: t0, End: t0.Add(-time.Second)},
-		"tick":         {Settings: Settings{Limits: l, Tick: -1}, Start: t0, End: t0},
-		"zero ceiling": {Start: t0, End: t0},
+	for name, c := range map[string]struct {
+		in   Input
+		want string
+	}{
+		"limits":      {Input{Settings: Settings{Limits: bad}, Start: t0, End: t0}, "high"},
+		"end < start": {Input{Settings: Settings{Limits: l}, Start: t0, End: t0.Add(-time.Second)}, "run end"},
+		"tick":        {Input{Settings: Settings{Limits: l, Tick: -1}, Start: t0, End: t0}, "tick must be >= 0"},
+		"zero limits": {Input{Start: t0, End: t0}, "must be > 0"},
 	} {
-		if _, err := Build(in); err == nil || !strings.HasPrefix(err.Error(), "report: ") {
-			t.Errorf("%s: Build error %v", name, err)
+		// The message is worded for the user: it names the problem, and no
+		// package.
+		if _, err := Build(c.in); err == nil || !strings.Contains(err.Error(), c.want) || strings.HasPrefix(err.Error(), "report: ") {
+			t.Errorf("%s: Build error %v, want one naming %q", name, err, c.want)
 		}
 	}
 }

@@ -247,7 +247,7 @@ type WindowJSON struct {
 	// Signal is the rule that decided the window (slow-start, safe-climb,
 	// probe, back-off, dead-band, no-evidence, at-ceiling, at-floor,
 	// memory-cleared, generator-saturated, outage: the target unreachable,
-	// the offer held) and Kind its direction (raise, lower, hold).
+	// the offer held; latency: the latency knee held it) and Kind its direction (raise, lower, hold).
 	Signal string `json:"signal"`
 	Kind   string `json:"kind"`
 	// Early is true for a window an early breach closed before its full

@@ -84,7 +84,7 @@ func saveFile(path string, write func(io.Writer) error) (err error) {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -94,19 +94,19 @@ func saveFile(path string, write func(io.Writer) error) (err error) {
 	}()
 	bw := bufio.NewWriter(tmp)
 	if err = write(bw); err != nil {
-		return fmt.Errorf("report: writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("report: writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
+		return err
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("report: writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("report: %w", err)
+		return err
 	}
 	return nil
 }
@@ -115,7 +115,7 @@ func saveFile(path string, write func(io.Writer) error) (err error) {
 func writeInPlace(path string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return err
 	}
 	bw := bufio.NewWriter(f)
 	err = write(bw)
@@ -126,7 +126,7 @@ func writeInPlace(path string, write func(io.Writer) error) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("report: writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

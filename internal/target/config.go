@@ -64,7 +64,7 @@ func ParseModel(s string) (Model, error) {
 			return Model(m), nil
 		}
 	}
-	return 0, fmt.Errorf("target: unknown model %q (want %s)", s, modelList())
+	return 0, fmt.Errorf("unknown model %q (want %s)", s, modelList())
 }
 
 // Set parses s into m, so a *Model serves as a command-line flag value
@@ -164,27 +164,27 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case c.Model > Backlog:
-		return fmt.Errorf("target: unknown model %d (want %s)", c.Model, modelList())
+		return fmt.Errorf("unknown model %d (want %s)", c.Model, modelList())
 	case c.Latency < 0:
-		return fmt.Errorf("target: latency must be >= 0, got %v", c.Latency)
+		return fmt.Errorf("latency must be >= 0, got %v", c.Latency)
 	case c.Burst < 0:
-		return fmt.Errorf("target: burst must be >= 0, got %v", c.Burst)
+		return fmt.Errorf("burst must be >= 0, got %v", c.Burst)
 	case c.QueueDepth < 0:
-		return fmt.Errorf("target: queue depth must be >= 0, got %d", c.QueueDepth)
+		return fmt.Errorf("queue depth must be >= 0, got %d", c.QueueDepth)
 	case c.QueueTimeout < 0:
-		return fmt.Errorf("target: queue timeout must be >= 0, got %v", c.QueueTimeout)
+		return fmt.Errorf("queue timeout must be >= 0, got %v", c.QueueTimeout)
 	case c.Model == Queue && c.QueueDepth == 0:
-		return fmt.Errorf("target: the queue model needs a queue depth > 0")
+		return fmt.Errorf("the queue model needs a queue depth > 0")
 	case c.Model == Queue && c.QueueTimeout == 0:
-		return fmt.Errorf("target: the queue model needs a queue timeout > 0")
+		return fmt.Errorf("the queue model needs a queue timeout > 0")
 	case c.Model == Backlog && !c.Concurrent:
-		return fmt.Errorf("target: the backlog model counts servers: set Concurrent (capacity = servers)")
+		return fmt.Errorf("the backlog model counts servers: set Concurrent (capacity = servers)")
 	case c.Model == Backlog && c.Latency == 0:
-		return fmt.Errorf("target: the backlog model needs a latency (service time) > 0")
+		return fmt.Errorf("the backlog model needs a latency (service time) > 0")
 	case c.Model == Backlog && c.QueueDepth == 0:
-		return fmt.Errorf("target: the backlog model needs a queue depth > 0")
+		return fmt.Errorf("the backlog model needs a queue depth > 0")
 	case c.DropAbandoned && c.Model != Backlog:
-		return fmt.Errorf("target: dropping abandoned requests applies to the backlog model only, not %s", c.Model)
+		return fmt.Errorf("dropping abandoned requests applies to the backlog model only, not %s", c.Model)
 	}
 	return nil
 }
@@ -192,13 +192,13 @@ func (c Config) Validate() error {
 func validCapacity(v float64, concurrent bool) error {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
-		return fmt.Errorf("target: capacity must be a finite number, got %v", v)
+		return fmt.Errorf("capacity must be a finite number, got %v", v)
 	case v <= 0:
-		return fmt.Errorf("target: capacity must be > 0, got %v", v)
+		return fmt.Errorf("capacity must be > 0, got %v", v)
 	case concurrent && v != math.Trunc(v):
-		return fmt.Errorf("target: capacity must be a whole number of concurrent requests, got %v", v)
+		return fmt.Errorf("capacity must be a whole number of concurrent requests, got %v", v)
 	case concurrent && v > math.MaxInt32:
-		return fmt.Errorf("target: capacity of %v concurrent requests is too large", v)
+		return fmt.Errorf("capacity of %v concurrent requests is too large", v)
 	}
 	return nil
 }

@@ -66,14 +66,14 @@ func (s *Server) Wait() error {
 // empty host (every interface) is not.
 func Serve(ctx context.Context, addr string, t *Target, opts ...ServeOption) (*Server, error) {
 	if t == nil {
-		return nil, errors.New("target: Serve needs a target")
+		return nil, errors.New("no target to serve")
 	}
 	cfg := serveConfig{grace: DefaultShutdownGrace}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.grace < 0 {
-		return nil, fmt.Errorf("target: shutdown grace must be >= 0, got %v", cfg.grace)
+		return nil, fmt.Errorf("shutdown grace must be >= 0, got %v", cfg.grace)
 	}
 	if addr == "" {
 		addr = DefaultAddr
@@ -86,7 +86,7 @@ func Serve(ctx context.Context, addr string, t *Target, opts ...ServeOption) (*S
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("target: listen on %s: %w", addr, err)
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	srv := &http.Server{
 		Handler:           t,
@@ -99,7 +99,7 @@ func Serve(ctx context.Context, addr string, t *Target, opts ...ServeOption) (*S
 		defer close(s.done)
 		select {
 		case err := <-served: // failed on its own
-			s.err = fmt.Errorf("target: serve: %w", err)
+			s.err = fmt.Errorf("serve: %w", err)
 			return
 		case <-ctx.Done():
 		}
@@ -109,7 +109,7 @@ func Serve(ctx context.Context, addr string, t *Target, opts ...ServeOption) (*S
 			_ = srv.Close() // grace is over: drop what is left
 		}
 		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.err = fmt.Errorf("target: serve: %w", err)
+			s.err = fmt.Errorf("serve: %w", err)
 		}
 	}()
 	return s, nil
@@ -119,7 +119,7 @@ func Serve(ctx context.Context, addr string, t *Target, opts ...ServeOption) (*S
 func checkLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("target: listen address %q: %v", addr, err)
+		return fmt.Errorf("listen address %q: %v", addr, err)
 	}
 	if host == "localhost" {
 		return nil
@@ -128,7 +128,7 @@ func checkLoopback(addr string) error {
 		return nil
 	}
 	if host == "" {
-		return fmt.Errorf("target: listen address %q listens on every interface; use 127.0.0.1 (or allow non-loopback addresses explicitly)", addr)
+		return fmt.Errorf("listen address %q listens on every interface; use 127.0.0.1 (or allow non-loopback addresses explicitly)", addr)
 	}
-	return fmt.Errorf("target: listen address %q is not loopback; use 127.0.0.1 (or allow non-loopback addresses explicitly)", addr)
+	return fmt.Errorf("listen address %q is not loopback; use 127.0.0.1 (or allow non-loopback addresses explicitly)", addr)
 }

@@ -527,7 +527,7 @@ func FuzzParseModel(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		m, err := ParseModel(s)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "target: unknown model ") {
+			if !strings.HasPrefix(err.Error(), "unknown model ") {
 				t.Fatalf("ParseModel(%q) error %q", s, err)
 			}
 			return
