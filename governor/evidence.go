@@ -117,13 +117,14 @@ const (
 	// measures). Any margin drains it; the windows that see it shrink are
 	// not judged on it.
 	standingQueueMax = 1 - backoffMax
-	// latencyFloor: in concurrency mode an excess over the baseline up to
-	// it is the host's jitter, whatever the inflation: a sub-millisecond
-	// answer moving by a tenth of a millisecond (p50 0.18 → 0.28 ms,
-	// inflation 1.5) is scheduling noise on a busy host, not a queue. A
-	// queue that matters waits a millisecond or more.
-	latencyFloor = time.Millisecond
 )
+
+// LatencyFloor: in concurrency mode an excess over the baseline up to it is
+// the host's jitter, whatever the inflation: a sub-millisecond answer moving
+// by a tenth of a millisecond (p50 0.18 → 0.28 ms, inflation 1.5) is
+// scheduling noise on a busy host, not a queue. A queue that matters waits a
+// millisecond or more. The report's "the target queues" verdict uses it too.
+const LatencyFloor = time.Millisecond
 
 // load is a read of LoadCounters with the attempt counts of the same tick.
 type load struct {
@@ -259,7 +260,7 @@ func (g *Governor) latency(w Window, ld load) (Window, latencyRead) {
 		}
 		return w, r
 	}
-	if excess <= latencyFloor {
+	if excess <= LatencyFloor {
 		return w, r // the host's jitter on a fast answer, not a queue
 	}
 	// The closed loop's cycle, by Little's law: offer in-flight iterations

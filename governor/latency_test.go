@@ -120,7 +120,7 @@ func TestLatencyInRateModeCatchesAStandingQueue(t *testing.T) {
 // Concurrency mode with think time, issue 28's noise: 4 VUs thinking a
 // second between requests answered in 0.18 ms, then 8 VUs answered in
 // 0.28 ms (inflation 1.56). A tenth of a millisecond is the host's jitter,
-// under latencyFloor: the offer doubles. With the excess over the floor
+// under LatencyFloor: the offer doubles. With the excess over the floor
 // (10 → 20 ms, inflation 2) the loop's cycle is still a second (8 VUs, 40
 // requests in 5 s): the requests only waited a hundredth of it, so the
 // offer doubles again. Only a wait that is a real share of the cycle backs

@@ -317,11 +317,13 @@ const queuesFactor = 4
 
 // queues returns the p50 latency growth from the first window with latency
 // to the steady windows when the target queued — latency grew at least
-// queuesFactor-fold while goodput plateaued (rate mode: under 90 % of the
-// offer; concurrency mode: latency alone says it) — and 0 otherwise.
+// queuesFactor-fold, and by more than governor.LatencyFloor, while goodput
+// plateaued (rate mode: under 90 % of the offer; concurrency mode: latency
+// alone says it) — and 0 otherwise. The floor is the governor's own: p50
+// 0.2 → 1.1 ms on a loaded host is its jitter, not a queue.
 func queues(in Input, est governor.Estimate) float64 {
 	first, last := firstP50(in), in.Latency.AtCapacity.P50
-	if first <= 0 || in.Latency.AtCapacity.Count == 0 {
+	if first <= 0 || in.Latency.AtCapacity.Count == 0 || last-first <= governor.LatencyFloor {
 		return 0
 	}
 	growth := float64(last) / float64(first)

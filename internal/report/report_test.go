@@ -518,6 +518,29 @@ func TestBuildSaysTheTargetQueues(t *testing.T) {
 	}
 }
 
+// A sub-millisecond answer whose p50 grew past queuesFactor but by less
+// than the governor's LatencyFloor (0.2 → 1.1 ms on a loaded host) is the
+// host's jitter: no "the target queues" verdict. The same growth to a few
+// milliseconds is a queue.
+func TestQueuesNeedsMoreThanJitter(t *testing.T) {
+	l := governor.NewLimits(governor.Rate, 5000)
+	ws := []governor.Window{window(0, 5000, 185, 0, governor.SignalAtCeiling), window(1, 5000, 185, 0, governor.SignalAtCeiling)}
+	lat := func(p50 time.Duration) Latencies {
+		return Latencies{
+			AtCapacity: Latency{Count: 370, P50: p50},
+			Windows:    []WindowLatency{{Start: ws[0].Start, End: ws[0].End, Latency: Latency{Count: 185, P50: 200 * time.Microsecond}}},
+		}
+	}
+	in := Input{Settings: Settings{Limits: l, Tick: time.Second, Governed: true}, Windows: ws, Start: t0, End: t0.Add(2 * time.Second), Latency: lat(1100 * time.Microsecond)}
+	if r := build(t, in); strings.Contains(r.Verdict, "queues") {
+		t.Fatalf("0.2 → 1.1 ms: %q %q", r.Outcome, r.Verdict)
+	}
+	in.Latency = lat(5 * time.Millisecond)
+	if r := build(t, in); !strings.Contains(r.Verdict, "the target queues") {
+		t.Fatalf("0.2 → 5 ms: %q %q", r.Outcome, r.Verdict)
+	}
+}
+
 // A saturated generator and slow attempts are reported: the note and the
 // text line name the rate and the signals; slow attempts are failed ones of
 // their own class.
