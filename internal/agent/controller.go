@@ -109,16 +109,16 @@ type Controller struct {
 	wmu  sync.Mutex
 	wins []governor.Window
 
-	mu       sync.Mutex
-	members  map[string]*member
-	order    []string
-	running  bool
-	over     bool
-	start    time.Time
-	offer    float64
-	seq      uint64
-	readyN   chan struct{} // signalled when a member gets ready
-	finals   chan struct{} // signalled on every final delta or loss
+	mu      sync.Mutex
+	members map[string]*member
+	order   []string
+	running bool
+	over    bool
+	start   time.Time
+	offer   float64
+	seq     uint64
+	readyN  chan struct{} // signalled when a member gets ready
+	finals  chan struct{} // signalled on every final delta or loss
 }
 
 // NewController starts the embedded NATS server and listens for agents.

@@ -12,10 +12,10 @@ import (
 // agent sent. The controller's governor reads them as one process's
 // (governor.LoadCounters).
 type merged struct {
-	mu      sync.Mutex
-	classes [engine.NumClasses]uint64
+	mu                                                     sync.Mutex
+	classes                                                [engine.NumClasses]uint64
 	started, iterOK, iterFailed, dropped, aborted, unreach uint64
-	latency time.Duration
+	latency                                                time.Duration
 	// saturated says whether any agent that runs said so at its last tick.
 	saturated func() bool
 }

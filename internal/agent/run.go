@@ -149,4 +149,3 @@ func (c *Controller) windows() []governor.Window {
 	defer c.wmu.Unlock()
 	return append([]governor.Window(nil), c.wins...)
 }
-
