@@ -81,6 +81,9 @@ type Spec struct {
 func SpecOf(c engine.Config, n int) Spec {
 	s := Spec{Limits: c.Limits, Fixed: c.Fixed, Duration: c.Duration, Tick: c.Tick, Timeout: c.Timeout, Tries: c.Tries,
 		Slow: c.Slow, Grace: c.Grace, Insecure: c.Insecure, HTTP2: c.HTTP2, MaxVUs: c.MaxVUs}
+	if s.Tick <= 0 {
+		s.Tick = governor.DefaultTick // as the phase runtime's default
+	}
 	if n > 1 && s.MaxVUs > 0 {
 		s.MaxVUs = (s.MaxVUs + n - 1) / n
 	}
