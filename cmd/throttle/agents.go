@@ -77,17 +77,17 @@ func (a *agentFlags) on(fs *pflag.FlagSet, p *phaseFlags) (bool, error) {
 }
 
 // config is the session's view of the flags.
-func (a *agentFlags) config() session.Agents {
+func (a *agentFlags) config(e env) session.Agents {
 	c := session.Agents{N: a.agents, Listen: a.listen, Token: a.token, Wait: a.wait, Version: buildVersion()}
 	if a.local > 0 {
-		c.N, c.Spawn = a.local, spawnLocal(a.local)
+		c.N, c.Spawn = a.local, spawnLocal(a.local, e)
 	}
 	return c
 }
 
 // spawnLocal starts n `throttle agent` children joining the controller;
 // stop waits for them (they end with the run) and kills any still there.
-func spawnLocal(n int) func(url, token string) (func(), error) {
+func spawnLocal(n int, e env) func(url, token string) (func(), error) {
 	return func(url, token string) (func(), error) {
 		self, err := os.Executable()
 		if err != nil {
@@ -98,7 +98,7 @@ func spawnLocal(n int) func(url, token string) (func(), error) {
 		for i := range n {
 			c := exec.Command(self, "agent", "--join", url, "--name", "local-"+strconv.Itoa(i+1), "--quiet")
 			c.Env = append(os.Environ(), tokenEnv+"="+token)
-			c.Stdout, c.Stderr = os.Stderr, os.Stderr
+			c.Stdout, c.Stderr = e.stderr, e.stderr
 			if err := c.Start(); err != nil {
 				for _, c := range cmds {
 					_ = c.Process.Kill()

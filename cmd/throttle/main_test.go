@@ -27,8 +27,16 @@ import (
 // fasthttp's idle-connection cleaner outlives a closed client by up to its
 // idle timeout; it holds nothing and exits by itself.
 func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		// A child the test started as `throttle ...` (--local-agents
+		// spawns this program): run the command line, not the tests.
+		os.Exit(run(os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"))
 }
+
+// asMainEnv makes the test binary run as throttle itself.
+const asMainEnv = "THROTTLE_TEST_AS_MAIN"
 
 type result struct {
 	code           int

@@ -102,7 +102,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 		return err
 	}
 	if agents {
-		return f.session(e).RunAgents(u, f.agents.config())
+		return f.session(e).RunAgents(u, f.agents.config(e))
 	}
 	return f.session(e).RunURL(u)
 }

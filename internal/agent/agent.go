@@ -120,7 +120,7 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, ctx.Err()
 	}
 	log.Info("throttle agent started", "as", w.ID)
-	return a.run(ctx, eng, w.Spec.Tick, stop, closed, log)
+	return a.run(ctx, eng, w.Spec.Tick, w.Spec.silence(), stop, closed, log)
 }
 
 // connect dials the controller until it answers or cfg.Wait passes; a
@@ -171,7 +171,9 @@ func (a *agent) onOffer(msg *nats.Msg) {
 	}
 	s, ok := o.Shares[a.id]
 	if !ok {
-		return
+		// Not in the split: the controller took this agent for lost. It
+		// runs at the least its gate runs until it has a share again.
+		s = 0
 	}
 	select {
 	case <-a.shares: // replace an unapplied older share
@@ -196,7 +198,7 @@ func (a *agent) Follow(ctx context.Context, apply func(float64) float64) {
 }
 
 // run runs the phase and ships its deltas every tick until it ends.
-func (a *agent) run(ctx context.Context, eng *engine.Engine, tick time.Duration, stop, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+func (a *agent) run(ctx context.Context, eng *engine.Engine, tick, silent time.Duration, stop, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type out struct {
@@ -227,7 +229,6 @@ func (a *agent) run(ctx context.Context, eng *engine.Engine, tick time.Duration,
 		}
 		_ = a.nc.Publish(subjTick, encode(d))
 	}
-	silent := silence(tick)
 	lastHeard := time.Now()
 	why := ""
 	for {

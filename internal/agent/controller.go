@@ -68,10 +68,12 @@ type AgentInfo struct {
 	SaturatedTicks uint64 `json:"saturated_ticks"`
 	LateTicks      uint64 `json:"late_ticks"`
 	// Late: it joined after the start. Lost: it fell silent and lost its
-	// share. Err: its phase failed.
-	Late bool   `json:"late,omitempty"`
-	Lost bool   `json:"lost,omitempty"`
-	Err  string `json:"error,omitempty"`
+	// share (and never spoke again); Returned counts the times a lost agent
+	// spoke again and got a share back. Err: its phase failed.
+	Late     bool   `json:"late,omitempty"`
+	Lost     bool   `json:"lost,omitempty"`
+	Returned int    `json:"returned,omitempty"`
+	Err      string `json:"error,omitempty"`
 }
 
 type member struct {
@@ -303,10 +305,21 @@ func (c *Controller) onTick(msg *nats.Msg) {
 		m.SaturatedTicks++
 	}
 	m.Weight = reweight(m.Weight, d.Saturated)
+	back := m.Lost && !d.Final && !c.over
+	if back {
+		// A stall, not a death: counts are counts, and the agent gets a
+		// share again (until then it ran at the least a gate runs).
+		m.Lost = false
+		m.Returned++
+	}
 	if d.Final {
 		m.done, m.Err = true, d.Err
 	}
 	c.mu.Unlock()
+	if back {
+		c.log.Warn("throttle agent back", "agent", d.Agent)
+		c.publish()
+	}
 	if d.Final {
 		select {
 		case c.finals <- struct{}{}:

@@ -27,9 +27,11 @@
 // Only counts cross machines, never timestamps: a delta that arrives late
 // is merged into the window open when it arrives, so nothing is lost and a
 // clock skew between machines changes nothing. The controller notices an
-// agent that stays silent for LostTicks ticks (on its own clock), declares
-// it lost in one line, and gives its share to the others. An agent that
-// hears no offer for LostTicks ticks, or loses its connection, stops.
+// agent that stays silent for LostTicks ticks, at least MinSilence (on its
+// own clock), declares it lost in one line, and gives its share to the
+// others; a lost agent that speaks again (it was stalled, not dead) gets a
+// share back, in one line too. An agent that hears no offer for as long,
+// or loses its connection, stops.
 //
 // Shares are equal by default; an agent that reports itself saturated (its
 // phase's watch: CPU, schedule lag) gets a smaller weight each tick it

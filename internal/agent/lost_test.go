@@ -51,6 +51,7 @@ func TestSilentAgentLost(t *testing.T) {
 	var log lines
 	spec := testSpec(t, srv.URL+"/", 200, 100)
 	spec.Duration = 4 * testwait.Deadline
+	spec.Silence = time.Second
 	c := newController(t, ControllerConfig{Agents: 2, Spec: spec, Logger: log.logger()})
 	real := runAgent(context.Background(), c, "real", testToken)
 	nc, id := fakeAgent(t, c, "doomed")
@@ -70,14 +71,15 @@ func TestSilentAgentLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Then nothing: the agent is dead to the controller.
-	testwait.Until(t, testwait.Deadline, "the silent agent declared lost", func() bool {
+	isLost := func() bool {
 		for _, a := range c.Agents() {
 			if a.ID == id {
 				return a.Lost
 			}
 		}
 		return false
-	})
+	}
+	testwait.Until(t, testwait.Deadline, "the silent agent declared lost", isLost)
 	shareOf := func(who string) float64 {
 		for _, a := range c.Agents() {
 			if a.ID == who {
@@ -90,10 +92,14 @@ func TestSilentAgentLost(t *testing.T) {
 		s := c.Snapshot()
 		return shareOf("real") == s.Offer
 	})
-	// A late tick of the lost agent still counts: counts are counts.
+	// A late tick of the lost agent still counts (counts are counts), and
+	// gives it a share back: it was stalled, not dead. Silent again, it is
+	// lost again.
 	d.Seq, d.Started, d.Classes[engine.ClassOK] = 2, 3, 3
 	_ = nc.Publish(subjTick, encode(d))
 	_ = nc.Flush()
+	testwait.Until(t, testwait.Deadline, "the agent back", func() bool { return len(log.with("agent back")) == 1 })
+	testwait.Until(t, testwait.Deadline, "the agent lost again", isLost)
 	before := c.Snapshot().Counts.OK
 	testwait.Until(t, testwait.Deadline, "the live agent to go on", func() bool { return c.Snapshot().Counts.OK > before+50 })
 	cancel()
@@ -101,7 +107,7 @@ func TestSilentAgentLost(t *testing.T) {
 	if err := testwait.Receive(t, real, "the live agent's end"); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.with("agent lost"); len(got) != 1 {
+	if got := log.with("agent lost"); len(got) != 2 {
 		t.Fatalf("lost lines %q", got)
 	}
 	var doomed AgentInfo
@@ -110,7 +116,7 @@ func TestSilentAgentLost(t *testing.T) {
 			doomed = a
 		}
 	}
-	if !doomed.Lost || doomed.Attempts != 10 {
+	if !doomed.Lost || doomed.Returned != 1 || doomed.Attempts != 10 {
 		t.Fatalf("the lost agent in the report: %+v", doomed)
 	}
 }

@@ -27,12 +27,16 @@ const (
 // MinSilence: a loaded machine stalls a process for a moment now and then.
 const (
 	LostTicks  = 3
-	MinSilence = 2 * time.Second
+	MinSilence = 5 * time.Second
 )
 
-// silence is how long a peer may be silent before it is gone.
-func silence(tick time.Duration) time.Duration {
-	return max(time.Duration(LostTicks)*tick, MinSilence)
+// silence is how long a peer may be silent before it is gone: the run's
+// Silence, else LostTicks ticks but at least MinSilence.
+func (s Spec) silence() time.Duration {
+	if s.Silence > 0 {
+		return s.Silence
+	}
+	return max(time.Duration(LostTicks)*s.Tick, MinSilence)
 }
 
 // Hello is an agent's announcement.
@@ -72,8 +76,11 @@ type Spec struct {
 	FailOn   string          `json:"fail_on"`
 	Slow     time.Duration   `json:"slow,omitempty"`
 	Grace    time.Duration   `json:"grace"`
-	Insecure bool            `json:"insecure,omitempty"`
-	HTTP2    bool            `json:"http2,omitempty"`
+	// Silence is how long an agent or the controller may be silent before
+	// the other takes it for gone (0: LostTicks ticks, at least MinSilence).
+	Silence  time.Duration `json:"silence,omitempty"`
+	Insecure bool          `json:"insecure,omitempty"`
+	HTTP2    bool          `json:"http2,omitempty"`
 }
 
 // SpecOf is the Spec of a URL run's engine configuration (with its

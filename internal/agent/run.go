@@ -63,7 +63,7 @@ loop:
 	c.mu.Unlock()
 	_ = c.nc.Publish(subjStop, nil)
 	_ = c.nc.Flush()
-	bound := time.NewTimer(max(c.cfg.Spec.Grace, 0) + silence(tick) + tick)
+	bound := time.NewTimer(max(c.cfg.Spec.Grace, 0) + c.cfg.Spec.silence() + tick)
 	defer bound.Stop()
 	for c.live() > 0 {
 		select {
@@ -101,7 +101,7 @@ func (c *Controller) live() int {
 // share to the others, and returns how many still run.
 func (c *Controller) checkLost() int {
 	now := time.Now()
-	silent := silence(c.cfg.Spec.Tick)
+	silent := c.cfg.Spec.silence()
 	var lost []string
 	c.mu.Lock()
 	n := 0
