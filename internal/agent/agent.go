@@ -120,7 +120,11 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, ctx.Err()
 	}
 	log.Info("throttle agent started", "as", w.ID)
-	return a.run(ctx, eng, w.Spec.Tick, w.Spec.silence(), stop, closed, log)
+	every := w.Spec.Every
+	if every <= 0 {
+		every = w.Spec.Tick
+	}
+	return a.run(ctx, eng, every, w.Spec.silence(), stop, closed, log)
 }
 
 // connect dials the controller until it answers or cfg.Wait passes; a
@@ -198,7 +202,7 @@ func (a *agent) Follow(ctx context.Context, apply func(float64) float64) {
 }
 
 // run runs the phase and ships its deltas every tick until it ends.
-func (a *agent) run(ctx context.Context, eng *engine.Engine, tick, silent time.Duration, stop, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+func (a *agent) run(ctx context.Context, eng *engine.Engine, every, silent time.Duration, stop, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type out struct {
@@ -210,7 +214,7 @@ func (a *agent) run(ctx context.Context, eng *engine.Engine, tick, silent time.D
 		r, err := eng.Run(runCtx)
 		done <- out{r, err}
 	}()
-	t := time.NewTicker(tick)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	var prev engine.Counts
 	var prevLoad governor.Load

@@ -62,8 +62,9 @@ type AgentInfo struct {
 	// Share is the agent's last share of the offer; Weight its weight.
 	Share  float64 `json:"share"`
 	Weight float64 `json:"weight"`
-	// Ticks are the deltas it sent; SaturatedTicks of them said it was
-	// saturated; LateTicks arrived more than 1.5 ticks after the one before.
+	// Ticks are the deltas it sent (one every Spec.Every); SaturatedTicks
+	// of them said it was saturated; LateTicks arrived more than 1.5 × Every
+	// after the one before.
 	Ticks          uint64 `json:"ticks"`
 	SaturatedTicks uint64 `json:"saturated_ticks"`
 	LateTicks      uint64 `json:"late_ticks"`
@@ -153,6 +154,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 		return nil, err
 	}
 	c.gov = gov
+	c.cfg.Spec.Every = gov.Check()
 	if c.srv, err = serve(cfg.Listen, cfg.Token, c.log); err != nil {
 		return nil, err
 	}
@@ -289,7 +291,7 @@ func (c *Controller) onTick(msg *nats.Msg) {
 	}
 	c.m.add(&d)
 	now := time.Now()
-	if m.Ticks > 0 && now.Sub(m.last) > c.cfg.Spec.Tick*3/2 {
+	if m.Ticks > 0 && now.Sub(m.last) > c.cfg.Spec.Every*3/2 {
 		m.LateTicks++
 	}
 	m.Ticks++

@@ -23,12 +23,13 @@ func newHist() *hdr.Histogram { return hdr.New(histLowest, histHighest, histDigi
 // collects the latencies of a tick and hands them over as an encoded
 // histogram delta.
 type Latencies struct {
-	mu sync.Mutex
-	h  *hdr.Histogram
+	mu    sync.Mutex
+	h     *hdr.Histogram
+	spare *hdr.Histogram // Take's, swapped with h
 }
 
 // NewLatencies returns an empty recorder.
-func NewLatencies() *Latencies { return &Latencies{h: newHist()} }
+func NewLatencies() *Latencies { return &Latencies{h: newHist(), spare: newHist()} }
 
 // Record counts one attempt's latency.
 func (l *Latencies) Record(d time.Duration) {
@@ -39,13 +40,13 @@ func (l *Latencies) Record(d time.Duration) {
 }
 
 // Take returns the latencies recorded since the last Take, encoded, and
-// starts over; nil when there were none.
+// starts over; nil when there were none. One goroutine calls it.
 func (l *Latencies) Take() ([]byte, error) {
-	fresh := newHist()
 	l.mu.Lock()
 	h := l.h
-	l.h = fresh
+	l.h, l.spare = l.spare, h
 	l.mu.Unlock()
+	defer h.Reset()
 	if h.TotalCount() == 0 {
 		return nil, nil
 	}

@@ -70,12 +70,17 @@ type Spec struct {
 	Fixed    bool            `json:"fixed,omitempty"`
 	Duration time.Duration   `json:"duration"`
 	Tick     time.Duration   `json:"tick"`
-	MaxVUs   int             `json:"max_vus"` // each agent's
-	Timeout  time.Duration   `json:"timeout"`
-	Tries    int             `json:"tries"`
-	FailOn   string          `json:"fail_on"`
-	Slow     time.Duration   `json:"slow,omitempty"`
-	Grace    time.Duration   `json:"grace"`
+	// Every is how often an agent sends its deltas: at every read of the
+	// controller's governor (governor.Check, a fifth of the tick with the
+	// early breach on). Once a tick instead delays the evidence by up to a
+	// tick and slows convergence (internal/sim, TestHundredAgents...).
+	Every   time.Duration `json:"every"`
+	MaxVUs  int           `json:"max_vus"` // each agent's
+	Timeout time.Duration `json:"timeout"`
+	Tries   int           `json:"tries"`
+	FailOn  string        `json:"fail_on"`
+	Slow    time.Duration `json:"slow,omitempty"`
+	Grace   time.Duration `json:"grace"`
 	// Silence is how long an agent or the controller may be silent before
 	// the other takes it for gone (0: LostTicks ticks, at least MinSilence).
 	Silence  time.Duration `json:"silence,omitempty"`
