@@ -30,6 +30,21 @@ type agentFlags struct {
 	agents, local int
 	listen, token string
 	wait          time.Duration
+	tls           agent.TLS
+}
+
+// registerTLS adds --tls-cert, --tls-key and --tls-ca, worded for the
+// controller or for an agent.
+func registerTLS(fs *pflag.FlagSet, t *agent.TLS, controller bool) {
+	if controller {
+		fs.StringVar(&t.Cert, "tls-cert", "", "with --agents: the controller's TLS certificate (PEM): agents connect over TLS")
+		fs.StringVar(&t.Key, "tls-key", "", "with --agents: the key of --tls-cert (PEM)")
+		fs.StringVar(&t.CA, "tls-ca", "", "with --agents: require agents to show a client certificate signed by this CA (PEM)")
+		return
+	}
+	fs.StringVar(&t.Cert, "tls-cert", "", "this agent's client certificate (PEM), for a controller that requires one")
+	fs.StringVar(&t.Key, "tls-key", "", "the key of --tls-cert (PEM)")
+	fs.StringVar(&t.CA, "tls-ca", "", "the CA that signed the controller's certificate (PEM; default: the system's roots); any TLS flag connects over TLS")
 }
 
 func (a *agentFlags) register(g *flagGroups) {
@@ -39,13 +54,14 @@ func (a *agentFlags) register(g *flagGroups) {
 	fs.StringVar(&a.listen, "listen", agent.DefaultListen, "with --agents: where the controller's embedded NATS server listens for agents (HOST:PORT; loopback unless told otherwise)")
 	fs.StringVar(&a.token, "token", "", "with --agents: the token agents must present (default $"+tokenEnv+"; --local-agents makes one up)")
 	fs.DurationVar(&a.wait, "agent-wait", agent.DefaultWait, "with --agents: how long to wait for the agents before giving up")
+	registerTLS(fs, &a.tls, true)
 }
 
 // on reports whether the run goes over agents, and refuses what agents do
 // not support yet.
 func (a *agentFlags) on(fs *pflag.FlagSet, p *phaseFlags) (bool, error) {
 	if !fs.Changed("agents") && !fs.Changed("local-agents") {
-		for _, n := range []string{"listen", "token", "agent-wait"} {
+		for _, n := range []string{"listen", "token", "agent-wait", "tls-cert", "tls-key", "tls-ca"} {
 			if fs.Changed(n) {
 				return false, usagef("--%s applies to a run over agents: give --agents N or --local-agents N", n)
 			}
@@ -59,6 +75,8 @@ func (a *agentFlags) on(fs *pflag.FlagSet, p *phaseFlags) (bool, error) {
 		return false, usagef("--agents must be >= 1, got %d", a.agents)
 	case fs.Changed("local-agents") && a.local < 1:
 		return false, usagef("--local-agents must be >= 1, got %d", a.local)
+	case fs.Changed("local-agents") && (fs.Changed("tls-cert") || fs.Changed("tls-key") || fs.Changed("tls-ca")):
+		return false, usagef("--local-agents talk to this process over loopback: the TLS flags apply to --agents")
 	case p.metrics.Addr != "":
 		return false, usagef("--metrics is not supported with --agents yet")
 	}
@@ -78,7 +96,7 @@ func (a *agentFlags) on(fs *pflag.FlagSet, p *phaseFlags) (bool, error) {
 
 // config is the session's view of the flags.
 func (a *agentFlags) config(e env) session.Agents {
-	c := session.Agents{N: a.agents, Listen: a.listen, Token: a.token, Wait: a.wait, Version: buildVersion()}
+	c := session.Agents{N: a.agents, Listen: a.listen, Token: a.token, Wait: a.wait, Version: buildVersion(), TLS: a.tls}
 	if a.local > 0 {
 		c.N, c.Spawn = a.local, spawnLocal(a.local, e)
 	}
@@ -140,6 +158,9 @@ func newAgentCmd(e env) *cobra.Command {
 			if cfg.Join == "" {
 				return usagef("give --join nats://HOST:PORT: the controller's address (throttle run --agents N prints it)")
 			}
+			if err := cfg.TLS.Check(); err != nil {
+				return usageError{Err: err}
+			}
 			if cfg.Token == "" {
 				cfg.Token = os.Getenv(tokenEnv)
 			}
@@ -177,5 +198,6 @@ func newAgentCmd(e env) *cobra.Command {
 	fs.StringVar(&cfg.Name, "name", "", "this agent's name in the report (default: host name and process id)")
 	fs.DurationVar(&cfg.Wait, "wait", agent.DefaultWait, "how long to keep trying to reach the controller")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "only warnings and errors")
+	registerTLS(fs, &cfg.TLS, false)
 	return cmd
 }

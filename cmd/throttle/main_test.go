@@ -55,7 +55,7 @@ func TestHelp(t *testing.T) {
 	runFlags := []string{"--env", "script.js", "--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
 		"--max-vus", "--timeout", "--tries", "--fail-on", "--start", "--floor", "--high", "--low", "--window",
 		"--min-attempts", "--tick", "--settle", "--early-breach", "--evidence", "--grace", "--no-governor", "--govern", "Target flags:", "Load flags:", "Governor flags:", "k6 script flags:", "Output flags:", "--insecure", "--http2", "--slow", "--out", "--timeline", "--chart", "--quiet", "--verbose", "--metrics", "--summary-export", "--summary-trend-stats", "json=FILE",
-		"Agents flags:", "--agents", "--local-agents", "--listen", "--token", "--agent-wait"}
+		"Agents flags:", "--agents", "--local-agents", "--listen", "--token", "--agent-wait", "--tls-cert", "--tls-key", "--tls-ca"}
 	cases := []struct {
 		args []string
 		want []string
@@ -67,7 +67,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"demo", "--help"}, []string{"Examples:", "throttle demo", "--capacity", "--model", "--latency", "--out", "--chart", "--metrics", "--script"}},
 		{[]string{"target", "--help"}, []string{"Examples:", "throttle target", "--capacity", "--model", "--latency", "--listen", "collapse", "--metrics"}},
 		{[]string{"version", "--help"}, []string{"Examples:", "throttle version"}},
-		{[]string{"agent", "--help"}, []string{"Examples:", "throttle agent --join", "--join", "--token", "--name", "--wait", "THROTTLE_TOKEN"}},
+		{[]string{"agent", "--help"}, []string{"Examples:", "throttle agent --join", "--join", "--token", "--name", "--wait", "THROTTLE_TOKEN", "--tls-ca"}},
 	}
 	for _, c := range cases {
 		r := cli(t, "", nil, c.args...)

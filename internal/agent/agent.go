@@ -24,6 +24,8 @@ type Config struct {
 	Join string
 	// Token is the run's token.
 	Token string
+	// TLS verifies the controller (CA) and presents a client certificate.
+	TLS TLS
 	// Name names the agent (default: host name and process id).
 	Name string
 	// Version is this build's; the controller refuses another.
@@ -132,15 +134,23 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 func connect(ctx context.Context, cfg Config, closed chan struct{}) (*nats.Conn, error) {
 	deadline := time.Now().Add(cfg.Wait)
 	var closeOnce sync.Once
+	tlsOpts, err := cfg.TLS.clientOptions()
+	if err != nil {
+		return nil, err
+	}
 	for {
-		nc, err := nats.Connect(cfg.Join, nats.Token(cfg.Token), nats.Name(cfg.Name), nats.Timeout(5*time.Second),
-			nats.MaxReconnects(5), nats.ReconnectWait(200*time.Millisecond),
-			nats.ClosedHandler(func(*nats.Conn) { closeOnce.Do(func() { close(closed) }) }))
+		nc, err := nats.Connect(cfg.Join, append([]nats.Option{nats.Token(cfg.Token), nats.Name(cfg.Name), nats.Timeout(5 * time.Second),
+			nats.MaxReconnects(5), nats.ReconnectWait(200 * time.Millisecond),
+			nats.ClosedHandler(func(*nats.Conn) { closeOnce.Do(func() { close(closed) }) })}, tlsOpts...)...)
 		if err == nil {
 			return nc, nil
 		}
-		if errors.Is(err, nats.ErrAuthorization) || strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		low := strings.ToLower(err.Error())
+		if errors.Is(err, nats.ErrAuthorization) || strings.Contains(low, "authorization") {
 			return nil, fmt.Errorf("%w: the controller at %s refused this agent's token", ErrRefused, cfg.Join)
+		}
+		if strings.Contains(low, "tls") || strings.Contains(low, "x509") || strings.Contains(low, "certificate") || errors.Is(err, nats.ErrSecureConnRequired) {
+			return nil, fmt.Errorf("TLS with the controller at %s: %w", cfg.Join, err)
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("no controller at %s after %v: %w", cfg.Join, cfg.Wait, err)

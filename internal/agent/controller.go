@@ -27,6 +27,8 @@ type ControllerConfig struct {
 	Listen string
 	// Token is what agents must present (required).
 	Token string
+	// TLS, if set, secures the link (--tls-cert, --tls-key, --tls-ca).
+	TLS TLS
 	// Agents is how many agents the run waits for before it starts.
 	Agents int
 	// Wait bounds that wait (default DefaultWait).
@@ -155,7 +157,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	}
 	c.gov = gov
 	c.cfg.Spec.Every = gov.Check()
-	if c.srv, err = serve(cfg.Listen, cfg.Token, c.log); err != nil {
+	if c.srv, err = serve(cfg.Listen, cfg.Token, cfg.TLS, c.log); err != nil {
 		return nil, err
 	}
 	if c.nc, err = connectInProcess(c.srv, cfg.Token); err != nil {

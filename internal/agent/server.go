@@ -42,7 +42,7 @@ func (t tokenCheck) Check(c server.ClientAuthentication) bool {
 
 // serve starts the embedded NATS server on listen (host:port; port 0 picks
 // a free one), refusing clients without token.
-func serve(listen, token string, log *slog.Logger) (*server.Server, error) {
+func serve(listen, token string, tls TLS, log *slog.Logger) (*server.Server, error) {
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
 		return nil, fmt.Errorf("--listen %q: want HOST:PORT", listen)
@@ -59,6 +59,9 @@ func serve(listen, token string, log *slog.Logger) (*server.Server, error) {
 	}
 	opts := &server.Options{Host: host, Port: p, NoSigs: true, NoLog: true, MaxPayload: 8 << 20,
 		CustomClientAuthentication: tokenCheck{token: token, log: log}}
+	if err := tls.serverOptions(opts); err != nil {
+		return nil, err
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("starting the agents' NATS server on %s: %w", listen, err)

@@ -30,6 +30,8 @@ type Agents struct {
 	Wait time.Duration
 	// Version is this build's; agents of another are refused.
 	Version string
+	// TLS secures the link to the agents (--tls-cert, --tls-key, --tls-ca).
+	TLS agent.TLS
 	// Spawn, if set, starts local agents once the server listens, given
 	// its address and the token (--local-agents); stop ends them.
 	Spawn func(url, token string) (stop func(), err error)
@@ -53,7 +55,7 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 	}
 	defer m.Stop()
 	spec := agent.SpecOf(cfg, a.N)
-	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, Agents: a.N, Wait: a.Wait,
+	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, TLS: a.TLS, Agents: a.N, Wait: a.Wait,
 		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: rec.Observe})
 	if err != nil {
 		return BadInput{err}
