@@ -84,6 +84,7 @@ type member struct {
 	ready, started, done bool
 	last                 time.Time // the controller's clock: its last delta
 	saturated            bool
+	satRate              float64 // the attempt rate it reported over its saturated ticks
 	inflight             int64
 	workers              int
 }
@@ -308,6 +309,9 @@ func (c *Controller) onTick(msg *nats.Msg) {
 	if d.Saturated {
 		m.SaturatedTicks++
 	}
+	if d.SatRate > 0 {
+		m.satRate = d.SatRate
+	}
 	m.Weight = reweight(m.Weight, d.Saturated)
 	back := m.Lost && !d.Final && !c.over
 	if back {
@@ -333,8 +337,16 @@ func (c *Controller) onTick(msg *nats.Msg) {
 }
 
 // publish sends the offer and every running agent's share of it.
-func (c *Controller) publish() {
+func (c *Controller) publish() { c.publishOffer(-1) }
+
+// publishOffer makes offer (when >= 0) the offer, splits it and sends it;
+// the offer and the shares change under one lock, so a reader never sees
+// one without the other.
+func (c *Controller) publishOffer(offer float64) {
 	c.mu.Lock()
+	if offer >= 0 {
+		c.offer = offer
+	}
 	weights := map[string]float64{}
 	for id, m := range c.members {
 		if m.started && !m.Lost && !m.done {
@@ -353,11 +365,21 @@ func (c *Controller) publish() {
 
 // Apply is the governor's applier: the offer is split between the agents.
 func (c *Controller) Apply(offer float64) float64 {
-	c.mu.Lock()
-	c.offer = offer
-	c.mu.Unlock()
-	c.publish()
+	c.publishOffer(offer)
 	return offer
+}
+
+// split is the offer and the shares of it in force, read together.
+func (c *Controller) split() (offer float64, shares map[string]float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	shares = map[string]float64{}
+	for id, m := range c.members {
+		if m.started && !m.Lost && !m.done {
+			shares[id] = m.Share
+		}
+	}
+	return c.offer, shares
 }
 
 func (c *Controller) observe(w governor.Window) {

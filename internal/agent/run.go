@@ -80,6 +80,13 @@ loop:
 		res.Generator.Ticks += int(a.Ticks)
 		res.Generator.SaturatedTicks += int(a.SaturatedTicks)
 	}
+	c.mu.Lock()
+	for _, m := range c.members {
+		// The agents' own rates when saturated, summed: what the agents
+		// reached together where they were the limit.
+		res.Generator.Rate += m.satRate
+	}
+	c.mu.Unlock()
 	return res, nil
 }
 
