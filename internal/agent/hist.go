@@ -17,15 +17,18 @@ const (
 	histDigits  = 3
 )
 
-func newHist() *hdr.Histogram { return hdr.New(histLowest, histHighest, histDigits) }
+// newHist is the agents' histogram: sparse (only the buckets it filled), so
+// that recording, encoding, decoding and replaying cost what the tick's
+// latencies fill, not the 22 000 buckets a dense one spans.
+func newHist() *hdr.PackedHistogram { return hdr.NewPacked(histLowest, histHighest, histDigits) }
 
 // Latencies is an agent's latency recorder (engine.LatencyRecorder): it
 // collects the latencies of a tick and hands them over as an encoded
 // histogram delta.
 type Latencies struct {
 	mu    sync.Mutex
-	h     *hdr.Histogram
-	spare *hdr.Histogram // Take's, swapped with h
+	h     *hdr.PackedHistogram
+	spare *hdr.PackedHistogram // Take's, swapped with h
 }
 
 // NewLatencies returns an empty recorder.
@@ -50,13 +53,13 @@ func (l *Latencies) Take() ([]byte, error) {
 	if h.TotalCount() == 0 {
 		return nil, nil
 	}
-	return h.EncodeV2()
+	return h.Encode()
 }
 
 // decodeHist decodes an agent's histogram delta and checks it is one of
 // ours (a foreign geometry would land values in other buckets).
-func decodeHist(b []byte) (*hdr.Histogram, error) {
-	h, err := hdr.Decode(b)
+func decodeHist(b []byte) (*hdr.PackedHistogram, error) {
+	h, err := hdr.DecodePacked(b)
 	if err != nil {
 		return nil, err
 	}
@@ -70,13 +73,13 @@ func decodeHist(b []byte) (*hdr.Histogram, error) {
 // (report.Recorder is one).
 type Recorder interface{ Record(time.Duration) }
 
-// replay records every latency of h into r at its bucket's lowest value,
-// which lands in the same bucket of r's histogram (of the same geometry):
-// the merged histogram is exactly the one a single process would have.
-func replay(h *hdr.Histogram, r Recorder) {
-	for _, b := range h.Distribution() {
-		d := time.Duration(b.From) * time.Microsecond
-		for range b.Count {
+// replay records every latency of h into r at its bucket's value, which
+// lands in the same bucket of r's histogram (of the same geometry): the
+// merged histogram is exactly the one a single process would have.
+func replay(h *hdr.PackedHistogram, r Recorder) {
+	for v, n := range h.ForEachBucket {
+		d := time.Duration(v) * time.Microsecond
+		for range n {
 			r.Record(d)
 		}
 	}
