@@ -108,6 +108,26 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 	if _, err := nc.Subscribe(subjOffer, a.onOffer); err != nil {
 		return nil, err
 	}
+	var abortOnce sync.Once
+	joined := make(chan struct{}) // closed when Join returns
+	defer close(joined)
+	abort := func(*nats.Msg) {
+		// An abort is a stop too, and cuts off the in-flight iterations
+		// once the phase has stopped starting new ones.
+		stopOnce.Do(func() { close(stop) })
+		abortOnce.Do(func() {
+			go func() {
+				select {
+				case <-eng.Stopping():
+					eng.Abort()
+				case <-joined:
+				}
+			}()
+		})
+	}
+	if _, err := nc.Subscribe(subjAbort, abort); err != nil {
+		return nil, err
+	}
 	if err := nc.Publish(subjReady, []byte(w.ID)); err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@
 //	ctl   → offer (every tick   the committed offer and each agent's share;
 //	        and on every move)  it is also the controller's heartbeat
 //	ctl   → stop                the run is over (its end, Ctrl-C)
+//	ctl   → abort               cut off what is in flight (a second Ctrl-C)
 //
 // Only counts cross machines, never timestamps: a delta that arrives late
 // is merged into the window open when it arrives, so nothing is lost and a

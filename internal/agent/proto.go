@@ -20,6 +20,7 @@ const (
 	subjTick  = "throttle.tick"
 	subjOffer = "throttle.offer"
 	subjStop  = "throttle.stop"
+	subjAbort = "throttle.abort"
 )
 
 // LostTicks is how many ticks of silence make an agent lost (to the

@@ -90,6 +90,13 @@ loop:
 	return res, nil
 }
 
+// Abort tells every agent to cut off its in-flight iterations at once
+// instead of waiting out the grace period (a second Ctrl-C).
+func (c *Controller) Abort() {
+	_ = c.nc.Publish(subjAbort, nil)
+	_ = c.nc.Flush()
+}
+
 // live counts the agents that started and are neither done nor lost.
 func (c *Controller) live() int {
 	c.mu.Lock()

@@ -73,7 +73,7 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
-	go live.WatchSignals(s.Signals, done, cancel, func() {}, func() int64 { return ctl.Snapshot().InFlight }, con, max(spec.Grace, 0))
+	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, max(spec.Grace, 0))
 	res, err := watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
 		return ctl.Snapshot(), cfg.Limits.Mode, rec, ""
 	})
