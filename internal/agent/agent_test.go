@@ -253,8 +253,11 @@ func TestThreeAgentsFindCapacity(t *testing.T) {
 	}
 	est := res.Capacity
 	t.Logf("estimate %+v; agents %+v", est, res.Agents)
-	if est.Goodput < 0.3*capacity || est.Goodput > 1.08*capacity {
-		t.Errorf("goodput %.1f, want in [%.0f, %.0f]", est.Goodput, 0.3*capacity, 1.08*capacity)
+	// Tight above: the target's capacity bounds the goodput. Below, the
+	// band gives way only where the agents said they were the limit (their
+	// watch: CPU, schedule lag), as the report then says.
+	if est.Goodput > 1.08*capacity || (est.Goodput < 0.3*capacity && res.Generator.SaturatedTicks == 0) {
+		t.Errorf("goodput %.1f, want in [%.0f, %.0f] (saturated ticks %d)", est.Goodput, 0.3*capacity, 1.08*capacity, res.Generator.SaturatedTicks)
 	}
 	var sum uint64
 	for _, a := range res.Agents {
