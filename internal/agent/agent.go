@@ -72,7 +72,8 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	defer nc.Close()
 
-	msg, err := nc.RequestWithContext(ctx, subjHello, encode(Hello{Name: cfg.Name, Cores: runtime.GOMAXPROCS(0), Version: cfg.Version}))
+	cid, _ := nc.GetClientID()
+	msg, err := nc.RequestWithContext(ctx, subjHello, encode(Hello{CID: cid, Name: cfg.Name, Cores: runtime.GOMAXPROCS(0), Version: cfg.Version}))
 	if err != nil {
 		return nil, fmt.Errorf("announcing to the controller at %s: %w", cfg.Join, err)
 	}
@@ -255,6 +256,7 @@ func (a *agent) run(ctx context.Context, eng *engine.Engine, every, silent time.
 		prev, prevLoad = c, l
 		seq++
 		d.Agent, d.Seq, d.Final, d.Err = a.id, seq, final, errText
+		d.CID, _ = a.nc.GetClientID()
 		d.Saturated, d.SatRate = eng.Meter().Saturated()
 		snap := eng.Snapshot()
 		d.InFlight, d.Workers = snap.InFlight, snap.Workers

@@ -84,6 +84,7 @@ type member struct {
 	ready, started, done bool
 	last                 time.Time // the controller's clock: its last delta
 	saturated            bool
+	cid                  uint64  // its connection's client id, 0 unknown
 	satRate              float64 // the attempt rate it reported over its saturated ticks
 	inflight             int64
 	workers              int
@@ -226,7 +227,7 @@ func (c *Controller) onHello(msg *nats.Msg) {
 	for n := 2; c.members[id] != nil; n++ {
 		id = fmt.Sprintf("%s-%d", h.Name, n)
 	}
-	c.members[id] = &member{AgentInfo: AgentInfo{ID: id, Name: h.Name, Cores: h.Cores, Version: h.Version, Weight: 1, Late: c.running}}
+	c.members[id] = &member{AgentInfo: AgentInfo{ID: id, Name: h.Name, Cores: h.Cores, Version: h.Version, Weight: 1, Late: c.running}, cid: h.CID}
 	c.order = append(c.order, id)
 	spec := c.cfg.Spec
 	c.mu.Unlock()
@@ -299,6 +300,9 @@ func (c *Controller) onTick(msg *nats.Msg) {
 	}
 	m.Ticks++
 	m.last = now
+	if d.CID != 0 {
+		m.cid = d.CID
+	}
 	for i, n := range d.Classes {
 		m.Attempts += n
 		if engine.Class(i) != engine.ClassOK {

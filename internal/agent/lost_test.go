@@ -23,7 +23,8 @@ func fakeAgent(t *testing.T, c *Controller, name string) (*nats.Conn, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	msg, err := nc.Request(subjHello, encode(Hello{Name: name, Cores: 1, Version: "test"}), 5*time.Second)
+	cid, _ := nc.GetClientID()
+	msg, err := nc.Request(subjHello, encode(Hello{CID: cid, Name: name, Cores: 1, Version: "test"}), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,5 +119,50 @@ func TestSilentAgentLost(t *testing.T) {
 	}
 	if !doomed.Lost || doomed.Returned != 1 || doomed.Attempts != 10 {
 		t.Fatalf("the lost agent in the report: %+v", doomed)
+	}
+}
+
+// A killed agent's connection closes: the controller declares it lost at
+// its next tick, long before the silence would.
+func TestDisconnectedAgentLost(t *testing.T) {
+	tg, err := target.New(target.NewConfig(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	defer srv.Close()
+	var log lines
+	spec := testSpec(t, srv.URL+"/", 200, 100)
+	spec.Duration = 4 * testwait.Deadline
+	spec.Silence = 4 * testwait.Deadline // only the closed connection can tell
+	c := newController(t, ControllerConfig{Agents: 2, Spec: spec, Logger: log.logger()})
+	real := runAgent(context.Background(), c, "real", testToken)
+	nc, id := fakeAgent(t, c, "killed")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *Result, 1)
+	go func() {
+		res, err := c.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	testwait.Until(t, testwait.Deadline, "the run to start", func() bool { return c.Snapshot().Offer > 0 })
+	d := Delta{Agent: id, Seq: 1, Classes: make([]uint64, engine.NumClasses)}
+	if err := nc.Publish(subjTick, encode(d)); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.Flush()
+	nc.Close()
+	testwait.Until(t, testwait.Deadline, "the killed agent lost", func() bool { return len(log.with("its connection closed")) == 1 })
+	cancel()
+	res := <-done
+	if err := testwait.Receive(t, real, "the live agent's end"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range res.Agents {
+		if a.Lost != (a.ID == id) {
+			t.Errorf("agent %+v", a)
+		}
 	}
 }

@@ -42,6 +42,9 @@ func (s Spec) silence() time.Duration {
 
 // Hello is an agent's announcement.
 type Hello struct {
+	// CID is the agent's client id on the controller's NATS server: its
+	// connection closing (a killed agent) is seen at once.
+	CID     uint64 `json:"cid,omitempty"`
 	Name    string `json:"name"`
 	Cores   int    `json:"cores"`
 	Version string `json:"version"`
@@ -148,6 +151,9 @@ func (s Spec) engineConfig() (engine.Config, error) {
 type Delta struct {
 	Agent string `json:"agent"`
 	Seq   uint64 `json:"seq"`
+	// CID is the agent's client id now (it changes when the client
+	// reconnects).
+	CID uint64 `json:"cid,omitempty"`
 	// Classes counts resolved attempts by engine class (engine.Class order).
 	Classes     []uint64      `json:"classes"`
 	Started     uint64        `json:"started"`

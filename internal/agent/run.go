@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/throttlekit/throttle/governor"
 )
 
@@ -111,12 +113,15 @@ func (c *Controller) live() int {
 }
 
 // checkLost declares lost every running agent silent for LostTicks ticks
-// (on the controller's clock: no timestamp crosses machines), gives its
-// share to the others, and returns how many still run.
+// (on the controller's clock: no timestamp crosses machines) or whose
+// connection is gone and that has sent nothing for two sends (a killed
+// agent: its share would run short for the whole silence otherwise), gives
+// its share to the others, and returns how many still run.
 func (c *Controller) checkLost() int {
 	now := time.Now()
 	silent := c.cfg.Spec.silence()
-	var lost []string
+	type loss struct{ id, why string }
+	var lost []loss
 	c.mu.Lock()
 	n := 0
 	for _, id := range c.order {
@@ -124,21 +129,32 @@ func (c *Controller) checkLost() int {
 		if !m.started || m.done || m.Lost {
 			continue
 		}
-		if now.Sub(m.last) > silent {
-			m.Lost = true
-			lost = append(lost, id)
+		quiet := now.Sub(m.last)
+		switch {
+		case quiet > silent:
+			lost = append(lost, loss{id, "silent " + silent.String()})
+		case quiet > 2*c.cfg.Spec.Every && m.cid != 0 && !c.connected(m.cid):
+			lost = append(lost, loss{id, "its connection closed"})
+		default:
+			n++
 			continue
 		}
-		n++
+		m.Lost = true
 	}
 	c.mu.Unlock()
-	for _, id := range lost {
-		c.log.Warn("throttle agent lost", "agent", id, "silent", silent.String(), "share_to", n)
+	for _, l := range lost {
+		c.log.Warn("throttle agent lost", "agent", l.id, "why", l.why, "share_to", n)
 	}
 	if len(lost) > 0 && n > 0 {
 		c.publish()
 	}
 	return n
+}
+
+// connected reports whether the client cid is connected to the server.
+func (c *Controller) connected(cid uint64) bool {
+	z, err := c.srv.Connz(&server.ConnzOptions{CID: cid})
+	return err != nil || len(z.Conns) > 0 // unknown counts as connected
 }
 
 // loseAll declares every agent still running lost.
