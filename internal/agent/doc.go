@@ -28,8 +28,9 @@
 // Only counts cross machines, never timestamps: a delta that arrives late
 // is merged into the window open when it arrives, so nothing is lost and a
 // clock skew between machines changes nothing. The controller notices an
-// agent that stays silent for LostTicks ticks, at least MinSilence (on its
-// own clock), declares it lost in one line, and gives its share to the
+// agent whose connection closed (killed) at its next tick, or that stays
+// silent for LostTicks ticks, at least MinSilence (on its own clock),
+// declares it lost in one line, and gives its share to the
 // others; a lost agent that speaks again (it was stalled, not dead) gets a
 // share back, in one line too. An agent that hears no offer for as long,
 // or loses its connection, stops.
