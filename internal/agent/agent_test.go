@@ -132,7 +132,7 @@ func testSpec(t *testing.T, u string, ceiling, start float64) Spec {
 	l.Start = start
 	l.Window = 500 * time.Millisecond
 	c := engine.Config{Targets: []targets.Target{{Method: "GET", URL: pu, Header: http.Header{}}}, Limits: l,
-		Tick: 100 * time.Millisecond, Timeout: 2 * time.Second, Tries: 1, Grace: time.Second, MaxVUs: 300}
+		Tick: 100 * time.Millisecond, Timeout: 2 * time.Second, Tries: 1, Grace: 5 * time.Second, MaxVUs: 300}
 	f, _ := engine.ParseFailOn(engine.DefaultFailOn)
 	c.FailOn = &f
 	return SpecOf(c, 3)
