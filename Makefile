@@ -5,7 +5,7 @@ GO ?= go
 # that the core module never depends on vegeta's dependency tree.
 NESTED := adapters/vegeta examples/vegeta-adaptive
 
-.PHONY: all build test faults stress check-k6-reporter compat fmt vet bench bench-gate bench-report bench-metrics bench-controllers bench-engine fuzz report-golden demo
+.PHONY: all build test agents faults stress check-k6-reporter compat fmt vet bench bench-gate bench-report bench-metrics bench-controllers bench-engine fuzz report-golden demo
 
 all: build test
 
@@ -28,6 +28,13 @@ test: vet
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/internal/sim$$')
 	$(GO) test -count=1 ./internal/sim
 	for m in $(NESTED); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+
+# agents: a run over real agent processes (cmd/throttle, build tag agents):
+# three `throttle agent` children of a controller against a shedding
+# target, one killed with SIGKILL mid-run. About 20 s, so not in `make test`
+# (internal/agent's own tests, in-process agents, are).
+agents:
+	$(GO) test -tags agents -race -count=1 -v -run Agents ./cmd/throttle
 
 # faults: the fault-injection suite (internal/faults): latency, refused
 # connections, resets mid-body, half-open connections, slow-loris, endless

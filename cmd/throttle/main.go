@@ -157,6 +157,6 @@ func newRoot(e env) *cobra.Command {
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: flagError(err)} })
-	root.AddCommand(newRunCmd(e), newDemoCmd(e), newTargetCmd(e), newVersionCmd(e))
+	root.AddCommand(newRunCmd(e), newAgentCmd(e), newDemoCmd(e), newTargetCmd(e), newVersionCmd(e))
 	return root
 }

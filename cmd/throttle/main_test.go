@@ -28,7 +28,9 @@ import (
 // idle timeout; it holds nothing and exits by itself.
 func TestMain(m *testing.M) {
 	if os.Getenv(asThrottle) == "1" {
-		main() // a real throttle process for the signal tests (process_test.go)
+		// A real throttle process: the signal tests (process_test.go) and
+		// the agents --local-agents spawns run this program as throttle.
+		main()
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"))
 }
@@ -49,18 +51,20 @@ func cli(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) resul
 func TestHelp(t *testing.T) {
 	runFlags := []string{"--env", "script.js", "--url", "--targets", "--method", "--header", "--body", "--rate", "--concurrency", "--duration",
 		"--max-vus", "--timeout", "--tries", "--fail-on", "--start", "--floor", "--high", "--low", "--window",
-		"--min-attempts", "--tick", "--settle", "--early-breach", "--evidence", "--grace", "--no-governor", "--govern", "Target flags:", "Load flags:", "Governor flags:", "k6 script flags:", "Output flags:", "--insecure", "--http2", "--slow", "--out", "--timeline", "--chart", "--quiet", "--verbose", "--metrics", "--summary-export", "--summary-trend-stats", "json=FILE"}
+		"--min-attempts", "--tick", "--settle", "--early-breach", "--evidence", "--grace", "--no-governor", "--govern", "Target flags:", "Load flags:", "Governor flags:", "k6 script flags:", "Output flags:", "--insecure", "--http2", "--slow", "--out", "--timeline", "--chart", "--quiet", "--verbose", "--metrics", "--summary-export", "--summary-trend-stats", "json=FILE",
+		"Agents flags:", "--agents", "--local-agents", "--listen", "--token", "--agent-wait", "--tls-cert", "--tls-key", "--tls-ca"}
 	cases := []struct {
 		args []string
 		want []string
 	}{
-		{nil, []string{"Usage:", "Examples:", "run", "demo", "target", "version", "Exit codes"}},
+		{nil, []string{"Usage:", "Examples:", "run", "agent", "demo", "target", "version", "Exit codes"}},
 		{[]string{"--help"}, []string{"Usage:", "Examples:"}},
 		{[]string{"run", "--help"}, append([]string{"Examples:", "throttle run --rate"}, runFlags...)},
 		{[]string{"help", "run"}, []string{"Examples:", "--rate"}},
 		{[]string{"demo", "--help"}, []string{"Examples:", "throttle demo", "--capacity", "--model", "--latency", "--out", "--chart", "--metrics", "--script"}},
 		{[]string{"target", "--help"}, []string{"Examples:", "throttle target", "--capacity", "--model", "--latency", "--listen", "collapse", "--metrics"}},
 		{[]string{"version", "--help"}, []string{"Examples:", "throttle version"}},
+		{[]string{"agent", "--help"}, []string{"Examples:", "throttle agent --join", "--join", "--token", "--name", "--wait", "THROTTLE_TOKEN", "--tls-ca"}},
 	}
 	for _, c := range cases {
 		r := cli(t, "", nil, c.args...)

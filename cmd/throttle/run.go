@@ -30,6 +30,7 @@ type runFlags struct {
 	insecure    bool
 	env         []string
 	http2       bool
+	agents      agentFlags
 }
 
 func newRunCmd(e env) *cobra.Command {
@@ -71,14 +72,22 @@ func newRunCmd(e env) *cobra.Command {
 	fs.Float64Var(&f.concurrency, "concurrency", 0, "closed loop: the ceiling in iterations in flight (a whole number)")
 	f.register(&g, phaseDefaults{duration: 2 * time.Minute, window: governor.DefaultWindow, floor: governor.DefaultFloor, start: governor.DefaultFloor})
 	g.group("k6 script").StringArrayVarP(&f.env, "env", "e", nil, "k6 script: KEY=VALUE for __ENV (repeatable)")
+	f.agents.register(&g)
 	g.install(cmd)
 	return cmd
 }
 
 func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	fs := cmd.Flags()
+	agents, err := f.agents.on(fs, &f.phaseFlags)
+	if err != nil {
+		return err
+	}
 	for _, a := range args {
 		if session.IsScript(a) {
+			if agents {
+				return usagef("k6 scripts over agents (--agents, --local-agents) are not supported yet: agents run URL/targets runs")
+			}
 			if len(args) > 1 {
 				return usagef("a k6 script runs alone: give %s without URLs", a)
 			}
@@ -91,6 +100,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	u, err := f.urlRun(fs, args, e)
 	if err != nil {
 		return err
+	}
+	if agents {
+		return f.session(e).RunAgents(u, f.agents.config(e))
 	}
 	return f.session(e).RunURL(u)
 }

@@ -20,12 +20,17 @@ func newVersionCmd(e env) *cobra.Command {
 		Example: "  throttle version",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			v := version
-			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-				v = bi.Main.Version
-			}
-			_, err := fmt.Fprintf(e.stdout, "throttle %s (%s %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			_, err := fmt.Fprintf(e.stdout, "throttle %s (%s %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return err
 		},
 	}
+}
+
+// buildVersion is this build's version: the linked one, else the module's.
+func buildVersion() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	return v
 }

@@ -88,6 +88,9 @@ type Config struct {
 	// Governor are extra options for the phase's governor (early breach,
 	// the kinds of evidence it reads), applied after the engine's own.
 	Governor []governor.Option
+	// Follow, if set, takes the offer from elsewhere instead of a governor
+	// of the phase's own (phase.Config.Follow): a generator agent.
+	Follow phase.Follower
 }
 
 // withDefaults fills the zero fields of the sending side and checks them;

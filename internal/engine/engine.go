@@ -107,7 +107,7 @@ func New(cfg Config) (*Engine, error) {
 	e.ph, err = phase.New(phase.Config{
 		Limits: cfg.Limits, Governed: !cfg.Fixed, Duration: cfg.Duration, MaxWorkers: cfg.MaxVUs, Grace: cfg.Grace,
 		Tick: cfg.Tick, Settle: cfg.Settle, Logger: cfg.Logger, Observer: cfg.Observer, Governor: cfg.Governor,
-		Watch: cfg.Watch, Counters: e.meter, NewWorker: e.newWorker,
+		Watch: cfg.Watch, Counters: e.meter, NewWorker: e.newWorker, Follow: cfg.Follow,
 	})
 	if err != nil {
 		return nil, err

@@ -141,6 +141,10 @@ type Config struct {
 	// Aborting, if set, is called when the phase aborts its in-flight
 	// iterations (a script interrupts its VUs' JavaScript).
 	Aborting func()
+	// Follow, if set, replaces the phase's governor with an offer decided
+	// elsewhere (follow.go): a generator agent whose controller judges
+	// every agent's window at once. Windows are not judged here.
+	Follow Follower
 }
 
 // withDefaults fills the zero fields and checks the rest.

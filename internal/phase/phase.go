@@ -117,6 +117,9 @@ func New(cfg Config) (*Phase, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Follow != nil {
+		return p, nil // the offer comes from the Follower: no governor here
+	}
 	opts := []governor.Option{governor.WithClock(p.clk), governor.WithTick(cfg.Tick), governor.WithSettle(cfg.Settle),
 		governor.WithLogger(cfg.Logger), governor.WithObserver(p.observe)}
 	if cfg.Name != "" {
@@ -258,6 +261,9 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 			}
 			return applied
 		}))
+	}
+	if p.cfg.Follow != nil && p.gate != nil {
+		stopGov = p.follow(run)
 	}
 	defer stopGov() // a no-op after the stop below; covers a panic on the way
 

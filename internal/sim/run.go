@@ -47,6 +47,7 @@ type run struct {
 	windows int
 	noise   bool
 	seed    uint64
+	agents  *agents // WithAgents
 }
 
 // For stops the run after d of simulated time.
@@ -89,7 +90,20 @@ func Run(ctl Controller, target Target, opts ...Option) (Result, error) {
 	case r.limit <= 0 && r.windows <= 0:
 		return Result{}, errors.New("sim: a run needs a stop condition: For(d) or UntilWindows(n)")
 	}
+	if a := r.agents; a != nil {
+		if err := a.check(); err != nil {
+			return Result{}, err
+		}
+		if _, isLoad := target.(LoadTarget); isLoad || !r.noise {
+			return Result{}, errors.New("sim: WithAgents needs WithNoise and a target that is not a LoadTarget")
+		}
+	}
 	rng := rand.New(rand.NewPCG(r.seed, r.seed^0x9e3779b97f4a7c15))
+	if r.agents != nil {
+		// The agents draw from a source of their own, so the target's
+		// noise is the same as a single process's run with the same seed.
+		r.agents.start(rand.New(rand.NewPCG(r.seed^0x5bd1e995, r.seed)))
+	}
 	var ok, failed uint64
 	var counters governor.Counters = governor.CountersFunc(func() (uint64, uint64) { return ok, failed })
 	if lt, isLoad := target.(LoadTarget); isLoad {
@@ -116,6 +130,9 @@ func Run(ctl Controller, target Target, opts ...Option) (Result, error) {
 			return Result{}, fmt.Errorf("sim: target returned bad counts ok=%v failed=%v at %v", eok, efail, at)
 		}
 		dok, dfail := s.counts(eok, efail, r.noise, rng)
+		if r.agents != nil {
+			dok, dfail = r.agents.step(at, r.tick, dok, dfail)
+		}
 		ok += dok
 		failed += dfail
 		at += r.tick

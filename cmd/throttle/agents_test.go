@@ -1,0 +1,106 @@
+//go:build agents
+
+// The agents suite runs real agent processes (make agents): about 15 s,
+// too long for make test.
+
+package main
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/throttlekit/throttle/internal/agent"
+	"github.com/throttlekit/throttle/internal/report"
+	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/testwait"
+)
+
+// children are this process's child processes.
+func children(t *testing.T) []int {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(s); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// Three local agent processes against a shedding target: one is killed
+// with SIGKILL mid-run; the controller declares it lost in one line, the
+// run goes on on the other two, and the report (text and JSON) lists it.
+func TestLocalAgentsSurviveSIGKILL(t *testing.T) {
+	t.Setenv(asThrottle, "1")
+	const capacity = 400.0
+	tg, err := target.New(target.NewConfig(capacity))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	var stdout, stderr testwait.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"run", "--rate", "3000", "--start", "50", "--local-agents", "3", "--listen", "127.0.0.1:0",
+			"--window", "500ms", "--tick", "100ms", "-d", "15s", "--out", out, srv.URL + "/"},
+			env{stdout: &stdout, stderr: &stderr})
+	}()
+	testwait.Until(t, testwait.Deadline, "three agents and a back-off", func() bool {
+		return len(children(t)) == 3 && stderr.Contains("signal=back-off")
+	})
+	victim := children(t)[0]
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code := testwait.Receive(t, done, "the run's end")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "throttle agent lost"); n != 1 {
+		t.Fatalf("%d lost lines:\n%s", n, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "lost") {
+		t.Fatalf("the report does not list the lost agent:\n%s", stdout.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		report.Report
+		Agents []agent.AgentInfo `json:"agents"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	lost, after := 0, 0
+	for _, a := range r.Agents {
+		if a.Lost {
+			lost++
+		} else if a.Attempts > 0 {
+			after++
+		}
+	}
+	if len(r.Agents) != 3 || lost != 1 || after != 2 {
+		t.Fatalf("agents %+v", r.Agents)
+	}
+	t.Logf("capacity %+v\n%s", r.Capacity, stdout.String())
+	if g := r.Capacity.GoodputPerS; g < 0.3*capacity || g > 1.08*capacity {
+		t.Errorf("goodput %.1f after losing an agent, want in [%.0f, %.0f]", g, 0.3*capacity, 1.08*capacity)
+	}
+}

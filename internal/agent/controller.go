@@ -1,0 +1,458 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+)
+
+// DefaultWait is how long a controller waits for its agents.
+const DefaultWait = time.Minute
+
+// ControllerConfig describes a run spread over agents.
+type ControllerConfig struct {
+	// Listen is the embedded NATS server's HOST:PORT (default
+	// DefaultListen; port 0 picks a free one).
+	Listen string
+	// Token is what agents must present (required).
+	Token string
+	// TLS, if set, secures the link (--tls-cert, --tls-key, --tls-ca).
+	TLS TLS
+	// Agents is how many agents the run waits for before it starts.
+	Agents int
+	// Wait bounds that wait (default DefaultWait).
+	Wait time.Duration
+	// Spec is the run; its Limits are the governor's.
+	Spec Spec
+	// Settle is the governor's settle span (governor.WithSettle).
+	Settle time.Duration
+	// Governor are extra options for the governor.
+	Governor []governor.Option
+	// Version is this build's; an agent of another version is refused.
+	Version string
+	// Logger receives the governor's movement lines and the agents' lines
+	// (joined, lost, refused). Default: discard.
+	Logger *slog.Logger
+	// Latency receives every agent's latencies (report.Recorder).
+	Latency Recorder
+	// Observer receives every closed window.
+	Observer func(governor.Window)
+	// Joined, if set, is called as each agent joins (tests, --local-agents).
+	Joined func(AgentInfo)
+}
+
+// AgentInfo is what the report says about one agent.
+type AgentInfo struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Cores   int    `json:"cores"`
+	Version string `json:"version"`
+	// Attempts are the agent's resolved attempts; Failed of them failed.
+	Attempts uint64 `json:"attempts"`
+	Failed   uint64 `json:"failed"`
+	// Share is the agent's last share of the offer; Weight its weight.
+	Share  float64 `json:"share"`
+	Weight float64 `json:"weight"`
+	// Ticks are the deltas it sent (one every Spec.Every); SaturatedTicks
+	// of them said it was saturated; LateTicks arrived more than 1.5 × Every
+	// after the one before.
+	Ticks          uint64 `json:"ticks"`
+	SaturatedTicks uint64 `json:"saturated_ticks"`
+	LateTicks      uint64 `json:"late_ticks"`
+	// Late: it joined after the start. Lost: it fell silent and lost its
+	// share (and never spoke again); Returned counts the times a lost agent
+	// spoke again and got a share back. Err: its phase failed.
+	Late     bool   `json:"late,omitempty"`
+	Lost     bool   `json:"lost,omitempty"`
+	Returned int    `json:"returned,omitempty"`
+	Err      string `json:"error,omitempty"`
+}
+
+type member struct {
+	AgentInfo
+	ready, started, done bool
+	last                 time.Time // the controller's clock: its last delta
+	saturated            bool
+	cid                  uint64  // its connection's client id, 0 unknown
+	satRate              float64 // the attempt rate it reported over its saturated ticks
+	inflight             int64
+	workers              int
+}
+
+// Result is what a run over agents measured.
+type Result struct {
+	Start, End  time.Time
+	Interrupted bool
+	Windows     []governor.Window
+	Counts      engine.Counts
+	Capacity    governor.Estimate
+	Agents      []AgentInfo
+	// Generator sums the agents' watches: ticks and saturated ticks.
+	Generator engine.GeneratorSummary
+}
+
+// Controller runs the embedded NATS server, waits for agents, ships the
+// run, judges the merged window with one governor and splits its offer.
+type Controller struct {
+	cfg  ControllerConfig
+	log  *slog.Logger
+	srv  *server.Server
+	nc   *nats.Conn
+	m    merged
+	gov  *governor.Governor
+	subs []*nats.Subscription
+
+	wmu  sync.Mutex
+	wins []governor.Window
+
+	mu      sync.Mutex
+	members map[string]*member
+	order   []string
+	running bool
+	over    bool
+	start   time.Time
+	offer   float64
+	seq     uint64
+	readyN  chan struct{} // signalled when a member gets ready
+	finals  chan struct{} // signalled on every final delta or loss
+}
+
+// NewController starts the embedded NATS server and listens for agents.
+func NewController(cfg ControllerConfig) (*Controller, error) {
+	if cfg.Agents < 1 {
+		return nil, fmt.Errorf("--agents must be >= 1, got %d", cfg.Agents)
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.Wait <= 0 {
+		cfg.Wait = DefaultWait
+	}
+	if cfg.Spec.Tick <= 0 {
+		cfg.Spec.Tick = governor.DefaultTickFor(cfg.Spec.Limits.Window)
+	}
+	c := &Controller{cfg: cfg, log: cfg.Logger, members: map[string]*member{}, readyN: make(chan struct{}, 1), finals: make(chan struct{}, 1)}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.m.saturated = c.anySaturated
+	l := cfg.Spec.Limits
+	if cfg.Spec.Fixed {
+		l.Floor, l.Start = l.Ceiling, l.Ceiling
+	}
+	opts := []governor.Option{governor.WithTick(cfg.Spec.Tick), governor.WithSettle(cfg.Settle), governor.WithLogger(c.log),
+		governor.WithObserver(c.observe)}
+	gov, err := governor.New(l, &c.m, append(opts, cfg.Governor...)...)
+	if err != nil {
+		return nil, err
+	}
+	c.gov = gov
+	c.cfg.Spec.Every = gov.Check()
+	if c.srv, err = serve(cfg.Listen, cfg.Token, cfg.TLS, c.log); err != nil {
+		return nil, err
+	}
+	if c.nc, err = connectInProcess(c.srv, cfg.Token); err != nil {
+		c.srv.Shutdown()
+		return nil, fmt.Errorf("connecting to the embedded NATS server: %w", err)
+	}
+	for subj, h := range map[string]nats.MsgHandler{subjHello: c.onHello, subjReady: c.onReady, subjTick: c.onTick} {
+		s, err := c.nc.Subscribe(subj, h)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.subs = append(c.subs, s)
+	}
+	if err := c.nc.Flush(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// URL is the nats:// address agents join.
+func (c *Controller) URL() string { return clientURL(c.srv) }
+
+// Close stops the server; agents still connected see it go and stop.
+func (c *Controller) Close() {
+	if c.nc != nil {
+		c.nc.Close()
+	}
+	c.srv.Shutdown()
+	c.srv.WaitForShutdown()
+}
+
+func (c *Controller) anySaturated() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.started && !m.Lost && !m.done && m.saturated {
+			return true
+		}
+	}
+	return false
+}
+
+// onHello answers an agent's announcement: its id and the run, or a refusal.
+func (c *Controller) onHello(msg *nats.Msg) {
+	var h Hello
+	reply := func(w Welcome) { _ = msg.Respond(encode(w)) }
+	if err := json.Unmarshal(msg.Data, &h); err != nil || h.Name == "" {
+		reply(Welcome{Refused: "a hello without a name"})
+		return
+	}
+	if c.cfg.Version != "" && h.Version != c.cfg.Version {
+		c.log.Warn("throttle agent refused: another version", "agent", h.Name, "version", h.Version, "want", c.cfg.Version)
+		reply(Welcome{Refused: fmt.Sprintf("the controller runs throttle %s, this agent %s", c.cfg.Version, h.Version)})
+		return
+	}
+	c.mu.Lock()
+	if c.over {
+		c.mu.Unlock()
+		reply(Welcome{Refused: "the run is over"})
+		return
+	}
+	id := h.Name
+	for n := 2; c.members[id] != nil; n++ {
+		id = fmt.Sprintf("%s-%d", h.Name, n)
+	}
+	c.members[id] = &member{AgentInfo: AgentInfo{ID: id, Name: h.Name, Cores: h.Cores, Version: h.Version, Weight: 1, Late: c.running}, cid: h.CID}
+	c.order = append(c.order, id)
+	spec := c.cfg.Spec
+	c.mu.Unlock()
+	c.log.Info("throttle agent joined", "agent", id, "cores", h.Cores, "version", h.Version)
+	reply(Welcome{ID: id, Spec: &spec})
+}
+
+// onReady marks an agent ready; one that is ready after the start starts
+// at once and gets a share.
+func (c *Controller) onReady(msg *nats.Msg) {
+	id := string(msg.Data)
+	c.mu.Lock()
+	m := c.members[id]
+	if m == nil || m.ready {
+		c.mu.Unlock()
+		return
+	}
+	m.ready = true
+	late := c.running
+	if late {
+		m.started, m.last = true, time.Now()
+	}
+	c.mu.Unlock()
+	if c.cfg.Joined != nil {
+		c.cfg.Joined(c.info(m))
+	}
+	if late {
+		_ = c.nc.Publish(subjStart+"."+id, nil)
+		c.publish()
+		c.log.Info("throttle agent started late", "agent", id)
+	}
+	select {
+	case c.readyN <- struct{}{}:
+	default:
+	}
+}
+
+// info is m's report, read under the lock.
+func (c *Controller) info(m *member) AgentInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return m.AgentInfo
+}
+
+// onTick merges one agent's delta.
+func (c *Controller) onTick(msg *nats.Msg) {
+	var d Delta
+	if err := json.Unmarshal(msg.Data, &d); err != nil {
+		c.log.Warn("throttle agent tick unreadable", "err", err)
+		return
+	}
+	if len(d.Hist) > 0 && c.cfg.Latency != nil {
+		h, err := decodeHist(d.Hist)
+		if err != nil {
+			c.log.Warn("throttle agent tick histogram unreadable", "agent", d.Agent, "err", err)
+		} else {
+			replay(h, c.cfg.Latency)
+		}
+	}
+	c.mu.Lock()
+	m := c.members[d.Agent]
+	if m == nil {
+		c.mu.Unlock()
+		return // not one of this run's: counts nothing
+	}
+	c.m.add(&d)
+	now := time.Now()
+	if m.Ticks > 0 && now.Sub(m.last) > c.cfg.Spec.Every*3/2 {
+		m.LateTicks++
+	}
+	m.Ticks++
+	m.last = now
+	if d.CID != 0 {
+		m.cid = d.CID
+	}
+	for i, n := range d.Classes {
+		m.Attempts += n
+		if engine.Class(i) != engine.ClassOK {
+			m.Failed += n
+		}
+	}
+	m.saturated, m.inflight, m.workers = d.Saturated, d.InFlight, d.Workers
+	if d.Saturated {
+		m.SaturatedTicks++
+	}
+	if d.SatRate > 0 {
+		m.satRate = d.SatRate
+	}
+	m.Weight = reweight(m.Weight, d.Saturated)
+	back := m.Lost && !d.Final && !c.over
+	if back {
+		// A stall, not a death: counts are counts, and the agent gets a
+		// share again (until then it ran at the least a gate runs).
+		m.Lost = false
+		m.Returned++
+	}
+	if d.Final {
+		m.done, m.Err = true, d.Err
+	}
+	c.mu.Unlock()
+	if back {
+		c.log.Warn("throttle agent back", "agent", d.Agent)
+		c.publish()
+	}
+	if d.Final {
+		select {
+		case c.finals <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// publish sends the offer and every running agent's share of it.
+func (c *Controller) publish() { c.publishOffer(-1) }
+
+// publishOffer makes offer (when >= 0) the offer, splits it and sends it;
+// the offer and the shares change under one lock, so a reader never sees
+// one without the other.
+func (c *Controller) publishOffer(offer float64) {
+	c.mu.Lock()
+	if offer >= 0 {
+		c.offer = offer
+	}
+	weights := map[string]float64{}
+	for id, m := range c.members {
+		if m.started && !m.Lost && !m.done {
+			weights[id] = m.Weight
+		}
+	}
+	shares := split(c.offer, weights, c.cfg.Spec.Limits.Mode == governor.Concurrency)
+	for id, s := range shares {
+		c.members[id].Share = s
+	}
+	c.seq++
+	o := Offer{Seq: c.seq, Offer: c.offer, Shares: shares}
+	c.mu.Unlock()
+	_ = c.nc.Publish(subjOffer, encode(o))
+}
+
+// Apply is the governor's applier: the offer is split between the agents.
+func (c *Controller) Apply(offer float64) float64 {
+	c.publishOffer(offer)
+	return offer
+}
+
+// split is the offer and the shares of it in force, read together.
+func (c *Controller) split() (offer float64, shares map[string]float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	shares = map[string]float64{}
+	for id, m := range c.members {
+		if m.started && !m.Lost && !m.done {
+			shares[id] = m.Share
+		}
+	}
+	return c.offer, shares
+}
+
+func (c *Controller) observe(w governor.Window) {
+	c.wmu.Lock()
+	c.wins = append(c.wins, w)
+	c.wmu.Unlock()
+	if c.cfg.Observer != nil {
+		c.cfg.Observer(w)
+	}
+}
+
+// Snapshot is the run's live view: the merged counters and the offer.
+func (c *Controller) Snapshot() engine.Snapshot {
+	s := engine.Snapshot{Counts: c.m.Counts(), Governor: c.gov.State()}
+	c.mu.Lock()
+	s.Offer = c.offer
+	if !c.start.IsZero() {
+		s.Elapsed = time.Since(c.start)
+	}
+	for _, m := range c.members {
+		if m.started && !m.Lost && !m.done {
+			s.InFlight += m.inflight
+			s.Workers += m.workers
+		}
+	}
+	c.mu.Unlock()
+	return s
+}
+
+// Agents lists the agents so far, in the order they joined.
+func (c *Controller) Agents() []AgentInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]AgentInfo, 0, len(c.order))
+	for _, id := range c.order {
+		out = append(out, c.members[id].AgentInfo)
+	}
+	return out
+}
+
+// ErrNotEnoughAgents is the wait for agents running out.
+var ErrNotEnoughAgents = errors.New("not enough agents")
+
+// waitReady waits until Agents agents are ready.
+func (c *Controller) waitReady(ctx context.Context) error {
+	t := time.NewTimer(c.cfg.Wait)
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		var ready []string
+		for _, id := range c.order {
+			if c.members[id].ready {
+				ready = append(ready, id)
+			}
+		}
+		c.mu.Unlock()
+		if len(ready) >= c.cfg.Agents {
+			return nil
+		}
+		select {
+		case <-c.readyN:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			who := "none joined"
+			if len(ready) > 0 {
+				who = "ready: " + strings.Join(ready, ", ")
+			}
+			return fmt.Errorf("%w: waited %v for %d agents at %s, %d ready (%s)", ErrNotEnoughAgents, c.cfg.Wait, c.cfg.Agents, c.URL(), len(ready), who)
+		}
+	}
+}

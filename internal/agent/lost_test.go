@@ -1,0 +1,168 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/target"
+	"github.com/throttlekit/throttle/internal/testwait"
+)
+
+// fakeAgent joins c by hand and returns its connection and id: a test
+// makes it send ticks, or fall silent as a killed agent does.
+func fakeAgent(t *testing.T, c *Controller, name string) (*nats.Conn, string) {
+	t.Helper()
+	nc, err := nats.Connect(c.URL(), nats.Token(testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	cid, _ := nc.GetClientID()
+	msg, err := nc.Request(subjHello, encode(Hello{CID: cid, Name: name, Cores: 1, Version: "test"}), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w Welcome
+	if err := json.Unmarshal(msg.Data, &w); err != nil || w.ID == "" {
+		t.Fatalf("welcome %s: %v", msg.Data, err)
+	}
+	if err := nc.Publish(subjReady, []byte(w.ID)); err != nil {
+		t.Fatal(err)
+	}
+	return nc, w.ID
+}
+
+// An agent that falls silent (killed) is declared lost in one line, its
+// share goes to the others, the run goes on, and the report lists it; the
+// counts it sent before stay counted, and a tick of it that arrives late
+// still counts.
+func TestSilentAgentLost(t *testing.T) {
+	tg, err := target.New(target.NewConfig(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	defer srv.Close()
+	var log lines
+	spec := testSpec(t, srv.URL+"/", 200, 100)
+	spec.Duration = 4 * testwait.Deadline
+	spec.Silence = time.Second
+	c := newController(t, ControllerConfig{Agents: 2, Spec: spec, Logger: log.logger()})
+	real := runAgent(context.Background(), c, "real", testToken)
+	nc, id := fakeAgent(t, c, "doomed")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *Result, 1)
+	go func() {
+		res, err := c.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	testwait.Until(t, testwait.Deadline, "the run to start", func() bool { return c.Snapshot().Offer > 0 })
+	d := Delta{Agent: id, Seq: 1, Classes: make([]uint64, engine.NumClasses), Started: 7}
+	d.Classes[engine.ClassOK] = 7
+	if err := nc.Publish(subjTick, encode(d)); err != nil {
+		t.Fatal(err)
+	}
+	// Then nothing: the agent is dead to the controller.
+	isLost := func() bool {
+		for _, a := range c.Agents() {
+			if a.ID == id {
+				return a.Lost
+			}
+		}
+		return false
+	}
+	testwait.Until(t, testwait.Deadline, "the silent agent declared lost", isLost)
+	shareOf := func(who string) float64 {
+		for _, a := range c.Agents() {
+			if a.ID == who {
+				return a.Share
+			}
+		}
+		return -1
+	}
+	testwait.Until(t, testwait.Deadline, "the whole offer on the live agent", func() bool {
+		s := c.Snapshot()
+		return shareOf("real") == s.Offer
+	})
+	// A late tick of the lost agent still counts (counts are counts), and
+	// gives it a share back: it was stalled, not dead. Silent again, it is
+	// lost again.
+	d.Seq, d.Started, d.Classes[engine.ClassOK] = 2, 3, 3
+	_ = nc.Publish(subjTick, encode(d))
+	_ = nc.Flush()
+	testwait.Until(t, testwait.Deadline, "the agent back", func() bool { return len(log.with("agent back")) == 1 })
+	testwait.Until(t, testwait.Deadline, "the agent lost again", isLost)
+	before := c.Snapshot().Counts.OK
+	testwait.Until(t, testwait.Deadline, "the live agent to go on", func() bool { return c.Snapshot().Counts.OK > before+50 })
+	cancel()
+	res := <-done
+	if err := testwait.Receive(t, real, "the live agent's end"); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.with("agent lost"); len(got) != 2 {
+		t.Fatalf("lost lines %q", got)
+	}
+	var doomed AgentInfo
+	for _, a := range res.Agents {
+		if a.ID == id {
+			doomed = a
+		}
+	}
+	if !doomed.Lost || doomed.Returned != 1 || doomed.Attempts != 10 {
+		t.Fatalf("the lost agent in the report: %+v", doomed)
+	}
+}
+
+// A killed agent's connection closes: the controller declares it lost at
+// its next tick, long before the silence would.
+func TestDisconnectedAgentLost(t *testing.T) {
+	tg, err := target.New(target.NewConfig(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	defer srv.Close()
+	var log lines
+	spec := testSpec(t, srv.URL+"/", 200, 100)
+	spec.Duration = 4 * testwait.Deadline
+	spec.Silence = 4 * testwait.Deadline // only the closed connection can tell
+	c := newController(t, ControllerConfig{Agents: 2, Spec: spec, Logger: log.logger()})
+	real := runAgent(context.Background(), c, "real", testToken)
+	nc, id := fakeAgent(t, c, "killed")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *Result, 1)
+	go func() {
+		res, err := c.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	testwait.Until(t, testwait.Deadline, "the run to start", func() bool { return c.Snapshot().Offer > 0 })
+	d := Delta{Agent: id, Seq: 1, Classes: make([]uint64, engine.NumClasses)}
+	if err := nc.Publish(subjTick, encode(d)); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.Flush()
+	nc.Close()
+	testwait.Until(t, testwait.Deadline, "the killed agent lost", func() bool { return len(log.with("its connection closed")) == 1 })
+	cancel()
+	res := <-done
+	if err := testwait.Receive(t, real, "the live agent's end"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range res.Agents {
+		if a.Lost != (a.ID == id) {
+			t.Errorf("agent %+v", a)
+		}
+	}
+}

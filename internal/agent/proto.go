@@ -1,0 +1,192 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/targets"
+)
+
+// Subjects of the conversation (see the package doc).
+const (
+	subjHello = "throttle.hello"
+	subjReady = "throttle.ready"
+	subjStart = "throttle.start"
+	subjTick  = "throttle.tick"
+	subjOffer = "throttle.offer"
+	subjStop  = "throttle.stop"
+	subjAbort = "throttle.abort"
+)
+
+// LostTicks is how many ticks of silence make an agent lost (to the
+// controller) or the controller gone (to an agent), but never less than
+// MinSilence: a loaded machine stalls a process for a moment now and then.
+const (
+	LostTicks  = 3
+	MinSilence = 5 * time.Second
+)
+
+// silence is how long a peer may be silent before it is gone: the run's
+// Silence, else LostTicks ticks but at least MinSilence.
+func (s Spec) silence() time.Duration {
+	if s.Silence > 0 {
+		return s.Silence
+	}
+	return max(time.Duration(LostTicks)*s.Tick, MinSilence)
+}
+
+// Hello is an agent's announcement.
+type Hello struct {
+	// CID is the agent's client id on the controller's NATS server: its
+	// connection closing (a killed agent) is seen at once.
+	CID     uint64 `json:"cid,omitempty"`
+	Name    string `json:"name"`
+	Cores   int    `json:"cores"`
+	Version string `json:"version"`
+}
+
+// Welcome answers a Hello: the agent's id in this run and what to run, or
+// why it is refused.
+type Welcome struct {
+	ID      string `json:"id,omitempty"`
+	Spec    *Spec  `json:"spec,omitempty"`
+	Refused string `json:"refused,omitempty"`
+}
+
+// Target is one request of a URL run, as it travels.
+type Target struct {
+	Method string      `json:"method"`
+	URL    string      `json:"url"`
+	Header http.Header `json:"header,omitempty"`
+	Body   []byte      `json:"body,omitempty"`
+}
+
+// Spec is a URL/targets run as the controller ships it: what every agent
+// needs to build its share of the phase.
+type Spec struct {
+	Targets  []Target        `json:"targets"`
+	Limits   governor.Limits `json:"limits"`
+	Fixed    bool            `json:"fixed,omitempty"`
+	Duration time.Duration   `json:"duration"`
+	Tick     time.Duration   `json:"tick"`
+	// Every is how often an agent sends its deltas: at every read of the
+	// controller's governor (governor.Check, a fifth of the tick with the
+	// early breach on). Once a tick instead delays the evidence by up to a
+	// tick and slows convergence (internal/sim, TestHundredAgents...).
+	Every   time.Duration `json:"every"`
+	MaxVUs  int           `json:"max_vus"` // each agent's
+	Timeout time.Duration `json:"timeout"`
+	Tries   int           `json:"tries"`
+	FailOn  string        `json:"fail_on"`
+	Slow    time.Duration `json:"slow,omitempty"`
+	Grace   time.Duration `json:"grace"`
+	// Silence is how long an agent or the controller may be silent before
+	// the other takes it for gone (0: LostTicks ticks, at least MinSilence).
+	Silence  time.Duration `json:"silence,omitempty"`
+	Insecure bool          `json:"insecure,omitempty"`
+	HTTP2    bool          `json:"http2,omitempty"`
+}
+
+// SpecOf is the Spec of a URL run's engine configuration (with its
+// defaults filled in) for n agents.
+func SpecOf(c engine.Config, n int) Spec {
+	s := Spec{Limits: c.Limits, Fixed: c.Fixed, Duration: c.Duration, Tick: c.Tick, Timeout: c.Timeout, Tries: c.Tries,
+		Slow: c.Slow, Grace: c.Grace, Insecure: c.Insecure, HTTP2: c.HTTP2, MaxVUs: c.MaxVUs}
+	if s.Tick <= 0 {
+		s.Tick = governor.DefaultTick // as the phase runtime's default
+	}
+	if n > 1 && s.MaxVUs > 0 {
+		s.MaxVUs = (s.MaxVUs + n - 1) / n
+	}
+	if c.FailOn != nil {
+		s.FailOn = c.FailOn.String()
+	}
+	for _, t := range c.Targets {
+		s.Targets = append(s.Targets, Target{Method: t.Method, URL: t.URL.String(), Header: t.Header, Body: t.Body})
+	}
+	return s
+}
+
+// engineConfig is the agent's phase for s: the run's settings, with an
+// offer that follows the controller (the agent's gate may go anywhere from
+// the least a gate runs to the run's ceiling; the controller's governor
+// holds the run's own limits).
+func (s Spec) engineConfig() (engine.Config, error) {
+	c := engine.Config{Limits: s.Limits, Duration: s.Duration, Tick: s.Tick, MaxVUs: s.MaxVUs, Timeout: s.Timeout,
+		Tries: s.Tries, Slow: s.Slow, Grace: s.Grace, Insecure: s.Insecure, HTTP2: s.HTTP2}
+	c.Limits.Floor = 0.01
+	if c.Limits.Mode == governor.Concurrency {
+		c.Limits.Floor = 1
+	}
+	c.Limits.Floor = min(c.Limits.Floor, c.Limits.Ceiling)
+	c.Limits.Start = c.Limits.Floor
+	if s.FailOn != "" {
+		f, err := engine.ParseFailOn(s.FailOn)
+		if err != nil {
+			return c, fmt.Errorf("the run's fail-on: %w", err)
+		}
+		c.FailOn = &f
+	}
+	for _, t := range s.Targets {
+		u, err := url.Parse(t.URL)
+		if err != nil {
+			return c, fmt.Errorf("the run's target %q: %w", t.URL, err)
+		}
+		h := t.Header
+		if h == nil {
+			h = http.Header{}
+		}
+		c.Targets = append(c.Targets, targets.Target{Method: t.Method, URL: u, Header: h, Body: t.Body})
+	}
+	return c, nil
+}
+
+// Delta is what one agent counted since its previous tick: counts only,
+// so a late one is merged into whatever window is open when it arrives.
+type Delta struct {
+	Agent string `json:"agent"`
+	Seq   uint64 `json:"seq"`
+	// CID is the agent's client id now (it changes when the client
+	// reconnects).
+	CID uint64 `json:"cid,omitempty"`
+	// Classes counts resolved attempts by engine class (engine.Class order).
+	Classes     []uint64      `json:"classes"`
+	Started     uint64        `json:"started"`
+	IterOK      uint64        `json:"iter_ok"`
+	IterFailed  uint64        `json:"iter_failed"`
+	Dropped     uint64        `json:"dropped"`
+	Aborted     uint64        `json:"aborted"`
+	Unreachable uint64        `json:"unreachable"`
+	Latency     time.Duration `json:"latency"` // summed, of the resolved attempts
+	// Saturated is the agent's watch's verdict at this tick.
+	Saturated bool    `json:"saturated,omitempty"`
+	SatRate   float64 `json:"sat_rate,omitempty"`
+	InFlight  int64   `json:"in_flight"`
+	Workers   int     `json:"workers"`
+	// Hist is the HDR histogram of this tick's latencies (µs), V2-encoded.
+	Hist []byte `json:"hist,omitempty"`
+	// Final is the agent's last tick: its phase is over.
+	Final bool `json:"final,omitempty"`
+	// Err, on a final tick, says why the agent's phase failed.
+	Err string `json:"err,omitempty"`
+}
+
+// Offer is the controller's committed offer and each agent's share of it.
+type Offer struct {
+	Seq    uint64             `json:"seq"`
+	Offer  float64            `json:"offer"`
+	Shares map[string]float64 `json:"shares"`
+}
+
+func encode(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // our own types always marshal
+	}
+	return b
+}

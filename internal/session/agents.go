@@ -1,0 +1,128 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"text/tabwriter"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/agent"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/report"
+)
+
+// Agents spreads a URL run over generator agents (internal/agent): this
+// process is the controller.
+type Agents struct {
+	// N is how many agents the run waits for (--agents, or --local-agents).
+	N int
+	// Listen is the embedded NATS server's address (--listen).
+	Listen string
+	// Token is what agents present (--token).
+	Token string
+	// Wait bounds the wait for agents (--agent-wait).
+	Wait time.Duration
+	// Version is this build's; agents of another are refused.
+	Version string
+	// TLS secures the link to the agents (--tls-cert, --tls-key, --tls-ca).
+	TLS agent.TLS
+	// Spawn, if set, starts local agents once the server listens, given
+	// its address and the token (--local-agents); stop ends them.
+	Spawn func(url, token string) (stop func(), err error)
+}
+
+// RunAgents runs a URL run over agents, this process the controller: one
+// governor judges the merged window of every agent; the report is the
+// whole run's, with the agents listed (text, and an "agents" array in the
+// JSON report).
+func (s *Session) RunAgents(u URL, a Agents) error {
+	cfg := u.Engine
+	rec, err := report.NewRecorder(cfg.Limits.High)
+	if err != nil {
+		return BadInput{err}
+	}
+	con := s.console()
+	log := s.logger(slog.LevelWarn)
+	m := s.metrics()
+	if err := m.Start(s.Stderr); err != nil {
+		return err
+	}
+	defer m.Stop()
+	spec := agent.SpecOf(cfg, a.N)
+	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, TLS: a.TLS, Agents: a.N, Wait: a.Wait,
+		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: rec.Observe})
+	if err != nil {
+		return BadInput{err}
+	}
+	defer ctl.Close()
+	fmt.Fprintf(s.Stderr, "throttle controller listening at %s, waiting for %d agent(s)\n", ctl.URL(), a.N)
+	if a.Spawn != nil {
+		stop, err := a.Spawn(ctl.URL(), a.Token)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, max(spec.Grace, 0))
+	res, err := watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+		return ctl.Snapshot(), cfg.Limits.Mode, rec, ""
+	})
+	if err != nil {
+		if errors.Is(err, agent.ErrNotEnoughAgents) {
+			return err
+		}
+		return err
+	}
+	in := report.Input{Settings: u.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
+		Latency: rec.Summary(), Generator: generatorOf(res.Generator)}
+	in.Settings.Limits, in.Settings.Tick, in.Settings.Governed = cfg.Limits, spec.Tick, !cfg.Fixed
+	countsInto(&in, res.Counts)
+	r, err := report.Build(in)
+	if err != nil {
+		return err
+	}
+	if err := r.WriteText(s.Stdout); err != nil {
+		return err
+	}
+	writeAgents(s.Stdout, res.Agents)
+	return s.writeFiles(s.Stdout, r, func(path string) error {
+		b, err := json.MarshalIndent(struct {
+			*report.Report
+			Agents []agent.AgentInfo `json:"agents"`
+		}{r, res.Agents}, "", "  ")
+		if err != nil {
+			return err
+		}
+		return report.WriteFileAtomic(path, append(b, '\n'))
+	})
+}
+
+// writeAgents is the text report's per-agent table.
+func writeAgents(w io.Writer, agents []agent.AgentInfo) {
+	fmt.Fprintf(w, "agents       %d\n", len(agents))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  agent\tcores\tattempts\tfailed\tshare\tsaturated ticks\tlate ticks\tstate")
+	for _, a := range agents {
+		state := "ok"
+		switch {
+		case a.Err != "":
+			state = "failed: " + a.Err
+		case a.Lost:
+			state = "lost"
+		case a.Late:
+			state = "joined late"
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.4g\t%d/%d\t%d\t%s\n", a.ID, a.Cores, a.Attempts, a.Failed, a.Share, a.SaturatedTicks, a.Ticks, a.LateTicks, state)
+	}
+	_ = tw.Flush()
+}
