@@ -144,6 +144,9 @@ type Session struct {
 	// Started, if set, is handed a URL run's engine before it runs (tests
 	// compare what the run exports with the engine's own state).
 	Started func(*engine.Engine)
+	// Finished, if set, is handed a URL run's result before its report
+	// is written (the fault suite checks the report against it).
+	Finished func(*engine.Result)
 
 	con *live.Console
 }

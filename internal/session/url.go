@@ -70,6 +70,9 @@ func (s *Session) RunURL(u URL) error {
 	if err != nil {
 		return err
 	}
+	if s.Finished != nil {
+		s.Finished(res)
+	}
 	in := report.Input{Settings: u.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
 		Latency: rec.Summary(), Generator: generatorOf(res.Generator)}
 	in.Settings.Limits, in.Settings.Tick, in.Settings.Governed = eng.Config().Limits, eng.Config().Tick, !cfg.Fixed
