@@ -37,6 +37,7 @@ import (
 type sample struct {
 	at         time.Duration
 	rss, heap  uint64 // bytes
+	stacks     uint64 // goroutine stacks, bytes
 	goroutines int
 }
 
@@ -52,6 +53,7 @@ func main() {
 	every := flag.Duration("every", 10*time.Second, "how often to sample")
 	warm := flag.Duration("warmup", 2*time.Minute, "samples before it are not judged")
 	maxGrowth := flag.Float64("max-growth", 0.10, "the largest resident-memory growth after the warm-up that passes")
+	maxVUs := flag.Int("max-vus", 0, "the open loop's worker bound (0: the engine's default, 1000)")
 	out := flag.String("out", "", "a directory for the report and timeline (default: a temporary one, removed)")
 	memprofile := flag.String("memprofile", "", "write a heap profile here at the end")
 	flag.Parse()
@@ -65,13 +67,13 @@ func main() {
 			}
 		}()
 	}
-	if err := run(*target, *rate, *start, *dur, *window, *every, *warm, *maxGrowth, *out); err != nil {
+	if err := run(*target, *rate, *start, *dur, *window, *every, *warm, *maxGrowth, *maxVUs, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		exit = 1
 	}
 }
 
-func run(target string, rate, start float64, dur, window, every, warm time.Duration, maxGrowth float64, out string) error {
+func run(target string, rate, start float64, dur, window, every, warm time.Duration, maxGrowth float64, maxVUs int, out string) error {
 	u, err := url.Parse(target)
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("-url %q: want an http URL", target)
@@ -91,7 +93,7 @@ func run(target string, rate, start float64, dur, window, every, warm time.Durat
 	s := &session.Session{Stdout: os.Stdout, Stderr: io.Discard, Quiet: true,
 		Outputs:  session.Outputs{JSON: filepath.Join(out, "r.json"), Timeline: filepath.Join(out, "t.csv")},
 		Finished: func(r *engine.Result) { res = r }}
-	cfg := engine.Config{Targets: []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}, Limits: l, Duration: dur}
+	cfg := engine.Config{Targets: []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}, Limits: l, Duration: dur, MaxVUs: maxVUs}
 
 	began := time.Now()
 	var samples []sample
@@ -108,8 +110,8 @@ func run(target string, rate, start float64, dur, window, every, warm time.Durat
 			}
 			sm := take(time.Since(began))
 			samples = append(samples, sm)
-			fmt.Printf("soak t=%4.0fs rss=%6.1f MiB live-heap=%6.1f MiB goroutines=%d\n",
-				sm.at.Seconds(), mib(sm.rss), mib(sm.heap), sm.goroutines)
+			fmt.Printf("soak t=%4.0fs rss=%6.1f MiB live-heap=%6.1f MiB stacks=%5.1f MiB goroutines=%d\n",
+				sm.at.Seconds(), mib(sm.rss), mib(sm.heap), mib(sm.stacks), sm.goroutines)
 		}
 	}()
 	err = s.RunURL(session.URL{Engine: cfg, Settings: report.Settings{Target: target}})
@@ -155,9 +157,9 @@ func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 // garbage collection (runtime/metrics /gc/heap/live:bytes), not what
 // garbage not yet collected adds.
 func take(at time.Duration) sample {
-	m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
 	metrics.Read(m)
-	return sample{at: at, rss: rss(), heap: m[0].Value.Uint64(), goroutines: runtime.NumGoroutine()}
+	return sample{at: at, rss: rss(), heap: m[0].Value.Uint64(), stacks: m[1].Value.Uint64(), goroutines: runtime.NumGoroutine()}
 }
 
 // rss is the process's resident set (VmRSS in /proc/self/status), 0 where

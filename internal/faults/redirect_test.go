@@ -31,15 +31,18 @@ func loop(t *testing.T) (string, *atomic.Int64) {
 
 // A redirect loop in a URL run: a URL run follows no redirect, so each
 // attempt is one request, answered 302 — not a failure by the default
-// rule (transport errors, timeouts, 5xx, 429) — and the server saw
-// exactly the attempts the run counted.
+// rule (transport errors, timeouts, 5xx, 429) — and the server saw the
+// attempts the run counted, one request each.
 func TestRedirectLoopURL(t *testing.T) {
 	u, hits := loop(t)
 	r := runURL(t, u, 1500*time.Millisecond, 300*time.Millisecond)
 	checkRun(t, r)
-	classesWithin(t, r.res.Counts, []engine.Class{engine.ClassOK}, engine.ClassOK)
-	if c := r.res.Counts; uint64(hits.Load()) != c.Started {
-		t.Errorf("the server saw %d requests, the run started %d attempts", hits.Load(), c.Started)
+	minorityLate(t, r.res.Counts, engine.ClassOK)
+	// One request an attempt: the server saw every ok attempt and no more
+	// than were started (a timed-out one on a loaded machine may not have
+	// reached it).
+	if c, n := r.res.Counts, uint64(hits.Load()); n < c.OK || n > c.Started {
+		t.Errorf("the server saw %d requests; the run started %d attempts, %d ok", n, c.Started, c.OK)
 	}
 }
 
@@ -67,7 +70,7 @@ export default function () {
 	s := &session.Session{Stdout: &stdout, Stderr: io.Discard, Quiet: true,
 		Outputs: session.Outputs{JSON: filepath.Join(dir, "r.json")}}
 	sc := session.Script{Path: path, SummaryExport: filepath.Join(dir, "summary.json"),
-		Config: script.Config{Env: map[string]string{"URL": u}, Govern: true, Timeout: time.Second,
+		Config: script.Config{Env: map[string]string{"URL": u}, Govern: true, Timeout: 5 * time.Second,
 			Governance: script.Governance{Start: &start, Window: &window}}}
 	stop := make(chan struct{})
 	peak := heapPeak(stop)

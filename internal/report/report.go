@@ -511,7 +511,7 @@ func notes(in Input, r *Report, uncovered int) []string {
 			pct(r.Iterations.OKFrac), pct(r.Attempts.FailFrac)))
 	}
 	if n := r.Capacity.SettledWindows; uncovered > 0 {
-		out = append(out, fmt.Sprintf("latency at capacity covers %d of the %d settled windows: the recorder kept no histogram of the others (it drops the oldest past its memory budget, and keeps none for windows it did not see settled)",
+		out = append(out, fmt.Sprintf("latency at capacity covers %d of the %d settled windows: the recorder kept no histogram of the others (past its memory budget it drops the histograms of the offers least recently settled at, and it keeps none for windows it did not see settled)",
 			n-uncovered, n))
 	}
 	if in.Latency.Clamped > 0 {
