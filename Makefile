@@ -39,9 +39,10 @@ agents:
 # faults: the fault-injection suite (internal/faults): latency, refused
 # connections, resets mid-body, half-open connections, slow-loris, endless
 # and 2 GiB bodies, a failed TLS handshake and a name that does not
-# resolve, each run through the URL engine at 200 arrivals/s with class
-# counts, accounting and heap peak asserted. About 15 s, so `make test`
-# runs it too.
+# resolve; latency spikes, jitter and a bandwidth limit through a toxiproxy
+# proxy; a redirect loop (URL run and k6 script). Each run through a
+# session at 200 arrivals/s with class counts, accounting, the written
+# report and heap peak asserted. About 25 s, so `make test` runs it too.
 faults:
 	$(GO) test -race -count=1 -v ./internal/faults
 

@@ -16,6 +16,13 @@ const OutageFrac = 0.9
 // refusals in a row are a blip, not an outage.
 const minOutageAttempts = 5
 
+// OutageProbes is how many iterations a host starts per tick while the
+// governor judges an outage (State.Outage): the offer holds, but only these
+// few probes go out to watch for the target's return instead of the whole
+// held offer; when they are answered again the outage ends and the held
+// offer runs at once.
+const OutageProbes = 5
+
 // outage reports whether n resolved attempts of which unreach found no
 // server are an outage.
 func outage(n, unreach uint64) bool {
@@ -45,12 +52,25 @@ func (g *Governor) outageRead(out, answered, full bool) outageStep {
 		return outageHold
 	case !g.out:
 		return outageNone
-	case answered:
+	case answered || g.probesAnswered():
 		return outageOver
 	case !full:
 		return outageWait
 	}
 	return outageHold
+}
+
+// probesAnswered reports whether, during an outage, the probes resolved
+// since the previous read were mostly answered: with only OutageProbes
+// attempts a tick the tail may hold too few to show it, and the target's
+// return must not wait for a window's worth of evidence.
+func (g *Governor) probesAnswered() bool {
+	if len(g.reads) < 2 {
+		return false
+	}
+	cur, prev := g.reads[len(g.reads)-1], g.reads[len(g.reads)-2]
+	ok, n := cur.ok-prev.ok, cur.ok-prev.ok+cur.fail-prev.fail
+	return ok > 0 && 2*ok > n && !outage(n, cur.ld.Unreachable-prev.ld.Unreachable)
 }
 
 // endOutage ends an outage at the read whose tail answers (w is the

@@ -57,8 +57,10 @@ type Result struct {
 	// Interrupted is true when the context ended the phase before its
 	// duration.
 	Interrupted bool
-	// Windows are the governor's closed windows, in order.
+	// Windows are the governor's closed windows, in order: the newest
+	// phase.KeepWindows of them; Earlier sums up the others.
 	Windows []governor.Window
+	Earlier phase.Earlier
 	Counts  Counts
 	// Workers is the most workers the phase ran at once.
 	Workers int
@@ -170,6 +172,6 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Config: e.cfg, Start: r.Start, End: r.End, Interrupted: r.Interrupted, Windows: r.Windows,
+	return &Result{Config: e.cfg, Start: r.Start, End: r.End, Interrupted: r.Interrupted, Windows: r.Windows, Earlier: r.Earlier,
 		Counts: e.meter.Counts(), Workers: r.Workers, Capacity: r.Capacity, Generator: r.Generator, Arrivals: r.Arrivals}, nil
 }

@@ -145,8 +145,26 @@ type Response struct {
 	BytesSent, BytesReceived int64
 	// Tries is how many attempts the iteration made.
 	Tries int
+	// Hops are the redirects the attempt followed before its last
+	// response, in order: each is one request on the wire, which k6
+	// counts and times as its own (http_reqs counts every hop). Status,
+	// Timings and bytes above are the last response's plus, for bytes,
+	// every hop's; nil when no redirect was followed.
+	Hops []Hop
 
 	location string // a redirect's Location header, set by a transport for a 3xx
+}
+
+// Hop is one redirect an attempt followed: the request sent and the 3xx
+// it got.
+type Hop struct {
+	Method, URL string
+	Status      int
+	Timings     Timings
+	// Failed is the driver's FailedFunc on the 3xx alone (k6's expected
+	// statuses pass a redirect).
+	Failed                   bool
+	BytesSent, BytesReceived int64
 }
 
 // reset empties r for the next attempt. Header and Body are made afresh
@@ -421,6 +439,7 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) (end time.
 			res.Err = err
 			break
 		}
+		r.hop(cur, res)
 		cur = next
 		res.URL = next.URL
 		res.Header, res.Body = nil, nil
@@ -444,6 +463,19 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) (end time.
 		res.Class = ClassOther
 	}
 	return end
+}
+
+// hop records the redirect res just got for cur as one of res.Hops, with
+// the bytes sent and received since the previous hop.
+func (r *Runner) hop(cur *Request, res *Response) {
+	var sent, recv int64
+	for _, h := range res.Hops {
+		sent, recv = sent+h.BytesSent, recv+h.BytesReceived
+	}
+	j := Response{Status: res.Status, URL: cur.URL}
+	j.Class, j.ErrorCode = classify(nil, res.Status)
+	res.Hops = append(res.Hops, Hop{Method: cur.Method, URL: cur.URL, Status: res.Status, Timings: res.Timings,
+		Failed: r.d.failed(&j), BytesSent: res.BytesSent - sent, BytesReceived: res.BytesReceived - recv})
 }
 
 // errAttemptTimeout is an attempt whose redirects used up its timeout.

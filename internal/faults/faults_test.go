@@ -2,21 +2,15 @@ package faults
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
-	"github.com/throttlekit/throttle/internal/targets"
-	"github.com/throttlekit/throttle/internal/testdns"
 )
 
 // rawServer accepts connections on loopback and hands each to handle on
@@ -154,78 +148,17 @@ var faults = []struct {
 	{"unresolvable name", "http", func(t *testing.T) string { return "throttle-fault.invalid:80" }, engine.ClassDNS},
 }
 
-// heapPeak samples the heap in use until stop closes and returns its peak.
-func heapPeak(stop <-chan struct{}) <-chan uint64 {
-	out := make(chan uint64, 1)
-	go func() {
-		var peak uint64
-		var ms runtime.MemStats
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapInuse)
-			select {
-			case <-stop:
-				out <- peak
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return out
-}
-
-// maxHeap bounds the heap of a run at 200 arrivals/s: an endless or huge
-// body held whole would take gigabytes.
-const maxHeap = 100 << 20
-
 func TestFaults(t *testing.T) {
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
-			u, err := url.Parse(f.scheme + "://" + f.addr(t) + "/")
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := governor.NewLimits(governor.Rate, 200)
-			l.Window = 500 * time.Millisecond
-			e, err := engine.New(engine.Config{
-				Targets: []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}},
-				Limits:  l, Fixed: true, Duration: 1500 * time.Millisecond, Timeout: 300 * time.Millisecond,
-				Grace: time.Second, MaxVUs: 400,
-				// The unresolvable name is answered on loopback: no DNS
-				// query leaves the machine.
-				Resolver: testdns.Resolver(t),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			stop := make(chan struct{})
-			peak := heapPeak(stop)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			res, err := e.Run(ctx)
-			close(stop)
-			if err != nil || ctx.Err() != nil {
-				t.Fatalf("run: %v (context %v)", err, ctx.Err())
-			}
-			c := res.Counts
-			if p := <-peak; p > maxHeap {
-				t.Errorf("heap peaked at %d MiB", p>>20)
-			}
-			// Every arrival is accounted for: an iteration (one try each)
-			// that ended ok, failed or aborted, or dropped.
-			if got := c.IterOK + c.IterFailed + c.Aborted + c.Dropped; got != res.Arrivals || res.Arrivals < 20 {
-				t.Errorf("%d arrivals, %d accounted for: %+v", res.Arrivals, got, c)
-			}
-			if c.Started != c.OK+c.Failed+c.Aborted {
-				t.Errorf("%d attempts started, %d resolved or aborted", c.Started, c.OK+c.Failed+c.Aborted)
-			}
+			r := runURL(t, f.scheme+"://"+f.addr(t)+"/", 1500*time.Millisecond, 300*time.Millisecond)
+			checkRun(t, r)
 			// Every resolved attempt has the fault's class. On a loaded
 			// machine a fault server can be slower than the attempt's
 			// timeout to show its fault (to reset, to answer in plain text):
 			// such an attempt is rightly a timeout. They may be a minority
 			// only, so the fault's own class still has to be seen.
+			c := r.res.Counts
 			resolved := c.OK + c.Failed
 			late := uint64(0)
 			if f.class != engine.ClassTimeout {

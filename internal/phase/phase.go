@@ -35,8 +35,10 @@ type Result struct {
 	// Interrupted is true when the context ended the phase before its
 	// duration (or its iterations).
 	Interrupted bool
-	// Windows are the governor's closed windows, in order.
+	// Windows are the governor's closed windows, in order: the newest
+	// KeepWindows of them; Earlier sums up the others.
 	Windows []governor.Window
+	Earlier Earlier
 	// Workers is the most workers the phase ran at once.
 	Workers int
 	// Capacity is the estimate at the failure bound from the settled
@@ -74,11 +76,13 @@ type Phase struct {
 	workersMu  sync.Mutex // guards spawning
 	wg         sync.WaitGroup
 	windowsMu  sync.Mutex
-	windows    []governor.Window
+	windows    []governor.Window // the newest KeepWindows (history.go)
+	earlier    Earlier           // the windows before them, summed up
 	ran        atomic.Bool
 	// Closed loop: the summed length and count of the iterations ended so
 	// far (staggerSpan).
 	iterNanos, iterCount atomic.Int64
+	probe      probes // the outage hold's probes (probe.go)
 }
 
 // New prepares a phase: it checks cfg and builds the gate and the
@@ -214,11 +218,21 @@ func (p *Phase) Status() Status {
 	return s
 }
 
-// Windows are the phase's closed governor windows so far.
+// Windows are the phase's closed governor windows so far: the newest
+// KeepWindows of them (Earlier sums up the others).
 func (p *Phase) Windows() []governor.Window {
 	p.windowsMu.Lock()
 	defer p.windowsMu.Unlock()
 	return append([]governor.Window(nil), p.windows...)
+}
+
+// Earlier sums up the windows that closed before those Windows returns.
+func (p *Phase) Earlier() Earlier {
+	p.windowsMu.Lock()
+	defer p.windowsMu.Unlock()
+	e := p.earlier
+	e.Outages = append([]Span(nil), e.Outages...)
+	return e
 }
 
 // Generator sums up the generator's watch of itself so far.
@@ -228,7 +242,11 @@ func (p *Phase) Generator() GeneratorSummary { return p.watch.summary() }
 func (p *Phase) observe(w governor.Window) {
 	p.windowsMu.Lock()
 	p.windows = append(p.windows, w)
+	if len(p.windows) >= KeepWindows+KeepWindows/4 {
+		p.forget(len(p.windows) - KeepWindows)
+	}
 	p.windowsMu.Unlock()
+	p.setOutage()
 	if p.cfg.Observer != nil {
 		p.cfg.Observer(w)
 	}
@@ -324,7 +342,7 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	end := p.clk.Now()
 	p.endNanos.Store(end.UnixNano())
 	res := &Result{Start: start, End: end, Interrupted: interrupted, Workers: int(p.workers.Load()),
-		Windows: p.Windows(), Generator: p.watch.summary(), Arrivals: p.arrivals.Load()}
+		Windows: p.Windows(), Earlier: p.Earlier(), Generator: p.watch.summary(), Arrivals: p.arrivals.Load()}
 	res.Capacity = governor.Capacity(res.Windows, p.cfg.Limits.High)
 	return res, nil
 }

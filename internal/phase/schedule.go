@@ -80,6 +80,9 @@ func (p *Phase) schedule(ctx context.Context) {
 		}
 		due := pm.Due()
 		pm.Release()
+		if ok, _ := p.admit(); !ok {
+			continue // an outage: held back, not an arrival (probe.go)
+		}
 		p.arrivals.Add(1)
 		select {
 		case p.work <- due:
@@ -177,6 +180,9 @@ func (p *Phase) loop(ctx context.Context, w Worker, delay time.Duration) {
 		defer p.rd.leave(m)
 	}
 	for {
+		if !p.waitProbe(ctx) { // an outage lets probes only (probe.go)
+			return
+		}
 		pm, err := p.gate.Acquire(ctx)
 		if err != nil {
 			return

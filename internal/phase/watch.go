@@ -1,9 +1,12 @@
 package phase
 
 import (
+	"math"
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/throttlekit/throttle/governor"
 )
 
 // The generator watches itself: a load generator that runs out of CPU, or
@@ -242,6 +245,11 @@ func (p *Phase) reading() watchReading {
 	}
 	if p.gate != nil {
 		r.offer = p.gate.Offer()
+		if p.probe.on.Load() {
+			// An outage asks for its probes only (probe.go): the arrivals
+			// held back are not the scheduler falling behind.
+			r.offer = math.Min(r.offer, governor.OutageProbes/p.cfg.Tick.Seconds())
+		}
 	}
 	return r
 }

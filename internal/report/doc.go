@@ -65,6 +65,7 @@
 //	               "p50_ms", "p99_ms", "fail_frac", "dropped", "queued",
 //	               "unserved", "mean_ms", "inflation", "generator_saturated",
 //	               "drained_s", "by"}],
+//	  "earlier_windows": 0,
 //	  "generator": {"saturated", "saturated_at_per_s", "saturated_ticks", "ticks",
 //	                "signals": {"cpu", "lag", "schedule"}}
 //	}

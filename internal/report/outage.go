@@ -6,7 +6,7 @@ import "fmt"
 // the target unreachable, the offer held) as intervals in seconds since
 // the run started, adjacent windows merged.
 func (r *Report) outages() []string {
-	var out []string
+	out := append([]string(nil), r.earlierOutages...)
 	var from, to float64
 	open := false
 	flush := func() {

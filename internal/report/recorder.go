@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -23,13 +24,42 @@ const (
 
 func newHist() *hdr.Histogram { return hdr.New(histLowest, histHighest, histDigits) }
 
-// DefaultWindowBudget is how many bytes of per-window histograms a Recorder
-// keeps unless told otherwise (WithWindowBudget): 64 MiB. A settled window
-// of 1 600 attempts spread over 2–20 ms keeps about 6.5 kB, one of 10 000
-// spread over 1 ms – 1 s about 21 kB (a dense histogram would take 188 kB),
-// so the budget holds some 3 000 to 10 000 settled windows: hours of a
-// phase at capacity with 5 s windows.
+// DefaultWindowBudget is how many bytes of settled windows' histograms a
+// Recorder keeps unless told otherwise (WithWindowBudget): 64 MiB. Settled
+// windows are merged by offer (see offerBin), so a phase that holds near
+// one level keeps a few dozen histograms however long it runs; one of
+// 10 000 attempts spread over 1 ms – 1 s is about 21 kB (a dense histogram
+// would take 188 kB).
 const DefaultWindowBudget = 64 << 20
+
+// KeepWindows is how many of the newest windows a Recorder (and a phase,
+// phase.KeepWindows) holds one by one: 10 000, 14 hours of 5 s windows,
+// under 10 MB. Older windows are summed up (Earlier); the timeline file,
+// streamed as windows close (Spool), keeps every one.
+const KeepWindows = 10_000
+
+// binWidth is the relative width of an offer bin: settled windows whose
+// offers lie within 1 % of each other share one histogram.
+const binWidth = 0.01
+
+// offerBin is the bin of settled windows an offer belongs to. The windows
+// a capacity rests on are chosen by their offer (governor.Steady: within
+// ±15 % of the level the phase settled at), so merging the histograms of
+// windows at (nearly) one offer loses nothing the report asks of them but
+// at the edges of that span, where a bin may straddle it; concurrency
+// offers, whole numbers more than 1 % apart below 100, are binned exactly.
+func offerBin(offer float64) int {
+	if offer <= 0 {
+		return math.MinInt32
+	}
+	return int(math.Floor(math.Log(offer) / math.Log1p(binWidth)))
+}
+
+// bin is the merged histogram of the settled windows of one offer bin.
+type bin struct {
+	hist *hdr.PackedHistogram
+	used uint64 // the Recorder's window count when a window last merged in
+}
 
 // Latency summarizes the latencies of a set of attempts. The zero value
 // means no attempt was recorded.
@@ -43,11 +73,9 @@ type Latency struct {
 type WindowLatency struct {
 	Start, End time.Time
 	Latency
-	// hist holds the window's latencies when the window was settled
-	// (governor.Settled) and its histogram is still within the Recorder's
-	// budget; nil otherwise. It is never modified once the window closed,
-	// so copies of a WindowLatency may share it.
-	hist *hdr.PackedHistogram
+	// Offer is the window's offer: its settled latencies are in the
+	// Recorder's bin of that offer.
+	Offer float64
 }
 
 // Latencies is what a Recorder measured: Report.Build takes it as input.
@@ -60,12 +88,17 @@ type Latencies struct {
 	AtCapacity Latency
 	// Overall covers every recorded attempt.
 	Overall Latency
-	// Windows has one entry per window the Recorder observed, in order.
+	// Windows has one entry per window the Recorder observed, in order:
+	// the newest KeepWindows of them.
 	Windows []WindowLatency
 	// Clamped counts latencies over one hour, recorded as one hour.
 	Clamped uint64
+	// FirstP50 is the p50 latency of the first window that recorded any
+	// (kept when that window is no longer among Windows).
+	FirstP50 time.Duration
 
-	recorded bool // from Recorder.Summary: Windows carry their histograms
+	recorded bool                         // from Recorder.Summary: bins hold the settled windows' latencies
+	bins     map[int]*hdr.PackedHistogram // by offerBin; never modified once handed out
 }
 
 // Recorder collects attempt latencies into HDR histograms and attributes
@@ -107,12 +140,14 @@ type Recorder struct {
 	mu       sync.Mutex // guards everything below; never held by Record
 	overall  *hdr.Histogram
 	scratch  *hdr.Histogram
-	pack     *hdr.PackedHistogram // reused to pack a settled window
 	spare    []*hdr.Histogram
-	observed []governor.Window // every observed window, in order
+	observed []governor.Window // the newest observed windows, in order (KeepWindows)
 	windows  []WindowLatency   // one per observed window
-	kept     int               // bytes held by windows[i].hist, ≤ budget
-	oldest   int               // windows before it hold no histogram
+	n        uint64            // windows observed in all
+	first    time.Duration     // FirstP50; negative until a window recorded any
+	bins     map[int]*bin      // settled windows' latencies by offerBin
+	kept     int               // bytes held by bins, ≤ budget
+	sink     func(governor.Window, Latency)
 }
 
 // A RecorderOption changes a Recorder's defaults.
@@ -123,6 +158,12 @@ type RecorderOption func(*Recorder)
 // none, so a report has no latency at capacity.
 func WithWindowBudget(bytes int) RecorderOption {
 	return func(r *Recorder) { r.budget = bytes }
+}
+
+// WithWindowSink hands every observed window with its latency to sink, in
+// order, as it closes (Spool.Add streams them to the timeline file).
+func WithWindowSink(sink func(governor.Window, Latency)) RecorderOption {
+	return func(r *Recorder) { r.sink = sink }
 }
 
 // shard is one lock and histogram, padded to its own cache line so that
@@ -151,7 +192,8 @@ func NewRecorder(high float64, opts ...RecorderOption) (*Recorder, error) {
 		shift:   64 - bits,
 		overall: newHist(),
 		scratch: newHist(),
-		pack:    hdr.NewPacked(histLowest, histHighest, histDigits),
+		first:   -1,
+		bins:    map[int]*bin{},
 	}
 	for _, o := range opts {
 		o(r)
@@ -190,30 +232,64 @@ func (r *Recorder) Record(latency time.Duration) {
 // every window, in order.
 func (r *Recorder) Observe(w governor.Window) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.scratch.Reset()
 	r.drain(r.scratch)
 	r.overall.Merge(r.scratch)
-	wl := WindowLatency{Start: w.Start, End: w.End, Latency: summarize(r.scratch)}
-	if governor.Settled(w, r.high) {
-		// Only a settled window can turn out steady; keep its latencies
-		// until the phase's level is known. Packing into a reused histogram
-		// and copying it out at its exact size leaves no growth garbage.
-		r.pack.Reset()
-		r.pack.MergeFrom(r.scratch)
-		p := r.pack.Clone()
-		p.Compact()
-		wl.hist = p
-		r.kept += p.GetMemorySize()
+	r.n++
+	wl := WindowLatency{Start: w.Start, End: w.End, Offer: w.Offer, Latency: summarize(r.scratch)}
+	if r.first < 0 && wl.Count > 0 {
+		r.first = wl.P50
+	}
+	if governor.Settled(w, r.high) && r.scratch.TotalCount() > 0 {
+		// Only a settled window can turn out steady; keep its latencies,
+		// merged with those of the settled windows at its offer, until the
+		// phase's level is known.
+		k := offerBin(w.Offer)
+		b := r.bins[k]
+		if b == nil {
+			b = &bin{hist: hdr.NewPacked(histLowest, histHighest, histDigits)}
+			r.bins[k] = b
+		} else {
+			r.kept -= b.hist.GetMemorySize()
+		}
+		b.hist.MergeFrom(r.scratch)
+		b.hist.Compact()
+		b.used = r.n
+		r.kept += b.hist.GetMemorySize()
+		r.evict()
 	}
 	r.observed = append(r.observed, w)
 	r.windows = append(r.windows, wl)
-	for r.kept > r.budget && r.oldest < len(r.windows) {
-		if p := r.windows[r.oldest].hist; p != nil {
-			r.kept -= p.GetMemorySize()
-			r.windows[r.oldest].hist = nil
+	if len(r.observed) >= KeepWindows+KeepWindows/4 {
+		// Forget the oldest windows a quarter at a time: memory stays
+		// bounded and the copy is paid once every KeepWindows/4 windows.
+		drop := len(r.observed) - KeepWindows
+		r.observed = append(r.observed[:0], r.observed[drop:]...)
+		r.windows = append(r.windows[:0], r.windows[drop:]...)
+	}
+	sink := r.sink
+	r.mu.Unlock()
+	if sink != nil {
+		sink(w, wl.Latency)
+	}
+}
+
+// evict drops the least recently merged bins while the bins hold more
+// than the budget. Callers hold r.mu.
+func (r *Recorder) evict() {
+	for r.kept > r.budget {
+		var oldest *bin
+		k := 0
+		for key, b := range r.bins {
+			if oldest == nil || b.used < oldest.used {
+				oldest, k = b, key
+			}
 		}
-		r.oldest++
+		if oldest == nil {
+			return
+		}
+		r.kept -= oldest.hist.GetMemorySize()
+		delete(r.bins, k)
 	}
 }
 
@@ -265,44 +341,51 @@ func (r *Recorder) Recent() Latency {
 }
 
 // Summary returns everything recorded so far, with the latency at capacity
-// over the windows governor.Steady picks from the windows observed so far.
-// Attempts recorded after the last observed window count in Overall only.
-// It does not disturb the recorder, which may go on recording.
+// over the windows governor.Steady picks from the windows observed so far
+// (the newest KeepWindows). Attempts recorded after the last observed
+// window count in Overall only. It does not disturb the recorder, which
+// may go on recording.
 func (r *Recorder) Summary() Latencies {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.scratch.Reset()
 	r.scratch.Merge(r.overall)
 	r.peek(r.scratch)
-	windows := append([]WindowLatency(nil), r.windows...)
-	at, _ := steadyLatency(r.observed, governor.Steady(r.observed, r.high), windows)
-	return Latencies{
-		AtCapacity: at,
-		Overall:    summarize(r.scratch),
-		Windows:    windows,
-		Clamped:    r.clamped.Load(),
-		recorded:   true,
+	bins := make(map[int]*hdr.PackedHistogram, len(r.bins))
+	for k, b := range r.bins {
+		bins[k] = b.hist.Clone()
 	}
+	l := Latencies{
+		Overall:  summarize(r.scratch),
+		Windows:  append([]WindowLatency(nil), r.windows...),
+		Clamped:  r.clamped.Load(),
+		FirstP50: max(r.first, 0),
+		recorded: true,
+		bins:     bins,
+	}
+	l.AtCapacity, _ = steadyLatency(r.observed, governor.Steady(r.observed, r.high), bins)
+	return l
 }
 
-// steadyLatency merges the kept histograms of the windows ws[i], i in
-// steady, finding each among lat by its start and end. covered counts the
-// steady windows that had a histogram.
-func steadyLatency(ws []governor.Window, steady []int, lat []WindowLatency) (l Latency, covered int) {
+// steadyLatency merges the latencies of the windows ws[i], i in steady,
+// from the bins of their offers (each bin once). covered counts the steady
+// windows whose bin was kept.
+func steadyLatency(ws []governor.Window, steady []int, bins map[int]*hdr.PackedHistogram) (l Latency, covered int) {
 	if len(steady) == 0 {
 		return Latency{}, 0
 	}
-	kept := make(map[[2]int64]*hdr.PackedHistogram, len(lat))
-	for _, wl := range lat {
-		if wl.hist != nil {
-			kept[span(wl.Start, wl.End)] = wl.hist
-		}
-	}
 	h := newHist()
+	merged := map[int]bool{}
 	for _, i := range steady {
-		if p := kept[span(ws[i].Start, ws[i].End)]; p != nil {
+		k := offerBin(ws[i].Offer)
+		p := bins[k]
+		if p == nil {
+			continue
+		}
+		covered++
+		if !merged[k] {
+			merged[k] = true
 			p.MergeInto(h)
-			covered++
 		}
 	}
 	return summarize(h), covered

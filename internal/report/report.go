@@ -86,6 +86,12 @@ type Input struct {
 	// Generator is the generator's watch of itself; the zero value says
 	// it never saturated.
 	Generator Generator
+	// Earlier sums up the windows that closed before Windows (a phase
+	// keeps only its newest KeepWindows).
+	Earlier Earlier
+	// Timeline, if set, holds every window as it closed (Spool): the CSV
+	// timeline is written from it when Earlier.Windows > 0.
+	Timeline *Spool
 }
 
 // Outcome names what a run found; it is the JSON report's "outcome".
@@ -180,7 +186,7 @@ func Build(in Input) (*Report, error) {
 	steady := governor.Steady(in.Windows, l.High)
 	uncovered := 0
 	if in.Latency.recorded {
-		at, covered := steadyLatency(in.Windows, steady, in.Latency.Windows)
+		at, covered := steadyLatency(in.Windows, steady, in.Latency.bins)
 		r.Latency.AtCapacity = latencyJSON(at)
 		uncovered = len(steady) - covered
 	}
@@ -200,7 +206,7 @@ func Build(in Input) (*Report, error) {
 		ThroughputPerS:   round(est.Throughput, 3),
 		AttemptFailFrac:  round(est.Frac, 6),
 		AtCeiling:        est.Windows > 0 && est.AtCeiling,
-		SaturatedWindows: est.Saturated,
+		SaturatedWindows: est.Saturated + in.Earlier.Saturated,
 	}
 
 	a := in.Attempts
@@ -225,6 +231,16 @@ func Build(in Input) (*Report, error) {
 	}
 
 	r.Windows = windowRows(in, steady)
+	r.EarlierWindows = in.Earlier.Windows
+	for _, o := range in.Earlier.Outages {
+		r.earlierOutages = append(r.earlierOutages, fmt.Sprintf("%.1f–%.1fs", o[0].Sub(in.Start).Seconds(), o[1].Sub(in.Start).Seconds()))
+	}
+	if in.Earlier.Windows > 0 && in.Timeline != nil {
+		r.timeline = &timeline{spool: in.Timeline, in: in}
+		if len(steady) > 0 {
+			r.timeline.level = &in.Windows[steady[len(steady)-1]]
+		}
+	}
 	r.Outcome, r.Verdict = verdict(in, est)
 	if r.Capacity.Found {
 		r.Capacity.HeldBy, _ = limit(in, est)
@@ -246,6 +262,9 @@ func evidenceName(in Input) string {
 	if !in.Settings.Governed {
 		return "none"
 	}
+	if in.Earlier.Windows > 0 {
+		return in.Earlier.First.Read.String()
+	}
 	if len(in.Windows) > 0 {
 		return in.Windows[0].Read.String()
 	}
@@ -253,61 +272,6 @@ func evidenceName(in Input) string {
 		return "none"
 	}
 	return in.Settings.Evidence
-}
-
-// windowRows is the timeline; the windows whose indices are in steady are
-// flagged settled.
-func windowRows(in Input, steady []int) []WindowJSON {
-	lat := map[[2]int64]Latency{}
-	for _, wl := range in.Latency.Windows {
-		lat[span(wl.Start, wl.End)] = wl.Latency
-	}
-	settled := make(map[int]bool, len(steady))
-	for _, i := range steady {
-		settled[i] = true
-	}
-	rows := make([]WindowJSON, 0, len(in.Windows))
-	for i, w := range in.Windows {
-		n := w.OK + w.Failed
-		secs := w.End.Sub(w.Start).Seconds()
-		row := WindowJSON{
-			Index:     i,
-			StartS:    round(w.Start.Sub(in.Start).Seconds(), 3),
-			EndS:      round(w.End.Sub(in.Start).Seconds(), 3),
-			Offer:     round(w.Offer, 3),
-			OK:        w.OK,
-			Failed:    w.Failed,
-			Frac:      round(w.Frac, 6),
-			Signal:    w.Decision.Signal.String(),
-			Kind:      w.Decision.Kind.String(),
-			Early:     w.Early,
-			FailFrac:  round(w.FailFrac, 6),
-			Dropped:   w.Dropped,
-			Queued:    w.Queued,
-			Unserved:  w.Unserved,
-			MeanMs:    ms(w.Latency),
-			Inflation: round(w.Inflation, 3),
-			DrainedS:  round(w.Drained.Seconds(), 3),
-			By:        w.By,
-
-			GeneratorSaturated: w.GeneratorSaturated,
-			NextOffer:          round(w.Decision.Offer, 3),
-			LastBad:            round(w.Decision.LastBad, 3),
-			Streak:             w.Streak,
-			Settled:            settled[i],
-			Saturated:          governor.Saturated(w, in.Settings.Limits.High),
-		}
-		if secs > 0 {
-			row.AttemptsPerS = round(float64(n)/secs, 3)
-			row.GoodputPerS = round(float64(w.OK)/secs, 3)
-		}
-		if l, ok := lat[span(w.Start, w.End)]; ok && l.Count > 0 {
-			row.P50Ms = ms(l.P50)
-			row.P99Ms = ms(l.P99)
-		}
-		rows = append(rows, row)
-	}
-	return rows
 }
 
 // queuesFactor is the growth of p50 latency, from the run's first window
@@ -338,6 +302,9 @@ func queues(in Input, est governor.Estimate) float64 {
 
 // firstP50 is the p50 latency of the first window that recorded any.
 func firstP50(in Input) time.Duration {
+	if in.Latency.FirstP50 > 0 {
+		return in.Latency.FirstP50
+	}
 	for _, w := range in.Latency.Windows {
 		if w.Count > 0 {
 			return w.P50
@@ -471,11 +438,14 @@ func notes(in Input, r *Report, uncovered int) []string {
 			pct(r.Iterations.OKFrac), pct(r.Attempts.FailFrac)))
 	}
 	if n := r.Capacity.SettledWindows; uncovered > 0 {
-		out = append(out, fmt.Sprintf("latency at capacity covers %d of the %d settled windows: the recorder kept no histogram of the others (it drops the oldest past its memory budget, and keeps none for windows it did not see settled)",
+		out = append(out, fmt.Sprintf("latency at capacity covers %d of the %d settled windows: the recorder kept no histogram of the others (past its memory budget it drops the histograms of the offers least recently settled at, and it keeps none for windows it did not see settled)",
 			n-uncovered, n))
 	}
 	if in.Latency.Clamped > 0 {
 		out = append(out, fmt.Sprintf("%d latencies over one hour recorded as one hour", in.Latency.Clamped))
+	}
+	if e := in.Earlier.Windows; e > 0 {
+		out = append(out, fmt.Sprintf("windows[] lists the newest %d of the run's %d windows (the timeline file lists every one); the capacity rests on them", len(in.Windows), e+len(in.Windows)))
 	}
 	return out
 }

@@ -37,10 +37,17 @@ type Report struct {
 	// grace period after an interrupt ran out): neither ok nor failed, and
 	// not in Attempts.
 	AbortedAttempts uint64 `json:"aborted_attempts"`
-	// Windows is the timeline: one entry per closed governor window.
+	// Windows is the timeline: one entry per closed governor window, the
+	// newest KeepWindows of them (the CSV timeline has every one).
 	Windows []WindowJSON `json:"windows"`
+	// EarlierWindows counts the windows that closed before Windows[0] (a
+	// run longer than KeepWindows windows: windows[0].index); 0 otherwise.
+	EarlierWindows int `json:"earlier_windows"`
 	// Generator is the load generator's watch of itself.
 	Generator GeneratorJSON `json:"generator"`
+
+	timeline       *timeline // the streamed windows, for WriteCSV
+	earlierOutages []string  // outages among the windows before Windows
 }
 
 // GeneratorJSON is the "generator" object: whether the load generator

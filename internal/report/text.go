@@ -95,7 +95,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		cadence = ", early breach off"
 	}
 	fmt.Fprintf(&b, "run          %s, %s (window %v, tick %v%s)\n",
-		secs(r.Run.DurationS), plural(len(r.Windows), "window"), seconds(s.WindowS), seconds(s.TickS), cadence)
+		secs(r.Run.DurationS), plural(r.EarlierWindows+len(r.Windows), "window"), seconds(s.WindowS), seconds(s.TickS), cadence)
 	if s.Governed {
 		by := map[string]int{}
 		drained := 0

@@ -39,16 +39,25 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
-	for _, x := range r.Windows {
-		row := []string{
+	write := func(x WindowJSON) error {
+		return cw.Write([]string{
 			f(x.StartS), f(x.EndS), f(x.Offer), u(x.OK), u(x.Failed), f(x.Frac), f(x.AttemptsPerS), f(x.GoodputPerS),
 			x.Signal, x.Kind, strconv.FormatBool(x.Early), f(x.LastBad), strconv.Itoa(x.Streak), strconv.FormatBool(x.Settled), strconv.FormatBool(x.Saturated),
 			f(x.P50Ms), f(x.P99Ms),
 			f(x.FailFrac), u(x.Dropped), strconv.FormatInt(x.Queued, 10), u(x.Unserved), f(x.MeanMs), f(x.Inflation),
 			strconv.FormatBool(x.GeneratorSaturated), f(x.DrainedS), x.By,
-		}
-		if err := cw.Write(row); err != nil {
+		})
+	}
+	if r.timeline != nil {
+		// A run longer than KeepWindows windows: every row from the spool.
+		if err := r.timeline.rows(write); err != nil {
 			return err
+		}
+	} else {
+		for _, x := range r.Windows {
+			if err := write(x); err != nil {
+				return err
+			}
 		}
 	}
 	cw.Flush()

@@ -97,6 +97,9 @@ func checkAllFields(t *testing.T, typ reflect.Type, doc map[string]any, path str
 	t.Helper()
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
+		if !f.IsExported() {
+			continue
+		}
 		name := strings.Split(f.Tag.Get("json"), ",")[0]
 		v, ok := doc[name]
 		if !ok {

@@ -359,11 +359,34 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 		// counted as ok or failed.
 		return vu.rt.NewDynamicObject(r)
 	}
-	// setup's and teardown's requests count too, as in k6, in no scenario.
-	vu.r.builtin.request(vu.phaseName(), res.Timings, res.Failed, int(res.BytesSent), int(res.BytesReceived), func() map[string]string {
+	// Every redirect followed was a request of its own: k6 counts and
+	// times each (a redirect loop of 1 + maxRedirects requests is that
+	// many http_reqs). The last response's bytes are what the hops leave.
+	sent, recv := res.BytesSent, res.BytesReceived
+	for _, h := range res.Hops {
+		hopName := name
+		if name == req.URL { // no name given: each hop is named by its URL
+			hopName = h.URL
+		}
+		m.record(h.Method, h.URL, hopName, tags, h.Status, 0, h.Failed, h.Timings, h.BytesSent, h.BytesReceived)
+		sent, recv = sent-h.BytesSent, recv-h.BytesReceived
+	}
+	m.record(req.Method, req.URL, name, tags, res.Status, res.ErrorCode, res.Failed, res.Timings, sent, recv)
+	if res.Failed {
+		vu.failed = true
+	}
+	return vu.rt.NewDynamicObject(r)
+}
+
+// record counts one request on the wire in k6's built-in metrics and the
+// run's samples. setup's and teardown's requests count too, as in k6, in
+// no scenario.
+func (m *httpModule) record(method, url, name string, tags map[string]string, status, code int, failed bool, tm engine.Timings, sent, recv int64) {
+	vu := m.vu
+	vu.r.builtin.request(vu.phaseName(), tm, failed, int(sent), int(recv), func() map[string]string {
 		t := vu.tags(nil)
-		t["method"], t["url"], t["name"] = req.Method, req.URL, name
-		t["status"], t["expected_response"] = strconv.Itoa(res.Status), strconv.FormatBool(!res.Failed)
+		t["method"], t["url"], t["name"] = method, url, name
+		t["status"], t["expected_response"] = strconv.Itoa(status), strconv.FormatBool(!failed)
 		for k, v := range tags {
 			t[k] = v
 		}
@@ -371,15 +394,10 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 	})
 	if p := vu.ph; p != nil {
 		if s := vu.r.cfg.Samples; s != nil {
-			s(&Sample{Phase: p.sc.Name, Group: vu.group, Method: req.Method, URL: req.URL, Name: name, Status: res.Status,
-				Failed: res.Failed, ErrorCode: res.ErrorCode, Tags: tags, Timings: res.Timings,
-				Sent: res.BytesSent, Received: res.BytesReceived})
+			s(&Sample{Phase: p.sc.Name, Group: vu.group, Method: method, URL: url, Name: name, Status: status,
+				Failed: failed, ErrorCode: code, Tags: tags, Timings: tm, Sent: sent, Received: recv})
 		}
 	}
-	if res.Failed {
-		vu.failed = true
-	}
-	return vu.rt.NewDynamicObject(r)
 }
 
 // json is Response.json([selector]).

@@ -98,6 +98,10 @@ func (p *Phase) State() (offer, ceiling float64, lastBad float64, signal string)
 // Windows are the phase's closed governor windows.
 func (p *Phase) Windows() []governor.Window { return p.rt.Windows() }
 
+// Earlier sums up the windows before those Windows returns (a scenario
+// holds only its newest phase.KeepWindows).
+func (p *Phase) Earlier() phase.Earlier { return p.rt.Earlier() }
+
 // Span is when the phase ran; zero times when it never started.
 func (p *Phase) Span() (start, end time.Time) { return p.rt.Span() }
 

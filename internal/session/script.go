@@ -270,7 +270,7 @@ func reports(r *script.Runner, sc Script, res *script.RunResult) ([]report.Phase
 			start, end = res.End, res.End // never started (interrupted first)
 		}
 		in := report.Input{Settings: sc.Settings, Windows: ph.Windows(), Start: start, End: end, Interrupted: res.Interrupted,
-			Latency: ph.Recorder().Summary(), Generator: generatorOf(ph.Generator())}
+			Latency: ph.Recorder().Summary(), Generator: generatorOf(ph.Generator()), Earlier: earlierOf(ph.Earlier())}
 		in.Settings.Limits, in.Settings.Governed = ph.Limits(), ph.Governed()
 		in.Settings.Target = fmt.Sprintf("%s scenario %s", filepath.Base(sc.Path), ph.Name())
 		countsInto(&in, ph.Counts())

@@ -20,6 +20,7 @@ import (
 
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/protoecho"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/target"
@@ -147,6 +148,9 @@ type Session struct {
 	// Started, if set, is handed a URL run's engine before it runs (tests
 	// compare what the run exports with the engine's own state).
 	Started func(*engine.Engine)
+	// Finished, if set, is handed a URL run's result before its report
+	// is written (the fault suite checks the report against it).
+	Finished func(*engine.Result)
 
 	con *live.Console
 }
@@ -219,6 +223,15 @@ func countsInto(in *report.Input, c engine.Counts) {
 	}
 	in.Iterations = report.Iterations{OK: c.IterOK, Failed: c.IterFailed}
 	in.Dropped, in.Aborted = c.Dropped, c.Aborted
+}
+
+// earlierOf is the report's view of the windows a phase no longer holds.
+func earlierOf(e phase.Earlier) report.Earlier {
+	out := report.Earlier{Windows: e.Windows, Saturated: e.Saturated, First: e.First}
+	for _, o := range e.Outages {
+		out.Outages = append(out.Outages, [2]time.Time{o.Start, o.End})
+	}
+	return out
 }
 
 // generatorOf is the report's view of a phase's watch of itself.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync/atomic"
 
 	"github.com/throttlekit/throttle/governor"
@@ -32,7 +33,19 @@ type URL struct {
 // report too.
 func (s *Session) RunURL(u URL) error {
 	cfg := u.Engine
-	rec, err := report.NewRecorder(cfg.Limits.High)
+	// The timeline streams every window to a spool beside it as it closes:
+	// a long run holds only its newest windows (phase.KeepWindows).
+	var spool *report.Spool
+	var ropts []report.RecorderOption
+	if s.Outputs.Timeline != "" {
+		sp, err := report.NewSpool(filepath.Dir(s.Outputs.Timeline))
+		if err != nil {
+			return Fieldf("--timeline", "%s: %v", s.Outputs.Timeline, err)
+		}
+		defer sp.Close()
+		spool, ropts = sp, append(ropts, report.WithWindowSink(sp.Add))
+	}
+	rec, err := report.NewRecorder(cfg.Limits.High, ropts...)
 	if err != nil {
 		return BadInput{err}
 	}
@@ -74,8 +87,11 @@ func (s *Session) RunURL(u URL) error {
 	if err != nil {
 		return err
 	}
+	if s.Finished != nil {
+		s.Finished(res)
+	}
 	in := report.Input{Settings: u.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
-		Latency: rec.Summary(), Generator: generatorOf(res.Generator)}
+		Latency: rec.Summary(), Generator: generatorOf(res.Generator), Earlier: earlierOf(res.Earlier), Timeline: spool}
 	in.Settings.Limits, in.Settings.Tick, in.Settings.Governed = eng.Config().Limits, eng.Config().Tick, !cfg.Fixed
 	countsInto(&in, res.Counts)
 	r, err := report.Build(in)
