@@ -82,7 +82,7 @@ type Phase struct {
 	// Closed loop: the summed length and count of the iterations ended so
 	// far (staggerSpan).
 	iterNanos, iterCount atomic.Int64
-	probe      probes // the outage hold's probes (probe.go)
+	probe                probes // the outage hold's probes (probe.go)
 }
 
 // New prepares a phase: it checks cfg and builds the gate and the
