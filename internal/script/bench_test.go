@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,12 +155,9 @@ func writeScriptB(b *testing.B, name, src string) string {
 	return path
 }
 
-// BenchmarkMemoryPerVU makes 500 VUs of a typical script (k6/http, k6,
-// k6/execution, an options object, a default function with a check) and
-// reports the live heap they hold per VU, after a GC.
-func BenchmarkMemoryPerVU(b *testing.B) {
-	const vus = 500
-	path := writeScriptB(b, "mem.js", `
+// typicalScript is a typical k6 script: k6/http, k6, k6/execution, an
+// options object, a default function with a check.
+const typicalScript = `
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import exec from 'k6/execution';
@@ -169,7 +167,14 @@ export default function () {
   check(res, { ok: (r) => r.status === 200 });
   if (exec.scenario.iterationInTest < 0) sleep(1);
 }
-`)
+`
+
+// BenchmarkMemoryPerVU makes 500 VUs of a typical script (k6/http, k6,
+// k6/execution, an options object, a default function with a check) and
+// reports the live heap they hold per VU, after a GC.
+func BenchmarkMemoryPerVU(b *testing.B) {
+	const vus = 500
+	path := writeScriptB(b, "mem.js", typicalScript)
 	for range b.N {
 		b.ReportMetric(vuHeap(b, path, vus)/vus/1024, "KiB/VU")
 	}
@@ -193,9 +198,26 @@ func vuHeap(b *testing.B, path string, n int) float64 {
 		held = append(held, vu)
 	}
 	after := heap()
+	if f := os.Getenv("THROTTLE_VU_HEAPPROFILE"); f != "" {
+		writeHeapProfile(b, f)
+	}
 	runtime.KeepAlive(held)
 	runtime.KeepAlive(r)
 	return float64(after) - float64(before)
+}
+
+// writeHeapProfile writes the live heap to file (bench: set
+// THROTTLE_VU_HEAPPROFILE and -test.memprofilerate=512 to see what the
+// VUs of vuHeap hold).
+func writeHeapProfile(b *testing.B, file string) {
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
 }
 
 func heap() uint64 {
@@ -234,5 +256,26 @@ export default function () {
 		if _, err := vu.fn(nil, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkNewVU is one VU's construction: its runtime, its globals and
+// the init context of the typical script (BenchmarkMemoryPerVU's). The
+// 100 000-VU run (bench/vus.sh) makes this many times over at its start.
+func BenchmarkNewVU(b *testing.B) {
+	path := writeScriptB(b, "mem.js", typicalScript)
+	r, err := Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:1"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := r.Phases()[0]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		vu, err := r.newVU(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vu.close()
 	}
 }

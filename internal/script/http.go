@@ -86,7 +86,7 @@ func newHTTPModule(vu *VU) *httpModule {
 			return m.request(method, call.Argument(0), nil, call.Argument(1))
 		}
 	}
-	m.obj = vu.object(map[string]any{
+	members := map[string]any{
 		"get":     verb(http.MethodGet, false),
 		"head":    verb(http.MethodHead, false),
 		"post":    verb(http.MethodPost, true),
@@ -104,14 +104,15 @@ func newHTTPModule(vu *VU) *httpModule {
 		"setResponseCallback": func(cb sobek.Value) {
 			m.callback = m.callbackOf(cb)
 		},
-	})
+		"url": m.taggedURL,
+	}
 	for k, f := range vu.cookieJarFuncs() {
-		_ = m.obj.Set(k, f)
+		members[k] = f
 	}
-	_ = m.obj.Set("url", m.taggedURL)
 	for k, v := range httpConstants {
-		_ = m.obj.Set(k, v)
+		members[k] = v
 	}
+	m.obj = vu.object(members)
 	return m
 }
 

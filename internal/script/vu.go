@@ -325,19 +325,22 @@ func (vu *VU) open(path string, mode sobek.Value) sobek.Value {
 
 // console is the console object: each call one line at its level.
 func (vu *VU) console() *sobek.Object {
-	c := vu.rt.NewObject()
-	for name, level := range map[string]slog.Level{"log": slog.LevelInfo, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError, "debug": slog.LevelDebug} {
-		_ = c.Set(name, func(call sobek.FunctionCall) sobek.Value {
+	c := make(map[string]any, 5)
+	for name, level := range consoleLevels {
+		c[name] = func(call sobek.FunctionCall) sobek.Value {
 			parts := make([]string, len(call.Arguments))
 			for i, a := range call.Arguments {
 				parts[i] = vu.show(a)
 			}
 			vu.r.console(level, strings.Join(parts, " "))
 			return sobek.Undefined()
-		})
+		}
 	}
-	return c
+	return vu.lazy(c)
 }
+
+// consoleLevels are the console's methods and the levels they log at.
+var consoleLevels = map[string]slog.Level{"log": slog.LevelInfo, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError, "debug": slog.LevelDebug}
 
 // show formats a value as console.log does: strings as they are, objects as
 // JSON.
