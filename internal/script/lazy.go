@@ -7,19 +7,26 @@ import (
 )
 
 // lazyObject is a module object (k6/http, k6, k6/execution's parts, the
-// console, crypto) whose members become JavaScript values on first read.
-// A native function costs a VU about a kilobyte of runtime objects, and a
-// module offers dozens that a script mostly never touches: made eagerly,
-// they were most of a VU's memory and init time. Here a member costs its
-// Go value until the script reads it; once read, it is the same value on
-// every later read (http.get === http.get), and a script may replace or
-// delete members as on any object.
+// console, crypto, the web globals) whose members become JavaScript values
+// on first read. A native function costs a VU about a kilobyte of runtime
+// objects, and the modules offer dozens that a script mostly never
+// touches: made eagerly, they were most of a VU's memory and init time.
+// Here a member costs nothing (a shared table) or its Go value until the
+// script reads it; once read, it is the same value on every later read
+// (http.get === http.get), and a script may replace or delete members as
+// on any object.
 type lazyObject struct {
 	rt *sobek.Runtime
-	// props holds each member: a sobek.Value once made, a lazyGetter
-	// (an accessor: read anew each time, assignment refused), or the Go
-	// value rt.ToValue will make it from.
+	// props holds the VU's own members: a sobek.Value once made, a
+	// lazyGetter (an accessor: read anew each time, assignment refused),
+	// or the Go value it is made from (a lazyMake, a map[string]any for a
+	// nested lazy object, anything else through rt.ToValue).
 	props map[string]any
+	// shared, if set, makes the members not in props from self: one table
+	// for every VU (k6/http's); gone names the ones the script deleted.
+	shared map[string]func(self any) any
+	self   any
+	gone   map[string]bool
 }
 
 // lazyMake is a member made by a function on first read (a nested
@@ -31,7 +38,7 @@ type lazyMake func() sobek.Value
 type lazyGetter func() any
 
 // lazy makes a lazy object with the given members (Go functions, values,
-// lazyGetters).
+// lazyGetters, lazyMakes).
 func (vu *VU) lazy(members map[string]any) *sobek.Object {
 	return vu.rt.NewDynamicObject(&lazyObject{rt: vu.rt, props: members})
 }
@@ -39,22 +46,27 @@ func (vu *VU) lazy(members map[string]any) *sobek.Object {
 func (o *lazyObject) Get(key string) sobek.Value {
 	v, ok := o.props[key]
 	if !ok {
-		return nil
+		f, ok := o.shared[key]
+		if !ok || o.gone[key] {
+			return nil
+		}
+		v = f(o.self)
 	}
+	var made sobek.Value
 	switch m := v.(type) {
 	case sobek.Value:
 		return m
 	case lazyGetter:
 		return o.rt.ToValue(m())
-	}
-	var made sobek.Value
-	switch m := v.(type) {
 	case lazyMake:
 		made = m()
 	case map[string]any:
 		made = o.rt.NewDynamicObject(&lazyObject{rt: o.rt, props: m})
 	default:
 		made = o.rt.ToValue(v)
+	}
+	if o.props == nil {
+		o.props = map[string]any{}
 	}
 	o.props[key] = made
 	return made
@@ -66,13 +78,20 @@ func (o *lazyObject) Set(key string, val sobek.Value) bool {
 	if _, ok := o.props[key].(lazyGetter); ok {
 		return false
 	}
+	if o.props == nil {
+		o.props = map[string]any{}
+	}
 	o.props[key] = val
+	delete(o.gone, key)
 	return true
 }
 
 func (o *lazyObject) Has(key string) bool {
-	_, ok := o.props[key]
-	return ok
+	if _, ok := o.props[key]; ok {
+		return true
+	}
+	_, ok := o.shared[key]
+	return ok && !o.gone[key]
 }
 
 func (o *lazyObject) Delete(key string) bool {
@@ -80,6 +99,12 @@ func (o *lazyObject) Delete(key string) bool {
 		return false
 	}
 	delete(o.props, key)
+	if _, ok := o.shared[key]; ok {
+		if o.gone == nil {
+			o.gone = map[string]bool{}
+		}
+		o.gone[key] = true
+	}
 	return true
 }
 
@@ -87,9 +112,14 @@ func (o *lazyObject) Delete(key string) bool {
 // insertion order; the eager objects were filled from Go maps, in no
 // order at all).
 func (o *lazyObject) Keys() []string {
-	keys := make([]string, 0, len(o.props))
+	keys := make([]string, 0, len(o.props)+len(o.shared))
 	for k := range o.props {
 		keys = append(keys, k)
+	}
+	for k := range o.shared {
+		if _, own := o.props[k]; !own && !o.gone[k] {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	return keys

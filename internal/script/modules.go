@@ -241,21 +241,21 @@ func (vu *VU) executionModule() *sobek.Object {
 	})
 	m["scenario"] = lazyMake(func() sobek.Value {
 		return getters(map[string]func() any{
-		"name":                func() any { return sc().Name },
-		"executor":            func() any { return string(sc().Executor) },
-		"startTime":           func() any { return vu.phaseStartMs() },
-		"progress":            func() any { return vu.progress() },
-		"iterationInTest":     func() any { return vu.scenarioIter },
-		"iterationInInstance": func() any { return vu.scenarioIter },
+			"name":                func() any { return sc().Name },
+			"executor":            func() any { return string(sc().Executor) },
+			"startTime":           func() any { return vu.phaseStartMs() },
+			"progress":            func() any { return vu.progress() },
+			"iterationInTest":     func() any { return vu.scenarioIter },
+			"iterationInInstance": func() any { return vu.scenarioIter },
 		})
 	})
 	m["instance"] = lazyMake(func() sobek.Value {
 		return getters(map[string]func() any{
-		"vusActive":              func() any { return vu.r.activeVUs() },
-		"vusInitialized":         func() any { return vu.r.vuIDs.Load() },
-		"iterationsCompleted":    func() any { return vu.r.iterationsDone() },
-		"iterationsInterrupted":  func() any { return 0 },
-		"currentTestRunDuration": func() any { return vu.r.elapsedMs() },
+			"vusActive":              func() any { return vu.r.activeVUs() },
+			"vusInitialized":         func() any { return vu.r.vuIDs.Load() },
+			"iterationsCompleted":    func() any { return vu.r.iterationsDone() },
+			"iterationsInterrupted":  func() any { return 0 },
+			"currentTestRunDuration": func() any { return vu.r.elapsedMs() },
 		})
 	})
 	m["test"] = map[string]any{

@@ -187,15 +187,22 @@ func (r *Runner) newRuntime(p *Phase) *VU {
 	_ = g.Set("__VU", vu.id)
 	_ = g.Set("__ITER", 0)
 	_ = g.Set("open", vu.open)
-	_ = g.Set("console", vu.console())
 	_ = g.Set("require", vu.require)
+	// The web APIs a script may not use (console, timers, text codecs,
+	// crypto) are made on first use: they live on a lazy object between
+	// the global object and Object.prototype, so a global name finds them
+	// through the prototype chain (lazy.go).
+	web := map[string]any{
+		"console": lazyMake(func() sobek.Value { return vu.console() }),
+		"crypto":  lazyMake(func() sobek.Value { return vu.webCrypto() }),
+	}
 	for k, f := range vu.timerFuncs() {
-		_ = g.Set(k, f)
+		web[k] = f
 	}
 	for k, f := range vu.textCodecs() {
-		_ = g.Set(k, f)
+		web[k] = f
 	}
-	_ = g.Set("crypto", vu.webCrypto())
+	_ = g.SetPrototype(vu.lazy(web))
 	rt.SetPromiseRejectionTracker(vu.trackRejections)
 	r.vus.Store(rt, vu)
 	return vu
