@@ -180,10 +180,29 @@ func BenchmarkMemoryPerVU(b *testing.B) {
 	}
 }
 
+// BenchmarkMemoryPerVUAfterRequest is BenchmarkMemoryPerVU once each VU
+// has run one iteration (one request, closed with the connection, as
+// noConnectionReuse does, to a target in its own process): what a VU
+// holds between iterations, its request lane included.
+func BenchmarkMemoryPerVUAfterRequest(b *testing.B) {
+	const vus = 500
+	base := childTarget(b)
+	path := writeScriptB(b, "mem.js", strings.Replace(typicalScript, "export const options = {", "export const options = { noConnectionReuse: true,", 1))
+	for range b.N {
+		b.ReportMetric(vuHeapAt(b, path, base, vus, true)/vus/1024, "KiB/VU")
+	}
+}
+
 // vuHeap loads the script at path, makes n VUs of its first scenario and
 // returns the live heap bytes they hold, after a GC.
 func vuHeap(b *testing.B, path string, n int) float64 {
-	r, err := Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:1"}})
+	return vuHeapAt(b, path, "http://127.0.0.1:1", n, false)
+}
+
+// vuHeapAt is vuHeap with __ENV.BASE set to base; with iterate, each VU
+// runs one iteration before the heap is read.
+func vuHeapAt(b *testing.B, path, base string, n int, iterate bool) float64 {
+	r, err := Load(path, Config{Env: map[string]string{"BASE": base}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -196,6 +215,9 @@ func vuHeap(b *testing.B, path string, n int) float64 {
 			b.Fatal(err)
 		}
 		held = append(held, vu)
+		if iterate {
+			vu.iteration()
+		}
 	}
 	after := heap()
 	if f := os.Getenv("THROTTLE_VU_HEAPPROFILE"); f != "" {
@@ -203,6 +225,9 @@ func vuHeap(b *testing.B, path string, n int) float64 {
 	}
 	runtime.KeepAlive(held)
 	runtime.KeepAlive(r)
+	for _, vu := range held {
+		vu.close()
+	}
 	return float64(after) - float64(before)
 }
 
