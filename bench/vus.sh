@@ -152,13 +152,16 @@ STEADY=$(awk -v t="${INIT:-1e9}" '$1 > t + 5 && $2 != "-" { print $2 }' "$S" | s
 PEAK=$(awk '$3 != "-" && $3 > v { v = $3 } END { print v }' "$S")
 LOADS=$(awk '{ print $4 }' "$S" | sort -n | awk '{ a[NR] = $1 } END { printf "min %s median %s max %s", a[1], a[int((NR + 1) / 2)], a[NR] }')
 
-# iterations per second: the report's windows after the first period
-# (the VUs start spread over it) and before the scenario's end; each VU
-# iterates once per period, spread evenly.
+# iterations per second: the report's windows from one period after the
+# last VU was made (each VU's first iteration starts at a random moment of
+# its first period) to the scenario's end; each VU then iterates once per
+# period, spread evenly.
 read -r ITERS SPAN < <(python3 - "$WORK/main.json" "$SLEEP_S" "$DURATION_S" "${INIT:-0}" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1])); period, dur, init = (float(a) for a in sys.argv[2:5])
-w = [x for x in d["windows"] if x["start_s"] >= init + period and x["end_s"] <= init + dur]
+# The scenario's clock starts with its first window, VUs still being made.
+start = d["windows"][0]["start_s"] if d["windows"] else 0
+w = [x for x in d["windows"] if x["start_s"] >= max(start, init) + period and x["end_s"] <= start + dur]
 print(sum(x["ok"] + x["failed"] for x in w), sum(x["end_s"] - x["start_s"] for x in w))
 EOF
 )
