@@ -124,3 +124,36 @@ func (o *lazyObject) Keys() []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// lazyModule is a module object built whole on the first read of any of
+// its members (or of its keys); until then it holds only its builder.
+// Every operation goes to the built object.
+type lazyModule struct {
+	build func() sobek.Value
+	obj   *sobek.Object
+}
+
+func (m *lazyModule) real() *sobek.Object {
+	if m.obj == nil {
+		m.obj, _ = m.build().(*sobek.Object)
+		m.build = nil
+	}
+	return m.obj
+}
+
+func (m *lazyModule) Get(key string) sobek.Value { return m.real().Get(key) }
+
+func (m *lazyModule) Set(key string, val sobek.Value) bool { return m.real().Set(key, val) == nil }
+
+func (m *lazyModule) Has(key string) bool {
+	for _, k := range m.real().Keys() {
+		if k == key {
+			return true
+		}
+	}
+	return m.real().Get(key) != nil
+}
+
+func (m *lazyModule) Delete(key string) bool { return m.real().Delete(key) == nil }
+
+func (m *lazyModule) Keys() []string { return m.real().Keys() }

@@ -26,24 +26,31 @@ func (vu *VU) module(name string) sobek.Value {
 		return vu.http.obj
 	case "k6/execution":
 		return vu.executionModule()
-	case "k6/encoding":
-		return vu.encodingModule()
-	case "k6/x/throttle":
-		return vu.throttleModule()
-	case "k6/metrics":
-		return vu.metricsModule()
-	case "k6/data":
-		return vu.dataModule()
-	case "k6/html":
-		return vu.html().Object()
-	case "k6/crypto":
-		return vu.cryptoModule()
 	case "k6/timers":
 		return vu.object(vu.timerFuncs())
-	case "k6/ws", "k6/websockets", "k6/experimental/websockets", "k6/net/grpc": // protocols.go
-		return vu.protocolModule(name)
 	}
-	return nil
+	// The others are built whole when the script first reads one of their
+	// members: imported and never used, they cost a VU one small object.
+	var build func() sobek.Value
+	switch name {
+	case "k6/encoding":
+		build = func() sobek.Value { return vu.encodingModule() }
+	case "k6/x/throttle":
+		build = func() sobek.Value { return vu.throttleModule() }
+	case "k6/metrics":
+		build = func() sobek.Value { return vu.metricsModule() }
+	case "k6/data":
+		build = func() sobek.Value { return vu.dataModule() }
+	case "k6/html":
+		build = func() sobek.Value { return vu.html().Object() }
+	case "k6/crypto":
+		build = func() sobek.Value { return vu.cryptoModule() }
+	case "k6/ws", "k6/websockets", "k6/experimental/websockets", "k6/net/grpc": // protocols.go
+		build = func() sobek.Value { return vu.protocolModule(name) }
+	default:
+		return nil
+	}
+	return vu.rt.NewDynamicObject(&lazyModule{build: build})
 }
 
 // object makes an object with the given methods, each made a function on
