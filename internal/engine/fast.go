@@ -306,12 +306,24 @@ func (c *fastConn) readBody(r *Request, resp *fasthttp.Response) ([]byte, error)
 		if r.DiscardBody || len(resp.Body()) == 0 {
 			return nil, nil
 		}
+		if b := resp.Body(); int64(len(b)) <= c.s.bodyLimit {
+			return append([]byte(nil), b...), nil // exactly its size
+		}
 		return keepBody(bytes.NewReader(resp.Body()), c.s.bodyLimit)
 	}
 	defer resp.CloseBodyStream()
 	if r.DiscardBody {
 		_, err := io.Copy(io.Discard, stream)
 		return nil, err
+	}
+	if n := int64(resp.Header.ContentLength()); n >= 0 && n <= c.s.bodyLimit {
+		// The announced length: one buffer of that size, not io.ReadAll's
+		// 512 bytes and doublings (most of a small answer's garbage).
+		b := make([]byte, n)
+		if _, err := io.ReadFull(stream, b); err != nil {
+			return nil, err
+		}
+		return b, nil
 	}
 	return keepBody(stream, c.s.bodyLimit)
 }

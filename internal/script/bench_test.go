@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -116,12 +117,12 @@ func BenchmarkCost(b *testing.B) {
 			reportCost(b, cpu()-c0, res.Counts.OK+res.Counts.Failed, res.Counts.Failed, res.End.Sub(res.Start))
 		}
 	})
-	b.Run("script", func(b *testing.B) {
+	script := func(b *testing.B, opts string) {
 		path := writeScriptB(b, "one.js", fmt.Sprintf(`
 import http from 'k6/http';
-export const options = { vus: %d, duration: '%s' };
+export const options = { vus: %d, duration: '%s'%s };
 export default function () { http.get(__ENV.BASE + '/'); }
-`, costVUs, costSpan))
+`, costVUs, costSpan, opts))
 		for range b.N {
 			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}})
 			if err != nil {
@@ -135,7 +136,11 @@ export default function () { http.get(__ENV.BASE + '/'); }
 			c := r.Phases()[0].Counts()
 			reportCost(b, cpu()-c0, c.OK+c.Failed, c.Failed, res.End.Sub(res.Start))
 		}
-	})
+	}
+	b.Run("script", func(b *testing.B) { script(b, "") })
+	// A new connection for every request, as bench/vus.sh's 100 000 VUs
+	// make theirs: the dial and the close beside the request.
+	b.Run("script-noreuse", func(b *testing.B) { script(b, ", noConnectionReuse: true") })
 }
 
 func reportCost(b *testing.B, cpu time.Duration, reqs, failed uint64, span time.Duration) {
@@ -154,12 +159,9 @@ func writeScriptB(b *testing.B, name, src string) string {
 	return path
 }
 
-// BenchmarkMemoryPerVU makes 500 VUs of a typical script (k6/http, k6,
-// k6/execution, an options object, a default function with a check) and
-// reports the live heap they hold per VU, after a GC.
-func BenchmarkMemoryPerVU(b *testing.B) {
-	const vus = 500
-	path := writeScriptB(b, "mem.js", `
+// typicalScript is a typical k6 script: k6/http, k6, k6/execution, an
+// options object, a default function with a check.
+const typicalScript = `
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import exec from 'k6/execution';
@@ -169,16 +171,42 @@ export default function () {
   check(res, { ok: (r) => r.status === 200 });
   if (exec.scenario.iterationInTest < 0) sleep(1);
 }
-`)
+`
+
+// BenchmarkMemoryPerVU makes 500 VUs of a typical script (k6/http, k6,
+// k6/execution, an options object, a default function with a check) and
+// reports the live heap they hold per VU, after a GC.
+func BenchmarkMemoryPerVU(b *testing.B) {
+	const vus = 500
+	path := writeScriptB(b, "mem.js", typicalScript)
 	for range b.N {
 		b.ReportMetric(vuHeap(b, path, vus)/vus/1024, "KiB/VU")
+	}
+}
+
+// BenchmarkMemoryPerVUAfterRequest is BenchmarkMemoryPerVU once each VU
+// has run one iteration (one request, closed with the connection, as
+// noConnectionReuse does, to a target in its own process): what a VU
+// holds between iterations, its request lane included.
+func BenchmarkMemoryPerVUAfterRequest(b *testing.B) {
+	const vus = 500
+	base := childTarget(b)
+	path := writeScriptB(b, "mem.js", strings.Replace(typicalScript, "export const options = {", "export const options = { noConnectionReuse: true,", 1))
+	for range b.N {
+		b.ReportMetric(vuHeapAt(b, path, base, vus, true)/vus/1024, "KiB/VU")
 	}
 }
 
 // vuHeap loads the script at path, makes n VUs of its first scenario and
 // returns the live heap bytes they hold, after a GC.
 func vuHeap(b *testing.B, path string, n int) float64 {
-	r, err := Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:1"}})
+	return vuHeapAt(b, path, "http://127.0.0.1:1", n, false)
+}
+
+// vuHeapAt is vuHeap with __ENV.BASE set to base; with iterate, each VU
+// runs one iteration before the heap is read.
+func vuHeapAt(b *testing.B, path, base string, n int, iterate bool) float64 {
+	r, err := Load(path, Config{Env: map[string]string{"BASE": base}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -191,11 +219,34 @@ func vuHeap(b *testing.B, path string, n int) float64 {
 			b.Fatal(err)
 		}
 		held = append(held, vu)
+		if iterate {
+			vu.iteration()
+		}
 	}
 	after := heap()
+	if f := os.Getenv("THROTTLE_VU_HEAPPROFILE"); f != "" {
+		writeHeapProfile(b, f)
+	}
 	runtime.KeepAlive(held)
 	runtime.KeepAlive(r)
+	for _, vu := range held {
+		vu.close()
+	}
 	return float64(after) - float64(before)
+}
+
+// writeHeapProfile writes the live heap to file (bench: set
+// THROTTLE_VU_HEAPPROFILE and -test.memprofilerate=512 to see what the
+// VUs of vuHeap hold).
+func writeHeapProfile(b *testing.B, file string) {
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
 }
 
 func heap() uint64 {
@@ -234,5 +285,26 @@ export default function () {
 		if _, err := vu.fn(nil, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkNewVU is one VU's construction: its runtime, its globals and
+// the init context of the typical script (BenchmarkMemoryPerVU's). The
+// 100 000-VU run (bench/vus.sh) makes this many times over at its start.
+func BenchmarkNewVU(b *testing.B) {
+	path := writeScriptB(b, "mem.js", typicalScript)
+	r, err := Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:1"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := r.Phases()[0]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		vu, err := r.newVU(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vu.close()
 	}
 }

@@ -250,13 +250,3 @@ func (j *cookieJar) Clear(rawURL string) {
 		j.Delete(rawURL, c.Name)
 	}
 }
-
-// cookieJarFuncs are k6/http's http.cookieJar() and http.CookieJar.
-func (vu *VU) cookieJarFuncs() map[string]any {
-	return map[string]any{
-		"cookieJar": func() *cookieJar { return vu.ownJar() },
-		"CookieJar": func(call sobek.ConstructorCall) *sobek.Object {
-			return vu.rt.ToValue(vu.newJar()).ToObject(vu.rt)
-		},
-	}
-}

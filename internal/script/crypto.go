@@ -78,7 +78,6 @@ func (vu *VU) hasherObject(h hash.Hash) *sobek.Object {
 // webCrypto is the global crypto object k6 documents: getRandomValues and
 // randomUUID. crypto.subtle is refused when read, naming itself.
 func (vu *VU) webCrypto() *sobek.Object {
-	rt := vu.rt
 	c := vu.object(map[string]any{
 		"getRandomValues": func(arr sobek.Value) sobek.Value {
 			o, ok := arr.(*sobek.Object)
@@ -103,11 +102,11 @@ func (vu *VU) webCrypto() *sobek.Object {
 			return arr
 		},
 		"randomUUID": func() string { return newUUIDv4() },
+		"subtle": lazyGetter(func() any {
+			vu.throw("crypto.subtle is not supported by throttle (it provides crypto.getRandomValues and crypto.randomUUID)")
+			return nil
+		}),
 	})
-	_ = c.DefineAccessorProperty("subtle", rt.ToValue(func() sobek.Value {
-		vu.throw("crypto.subtle is not supported by throttle (it provides crypto.getRandomValues and crypto.randomUUID)")
-		return nil
-	}), nil, sobek.FLAG_FALSE, sobek.FLAG_TRUE)
 	return c
 }
 

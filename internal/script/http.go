@@ -37,7 +37,7 @@ type httpModule struct {
 	obj    *sobek.Object
 	jsonFn sobek.Value
 	// htmlFn, submitFn and clickFn are Response.html, submitForm and
-	// clickLink (html.go).
+	// clickLink (html.go). These four are made on first use (method).
 	htmlFn, submitFn, clickFn sobek.Value
 	callback                  *statusSet // the default response callback; nil marks nothing failed
 	// reqs alternate from request to request: the engine's runner reuses
@@ -74,18 +74,33 @@ var defaultStatuses = &statusSet{ranges: [][2]int{{200, 399}}}
 
 func newHTTPModule(vu *VU) *httpModule {
 	m := &httpModule{vu: vu, callback: defaultStatuses, fileMark: sobek.NewSymbol("k6/http file")}
-	rt := vu.rt
-	m.jsonFn = rt.ToValue(m.json)
-	m.htmlFn, m.submitFn, m.clickFn = rt.ToValue(m.htmlOf), rt.ToValue(m.submitForm), rt.ToValue(m.clickLink)
-	verb := func(method string, hasBody bool) func(sobek.FunctionCall) sobek.Value {
-		return func(call sobek.FunctionCall) sobek.Value {
-			if hasBody {
-				return m.request(method, call.Argument(0), call.Argument(1), call.Argument(2))
+	m.obj = vu.rt.NewDynamicObject(&lazyObject{rt: vu.rt, shared: httpMembers, self: m})
+	return m
+}
+
+// method returns a Response method's function, made on first use.
+func (m *httpModule) method(v *sobek.Value, f any) sobek.Value {
+	if *v == nil {
+		*v = m.vu.rt.ToValue(f)
+	}
+	return *v
+}
+
+// httpMembers are k6/http's members, shared by every VU: each makes its
+// value for a VU's module on the VU's first read (lazy.go).
+var httpMembers = func() map[string]func(any) any {
+	verb := func(method string, hasBody bool) func(any) any {
+		return func(self any) any {
+			m := self.(*httpModule)
+			return func(call sobek.FunctionCall) sobek.Value {
+				if hasBody {
+					return m.request(method, call.Argument(0), call.Argument(1), call.Argument(2))
+				}
+				return m.request(method, call.Argument(0), nil, call.Argument(1))
 			}
-			return m.request(method, call.Argument(0), nil, call.Argument(1))
 		}
 	}
-	m.obj = vu.object(map[string]any{
+	t := map[string]func(any) any{
 		"get":     verb(http.MethodGet, false),
 		"head":    verb(http.MethodHead, false),
 		"post":    verb(http.MethodPost, true),
@@ -93,26 +108,37 @@ func newHTTPModule(vu *VU) *httpModule {
 		"patch":   verb(http.MethodPatch, true),
 		"del":     verb(http.MethodDelete, true),
 		"options": verb(http.MethodOptions, true),
-		"request": func(call sobek.FunctionCall) sobek.Value {
-			return m.request(strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
+		"request": func(self any) any {
+			m := self.(*httpModule)
+			return func(call sobek.FunctionCall) sobek.Value {
+				return m.request(strings.ToUpper(call.Argument(0).String()), call.Argument(1), call.Argument(2), call.Argument(3))
+			}
 		},
-		"batch":            m.batch,
-		"file":             m.file,
-		"asyncRequest":     m.asyncRequest,
-		"expectedStatuses": m.expectedStatuses,
-		"setResponseCallback": func(cb sobek.Value) {
-			m.callback = m.callbackOf(cb)
+		"batch":            func(self any) any { return self.(*httpModule).batch },
+		"file":             func(self any) any { return self.(*httpModule).file },
+		"asyncRequest":     func(self any) any { return self.(*httpModule).asyncRequest },
+		"expectedStatuses": func(self any) any { return self.(*httpModule).expectedStatuses },
+		"setResponseCallback": func(self any) any {
+			m := self.(*httpModule)
+			return func(cb sobek.Value) { m.callback = m.callbackOf(cb) }
 		},
-	})
-	for k, f := range vu.cookieJarFuncs() {
-		_ = m.obj.Set(k, f)
+		"url": func(self any) any { return self.(*httpModule).taggedURL },
+		"cookieJar": func(self any) any {
+			vu := self.(*httpModule).vu
+			return func() *cookieJar { return vu.ownJar() }
+		},
+		"CookieJar": func(self any) any {
+			vu := self.(*httpModule).vu
+			return func(call sobek.ConstructorCall) *sobek.Object {
+				return vu.rt.ToValue(vu.newJar()).ToObject(vu.rt)
+			}
+		},
 	}
-	_ = m.obj.Set("url", m.taggedURL)
 	for k, v := range httpConstants {
-		_ = m.obj.Set(k, v)
+		t[k] = func(any) any { return v }
 	}
-	return m
-}
+	return t
+}()
 
 // httpConstants are k6/http's TLS version and OCSP names.
 var httpConstants = map[string]string{
@@ -450,13 +476,13 @@ func (r *response) Get(key string) sobek.Value {
 	case "error_code":
 		return rt.ToValue(r.res.ErrorCode)
 	case "json":
-		return r.m.jsonFn
+		return r.m.method(&r.m.jsonFn, r.m.json)
 	case "html":
-		return r.m.htmlFn
+		return r.m.method(&r.m.htmlFn, r.m.htmlOf)
 	case "submitForm":
-		return r.m.submitFn
+		return r.m.method(&r.m.submitFn, r.m.submitForm)
 	case "clickLink":
-		return r.m.clickFn
+		return r.m.method(&r.m.clickFn, r.m.clickLink)
 	case "url":
 		return rt.ToValue(r.res.URL)
 	case "proto":

@@ -26,34 +26,36 @@ func (vu *VU) module(name string) sobek.Value {
 		return vu.http.obj
 	case "k6/execution":
 		return vu.executionModule()
-	case "k6/encoding":
-		return vu.encodingModule()
-	case "k6/x/throttle":
-		return vu.throttleModule()
-	case "k6/metrics":
-		return vu.metricsModule()
-	case "k6/data":
-		return vu.dataModule()
-	case "k6/html":
-		return vu.html().Object()
-	case "k6/crypto":
-		return vu.cryptoModule()
 	case "k6/timers":
 		return vu.object(vu.timerFuncs())
-	case "k6/ws", "k6/websockets", "k6/experimental/websockets", "k6/net/grpc": // protocols.go
-		return vu.protocolModule(name)
 	}
-	return nil
+	// The others are built whole when the script first reads one of their
+	// members: imported and never used, they cost a VU one small object.
+	var build func() sobek.Value
+	switch name {
+	case "k6/encoding":
+		build = func() sobek.Value { return vu.encodingModule() }
+	case "k6/x/throttle":
+		build = func() sobek.Value { return vu.throttleModule() }
+	case "k6/metrics":
+		build = func() sobek.Value { return vu.metricsModule() }
+	case "k6/data":
+		build = func() sobek.Value { return vu.dataModule() }
+	case "k6/html":
+		build = func() sobek.Value { return vu.html().Object() }
+	case "k6/crypto":
+		build = func() sobek.Value { return vu.cryptoModule() }
+	case "k6/ws", "k6/websockets", "k6/experimental/websockets", "k6/net/grpc": // protocols.go
+		build = func() sobek.Value { return vu.protocolModule(name) }
+	default:
+		return nil
+	}
+	return vu.rt.NewDynamicObject(&lazyModule{build: build})
 }
 
-// object makes an object with the given methods.
-func (vu *VU) object(methods map[string]any) *sobek.Object {
-	o := vu.rt.NewObject()
-	for k, f := range methods {
-		_ = o.Set(k, f)
-	}
-	return o
-}
+// object makes an object with the given methods, each made a function on
+// first read (lazy.go).
+func (vu *VU) object(methods map[string]any) *sobek.Object { return vu.lazy(methods) }
 
 // refuseNames gives a module object the names k6 documents that throttle
 // does not provide: reading one throws, naming it. They are not
@@ -215,11 +217,11 @@ func (c *checks) results() []CheckResult {
 func (vu *VU) executionModule() *sobek.Object {
 	rt := vu.rt
 	getters := func(fields map[string]func() any) *sobek.Object {
-		o := rt.NewObject()
+		m := make(map[string]any, len(fields)+2)
 		for k, f := range fields {
-			_ = o.DefineAccessorProperty(k, rt.ToValue(func() any { return f() }), nil, sobek.FLAG_FALSE, sobek.FLAG_TRUE)
+			m[k] = lazyGetter(f)
 		}
-		return o
+		return vu.lazy(m)
 	}
 	sc := func() options.Scenario {
 		if vu.ph == nil {
@@ -227,36 +229,43 @@ func (vu *VU) executionModule() *sobek.Object {
 		}
 		return vu.ph.sc
 	}
-	m := rt.NewObject()
-	vuObj := getters(map[string]func() any{
-		"idInTest":            func() any { return vu.id },
-		"idInInstance":        func() any { return vu.id },
-		"iterationInInstance": func() any { return max(vu.iter-1, 0) },
-		"iterationInScenario": func() any { return max(vu.iter-1, 0) },
+	// Each part is made when the script first reads it (lazy.go).
+	m := map[string]any{}
+	m["vu"] = lazyMake(func() sobek.Value {
+		vuObj := getters(map[string]func() any{
+			"idInTest":            func() any { return vu.id },
+			"idInInstance":        func() any { return vu.id },
+			"iterationInInstance": func() any { return max(vu.iter-1, 0) },
+			"iterationInScenario": func() any { return max(vu.iter-1, 0) },
+		})
+		// exec.vu.tags (and k6's newer exec.vu.metrics.tags): the VU's own
+		// tags, added to every later metric value of the VU.
+		_ = vuObj.Set("tags", vu.ownTags())
+		metricsObj := rt.NewObject()
+		_ = metricsObj.Set("tags", vu.ownTags())
+		_ = vuObj.Set("metrics", metricsObj)
+		return vuObj
 	})
-	// exec.vu.tags (and k6's newer exec.vu.metrics.tags): the VU's own
-	// tags, added to every later metric value of the VU.
-	_ = vuObj.Set("tags", vu.ownTags())
-	metricsObj := rt.NewObject()
-	_ = metricsObj.Set("tags", vu.ownTags())
-	_ = vuObj.Set("metrics", metricsObj)
-	_ = m.Set("vu", vuObj)
-	_ = m.Set("scenario", getters(map[string]func() any{
-		"name":                func() any { return sc().Name },
-		"executor":            func() any { return string(sc().Executor) },
-		"startTime":           func() any { return vu.phaseStartMs() },
-		"progress":            func() any { return vu.progress() },
-		"iterationInTest":     func() any { return vu.scenarioIter },
-		"iterationInInstance": func() any { return vu.scenarioIter },
-	}))
-	_ = m.Set("instance", getters(map[string]func() any{
-		"vusActive":              func() any { return vu.r.activeVUs() },
-		"vusInitialized":         func() any { return vu.r.vuIDs.Load() },
-		"iterationsCompleted":    func() any { return vu.r.iterationsDone() },
-		"iterationsInterrupted":  func() any { return 0 },
-		"currentTestRunDuration": func() any { return vu.r.elapsedMs() },
-	}))
-	test := vu.object(map[string]any{
+	m["scenario"] = lazyMake(func() sobek.Value {
+		return getters(map[string]func() any{
+			"name":                func() any { return sc().Name },
+			"executor":            func() any { return string(sc().Executor) },
+			"startTime":           func() any { return vu.phaseStartMs() },
+			"progress":            func() any { return vu.progress() },
+			"iterationInTest":     func() any { return vu.scenarioIter },
+			"iterationInInstance": func() any { return vu.scenarioIter },
+		})
+	})
+	m["instance"] = lazyMake(func() sobek.Value {
+		return getters(map[string]func() any{
+			"vusActive":              func() any { return vu.r.activeVUs() },
+			"vusInitialized":         func() any { return vu.r.vuIDs.Load() },
+			"iterationsCompleted":    func() any { return vu.r.iterationsDone() },
+			"iterationsInterrupted":  func() any { return 0 },
+			"currentTestRunDuration": func() any { return vu.r.elapsedMs() },
+		})
+	})
+	m["test"] = map[string]any{
 		"abort": func(reason sobek.Value) {
 			s := "test.abort() called"
 			if reason != nil && !sobek.IsUndefined(reason) {
@@ -273,9 +282,8 @@ func (vu *VU) executionModule() *sobek.Object {
 			}
 			vu.r.markFailed(s)
 		},
-	})
-	_ = m.Set("test", test)
-	return m
+	}
+	return vu.lazy(m)
 }
 
 func (vu *VU) phaseStartMs() int64 {

@@ -2,6 +2,7 @@ package script
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -136,7 +137,14 @@ func (r *Runner) newPhase(sc options.Scenario) (*Phase, error) {
 		Name: sc.Name, Limits: l, Governed: p.governed, Duration: sc.Length(), Grace: grace,
 		MaxWorkers: sc.MaxVUs, PreAllocated: sc.PreAllocatedVUs,
 		Tick: r.cfg.Tick, Settle: r.cfg.Settle, Logger: r.cfg.Logger, Observer: p.rec.Observe, Governor: r.cfg.Governor,
-		Watch: r.cfg.Watch, Counters: p.meter, NewWorker: p.newWorker, WorkerFailed: r.fail,
+		Watch: r.cfg.Watch, Counters: p.meter, NewWorker: p.newWorker,
+		// A VU still waiting for its init slot when the phase aborts is
+		// not made, and that is no failure.
+		WorkerFailed: func(err error) {
+			if !errors.Is(err, errAborted) {
+				r.fail(err)
+			}
+		},
 		Dropped: func() {
 			_ = r.builtin.droppedIterations.addTagged(sc.Name, 1, func() map[string]string { return map[string]string{"scenario": sc.Name} })
 		},
@@ -170,11 +178,26 @@ func (w vuWorker) Iterate(time.Time) { w.iteration() }
 func (w vuWorker) Close()            { w.close() }
 func (w vuWorker) Interrupt()        { w.interrupt() } // gracefulRampDown ran out
 
+// initSlots bounds how many VUs run their init context at once, in the
+// whole process. A constant-vus scenario starts all its VUs together:
+// 100 000 runtimes half-built side by side made the heap (and the GC's
+// work) peak and the first VU finish last; taken a few at a time, each VU
+// is built while its memory is hot and starts its iterations as soon as
+// it is. 64, not the core count: a VU whose init context awaits a timer
+// holds its slot meanwhile.
+var initSlots = make(chan struct{}, 64)
+
 // newWorker makes a VU (runs the init context) on the goroutine that will
 // run it.
 func (p *Phase) newWorker(int) (phase.Worker, error) {
 	p.vus.Add(1)
+	select {
+	case initSlots <- struct{}{}:
+	case <-p.hard.Done():
+		return nil, errAborted
+	}
 	vu, err := p.r.newVU(p)
+	<-initSlots
 	if err != nil {
 		return nil, err
 	}

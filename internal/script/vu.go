@@ -190,15 +190,22 @@ func (r *Runner) newRuntime(p *Phase) *VU {
 	_ = g.Set("__VU", vu.id)
 	_ = g.Set("__ITER", 0)
 	_ = g.Set("open", vu.open)
-	_ = g.Set("console", vu.console())
 	_ = g.Set("require", vu.require)
+	// The web APIs a script may not use (console, timers, text codecs,
+	// crypto) are made on first use: they live on a lazy object between
+	// the global object and Object.prototype, so a global name finds them
+	// through the prototype chain (lazy.go).
+	web := map[string]any{
+		"console": lazyMake(func() sobek.Value { return vu.console() }),
+		"crypto":  lazyMake(func() sobek.Value { return vu.webCrypto() }),
+	}
 	for k, f := range vu.timerFuncs() {
-		_ = g.Set(k, f)
+		web[k] = f
 	}
 	for k, f := range vu.textCodecs() {
-		_ = g.Set(k, f)
+		web[k] = f
 	}
-	_ = g.Set("crypto", vu.webCrypto())
+	_ = g.SetPrototype(vu.lazy(web))
 	rt.SetPromiseRejectionTracker(vu.trackRejections)
 	if runtimeHook != nil {
 		runtimeHook(vu)
@@ -331,19 +338,22 @@ func (vu *VU) open(path string, mode sobek.Value) sobek.Value {
 
 // console is the console object: each call one line at its level.
 func (vu *VU) console() *sobek.Object {
-	c := vu.rt.NewObject()
-	for name, level := range map[string]slog.Level{"log": slog.LevelInfo, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError, "debug": slog.LevelDebug} {
-		_ = c.Set(name, func(call sobek.FunctionCall) sobek.Value {
+	c := make(map[string]any, 5)
+	for name, level := range consoleLevels {
+		c[name] = func(call sobek.FunctionCall) sobek.Value {
 			parts := make([]string, len(call.Arguments))
 			for i, a := range call.Arguments {
 				parts[i] = vu.show(a)
 			}
 			vu.r.console(level, strings.Join(parts, " "))
 			return sobek.Undefined()
-		})
+		}
 	}
-	return c
+	return vu.lazy(c)
 }
+
+// consoleLevels are the console's methods and the levels they log at.
+var consoleLevels = map[string]slog.Level{"log": slog.LevelInfo, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError, "debug": slog.LevelDebug}
 
 // show formats a value as console.log does: strings as they are, objects as
 // JSON.

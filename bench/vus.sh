@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# bench/vus.sh — VU density: a typical k6 script (one GET, a check,
+# sleep(20)) as a constant-vus scenario of VUS virtual users (default
+# 100 000) for DURATION_S seconds (default 120), ungoverned, against a local nginx.
+# Not part of make test: it takes about DURATION_S + 60 s and several GB.
+#
+# Reports (each line with the load average at that moment):
+#   init      seconds (wall and CPU) from the process start until every VU
+#             has run its init context (the script logs each tenth of its
+#             VUs as they are made; the sampler runs every 0.25 s)
+#   rss/VU    (RSS - RSS of a 1-VU run of the same script) / VUS, steady
+#             (median of the samples after init) and peak (VmHWM)
+#   iter/s    iterations per second in the report's windows after the
+#             first 20 s period (the first iteration of each VU starts at a
+#             random moment in it), against VUS / 20 s, the implied rate
+#   saturated throttle's own generator watch (report.json generator.*)
+#   gc p99    the 99th percentile of the GC stop-the-world pauses
+#             (GODEBUG=gctrace=1: the two STW clock terms of each cycle)
+#
+# The script spreads its VUs over nginx's eight listen addresses
+# (127.0.0.2-9): one loopback address pair has only ~28 000 ephemeral
+# ports. It sets noConnectionReuse: a VU holding an idle keep-alive
+# connection through its 20 s sleep needs one descriptor per VU, and on a
+# machine whose hard open-file limit cannot be raised (a container without
+# CAP_SYS_RESOURCE: 20 000 here) 100 000 of them do not fit. The open-file
+# limit is raised to the hard limit, as k6's large-test guide says.
+#
+# Knobs (environment): VUS (100000), DURATION_S (120), PORT (18090),
+# WORK (/tmp/density-vus), NGINX_WORKERS (1), BIN (a throttle binary;
+# built from this tree if unset). Traffic goes to 127.0.0.2-9 only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+VUS=${VUS:-100000}
+DURATION_S=${DURATION_S:-120}
+DURATION=${DURATION_S}s
+PORT=${PORT:-18090}
+WORK=${WORK:-/tmp/density-vus}
+NGINX_WORKERS=${NGINX_WORKERS:-1}
+SLEEP_S=20
+
+ensure_pkgs nginx:nginx-light curl:curl
+mkdir -p "$WORK/nginx/logs" "$WORK/www"
+chmod 755 "$WORK" "$WORK/www" # nginx workers run as an unprivileged user
+printf 'hello from nginx\n' >"$WORK/www/index.html"
+
+ulimit -n "$(ulimit -Hn)"
+NOFILE=$(ulimit -n)
+
+if [ -z "${BIN:-}" ]; then
+	echo "building throttle" >&2
+	go build -o "$WORK/throttle" ./cmd/throttle
+	BIN=$WORK/throttle
+fi
+
+listen=""
+for i in 2 3 4 5 6 7 8 9; do listen+="    listen 127.0.0.$i:$PORT backlog=4096;"$'\n'; done
+cat >"$WORK/nginx/nginx.conf" <<EOF
+worker_processes $NGINX_WORKERS;
+worker_rlimit_nofile $NOFILE;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/logs/error.log warn;
+events { worker_connections $((NOFILE - 100)); multi_accept on; }
+http {
+  access_log off;
+  keepalive_timeout 30s;
+  server {
+$listen    root $WORK/www;
+  }
+}
+EOF
+cleanup() {
+	[ -f "$WORK/nginx/nginx.pid" ] && kill "$(cat "$WORK/nginx/nginx.pid")" 2>/dev/null || true
+	[ -n "${TPID:-}" ] && kill "$TPID" 2>/dev/null || true
+}
+trap cleanup EXIT
+nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/logs/error.log"
+STATE=$WORK wait_url "http://127.0.0.2:$PORT/index.html"
+
+cat >"$WORK/vus.js" <<'EOF'
+import http from 'k6/http';
+import { check, sleep } from 'k6';
+
+// One loopback address pair has only ~28 000 ephemeral ports: the VUs
+// spread over the eight addresses nginx listens on.
+const url = `http://127.0.0.${2 + (__VU % 8)}:${__ENV.PORT}/index.html`;
+// Init progress, for the benchmark's clock: VU ids are given in order as
+// VUs are made, so the VUS-th marks the last one made.
+if (__VU > 0 && __VU % Math.max(1, Number(__ENV.VUS) / 10) === 0) console.log(`initialised ${__VU}`);
+
+export const options = {
+  noConnectionReuse: true,
+  scenarios: {
+    density: { executor: 'constant-vus', vus: Number(__ENV.VUS), duration: __ENV.DURATION },
+  },
+};
+
+export default function () {
+  // All VUs start together (k6 runs every init context before the test
+  // starts): spread the first requests over one period, as scripts at
+  // scale do, instead of 100 000 connects in the same millisecond.
+  if (__ITER === 0) sleep(Math.random() * 20);
+  const res = http.get(url);
+  check(res, { 'status is 200': (r) => r.status === 200 });
+  sleep(20);
+}
+EOF
+
+load() { cut -d' ' -f1 /proc/loadavg; }
+kib() {
+	local v
+	v=$(awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status" 2>/dev/null) || true
+	echo "${v:--}"
+}
+
+# cpus PID: the process's user + system CPU seconds so far.
+cpus() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo -; }
+
+# run VUS DURATION TAG: one run, sampled; leaves $WORK/TAG.{samples,gc,json,out}.
+run() {
+	local vus=$1 dur=$2 tag=$3
+	GODEBUG=gctrace=1 "$BIN" run -e PORT="$PORT" -e VUS="$vus" -e DURATION="$dur" \
+		--out "$WORK/$tag.json" "$WORK/vus.js" \
+		>"$WORK/$tag.out" 2>"$WORK/$tag.gc" &
+	TPID=$!
+	local t0 now
+	t0=$(date +%s.%N)
+	: >"$WORK/$tag.samples"
+	while kill -0 "$TPID" 2>/dev/null; do
+		now=$(date +%s.%N)
+		echo "$(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') $(kib "$TPID" VmRSS) $(kib "$TPID" VmHWM) $(load) $(cpus "$TPID") $(cat "$WORK/$tag.out" "$WORK/$tag.gc" 2>/dev/null | grep -c 'initialised [0-9]')" >>"$WORK/$tag.samples"
+		sleep 0.25
+	done
+	wait "$TPID" || { echo "vus: throttle exited non-zero (see $WORK/$tag.out)" >&2; tail -5 "$WORK/$tag.out" >&2; }
+	TPID=
+}
+
+echo "baseline: 1 VU, 10s" >&2
+run 1 10s base
+BASE_KIB=$(awk '$2 != "-" { v = $2 } END { print v }' "$WORK/base.samples")
+
+echo "density: $VUS VUs, $DURATION (open-file limit $NOFILE)" >&2
+run "$VUS" "$DURATION" main
+
+S=$WORK/main.samples
+# columns: seconds RSS-KiB HWM-KiB load cpu-s tenths-initialised
+INIT=$(awk '$6 >= 10 { print $1; exit }' "$S")
+INIT_LOAD=$(awk '$6 >= 10 { print $4; exit }' "$S")
+INIT_CPU=$(awk '$6 >= 10 { print $5; exit }' "$S")
+STEADY=$(awk -v t="${INIT:-1e9}" '$1 > t + 5 && $2 != "-" { print $2 }' "$S" | sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }')
+PEAK=$(awk '$3 != "-" && $3 > v { v = $3 } END { print v }' "$S")
+LOADS=$(awk '{ print $4 }' "$S" | sort -n | awk '{ a[NR] = $1 } END { printf "min %s median %s max %s", a[1], a[int((NR + 1) / 2)], a[NR] }')
+
+# iterations per second: the report's windows from one period after the
+# last VU was made (each VU's first iteration starts at a random moment of
+# its first period) to the scenario's end; each VU then iterates once per
+# period, spread evenly.
+read -r ITERS SPAN < <(python3 - "$WORK/main.json" "$SLEEP_S" "$DURATION_S" "${INIT:-0}" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); period, dur, init = (float(a) for a in sys.argv[2:5])
+# The scenario's clock starts with its first window, VUs still being made.
+start = d["windows"][0]["start_s"] if d["windows"] else 0
+w = [x for x in d["windows"] if x["start_s"] >= max(start, init) + period and x["end_s"] <= start + dur]
+print(sum(x["ok"] + x["failed"] for x in w), sum(x["end_s"] - x["start_s"] for x in w))
+EOF
+)
+GEN=$(python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["generator"]; print("saturated" if g["saturated"] else "not saturated", "(%d of %d ticks; cpu %d lag %d schedule %d)" % (g["saturated_ticks"], g["ticks"], g["signals"]["cpu"], g["signals"]["lag"], g["signals"]["schedule"]))' "$WORK/main.json")
+FAILED=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["iterations"]["failed"])' "$WORK/main.json")
+GC=$(awk '/^gc [0-9]+ @/ { split($5, c, "+"); print c[1] + c[3] }' "$WORK/main.gc" | sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "p99 %.3f ms, max %.3f ms over %d cycles", a[int(NR * 0.99 + 0.999)], a[NR], NR; else print "no GC cycle" }')
+
+echo
+echo "machine      $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average during the run: $LOADS"
+echo "script       one GET, a check, sleep($SLEEP_S); constant-vus $VUS VUs for $DURATION, ungoverned, noConnectionReuse"
+echo "init         ${INIT:-never} s until all $VUS VUs were initialised, ${INIT_CPU:-?} s of CPU (load $INIT_LOAD; goal < 15 s)"
+awk -v s="$STEADY" -v p="$PEAK" -v b="$BASE_KIB" -v n="$VUS" 'BEGIN {
+	printf "rss/VU       steady %.1f KiB, peak %.1f KiB (RSS %.0f MiB steady, %.0f MiB peak, 1-VU run %.0f MiB; goal <= 64 KiB)\n", (s - b) / n, (p - b) / n, s / 1024, p / 1024, b / 1024 }'
+awk -v i="$ITERS" -v s="$SPAN" -v n="$VUS" -v p="$SLEEP_S" -v f="$FAILED" 'BEGIN {
+	r = s > 0 ? i / s : 0; want = n / p
+	printf "iter/s       %.0f/s over %.0f s after the first period, %.2f%% of the implied %.0f/s (goal within 2%%); %d iterations failed\n", r, s, 100 * r / want, want, f }'
+echo "generator    $GEN"
+echo "gc pause     $GC"
+echo "raw          $WORK/main.{samples,gc,json,out}"
