@@ -258,6 +258,11 @@ func state(g governor.State) string {
 		return "[first window]"
 	}
 	s := "[" + g.Last.Signal.String()
+	if g.Last.Signal == governor.SignalOutage && !g.Outage {
+		// The outage's last window is still the newest: the target
+		// answers again, the held offer runs, no window has closed since.
+		s = "[outage over"
+	}
 	if g.LastBad > 0 {
 		s += ", last bad " + Short(g.LastBad)
 	}

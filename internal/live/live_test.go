@@ -82,6 +82,17 @@ func TestStatusLine(t *testing.T) {
 	if got = StatusLine(cur, cur, report.Latency{}, governor.Rate); !strings.HasSuffix(got, "  generator saturated at 41234/s (cpu)") {
 		t.Errorf("a saturated generator says so: %q", got)
 	}
+	// In an outage, and after it until the next window closes: the outage
+	// window is still the newest decision, but the target answers again.
+	cur.Generator = engine.GeneratorStatus{}
+	cur.Governor = governor.State{Offer: 300, Windows: 9, Outage: true, Last: governor.Decision{Signal: governor.SignalOutage}}
+	if got = StatusLine(cur, cur, report.Latency{}, governor.Rate); !strings.Contains(got, "  [outage]  ") {
+		t.Errorf("in an outage: %q", got)
+	}
+	cur.Governor.Outage = false
+	if got = StatusLine(cur, cur, report.Latency{}, governor.Rate); !strings.Contains(got, "  [outage over]  ") {
+		t.Errorf("after an outage: %q", got)
+	}
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
