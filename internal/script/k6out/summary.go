@@ -108,15 +108,7 @@ func writeGroup(w io.Writer, g *script.Group, indent int) {
 // rate per second, a Rate's percentage with passes and fails, a Gauge's
 // value with min and max, a Trend's summaryTrendStats as stat=value.
 func k6Value(m script.SummaryMetric, unit string) string {
-	v := func(x float64) string {
-		switch {
-		case m.IsTime:
-			return k6Time(x, unit)
-		case m.Contains() == "data":
-			return k6Bytes(x)
-		}
-		return k6Number(x)
-	}
+	v := func(x float64) string { return metricValue(m, x, unit) }
 	st := map[string]float64{}
 	for _, s := range m.Stats {
 		st[s.Name] = s.Value
