@@ -34,14 +34,7 @@ func TestAbortCutsInFlight(t *testing.T) {
 	c := newController(t, ControllerConfig{Agents: 1, Spec: spec})
 	ag := runAgent(context.Background(), c, "slow", testToken)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *Result, 1)
-	go func() {
-		res, err := c.Run(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}()
+	done := startRun(t, c, ctx)
 	testwait.Receive(t, hits, "a request in flight")
 	testwait.Until(t, testwait.Deadline, "requests in flight at the agent", func() bool { return c.Snapshot().InFlight > 0 })
 	cancel()

@@ -154,6 +154,20 @@ func newController(t *testing.T, cfg ControllerConfig) *Controller {
 
 // runAgent joins c as name in the background; the returned channel gets
 // its outcome.
+// startRun runs the controller until ctx ends; its result arrives on the
+// channel (an error fails the test).
+func startRun(t *testing.T, c *Controller, ctx context.Context) <-chan *Result {
+	done := make(chan *Result, 1)
+	go func() {
+		res, err := c.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	return done
+}
+
 func runAgent(ctx context.Context, c *Controller, name, token string) <-chan error {
 	out := make(chan error, 1)
 	go func() {
@@ -228,14 +242,7 @@ func TestThreeAgentsFindCapacity(t *testing.T) {
 	for _, name := range []string{"a", "b", "c"} {
 		agents = append(agents, runAgent(context.Background(), c, name, testToken))
 	}
-	done := make(chan *Result, 1)
-	go func() {
-		res, err := c.Run(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}()
+	done := startRun(t, c, ctx)
 	testwait.Until(t, 3*testwait.Deadline, "an estimate resting on 6 settled windows", func() bool {
 		mu.Lock()
 		defer mu.Unlock()

@@ -23,14 +23,7 @@ func TestLateAgentGetsShare(t *testing.T) {
 	c := newController(t, ControllerConfig{Agents: 1, Spec: spec})
 	first := runAgent(context.Background(), c, "first", testToken)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *Result, 1)
-	go func() {
-		res, err := c.Run(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}()
+	done := startRun(t, c, ctx)
 	testwait.Until(t, testwait.Deadline, "the run to start", func() bool { return c.Snapshot().Counts.OK > 0 })
 	late := runAgent(context.Background(), c, "late", testToken)
 	info := func(id string) AgentInfo {

@@ -57,14 +57,7 @@ func TestSilentAgentLost(t *testing.T) {
 	real := runAgent(context.Background(), c, "real", testToken)
 	nc, id := fakeAgent(t, c, "doomed")
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *Result, 1)
-	go func() {
-		res, err := c.Run(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}()
+	done := startRun(t, c, ctx)
 	testwait.Until(t, testwait.Deadline, "the run to start", func() bool { return c.Snapshot().Offer > 0 })
 	d := Delta{Agent: id, Seq: 1, Classes: make([]uint64, engine.NumClasses), Started: 7}
 	d.Classes[engine.ClassOK] = 7
@@ -139,14 +132,7 @@ func TestDisconnectedAgentLost(t *testing.T) {
 	real := runAgent(context.Background(), c, "real", testToken)
 	nc, id := fakeAgent(t, c, "killed")
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *Result, 1)
-	go func() {
-		res, err := c.Run(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}()
+	done := startRun(t, c, ctx)
 	testwait.Until(t, testwait.Deadline, "the run to start", func() bool { return c.Snapshot().Offer > 0 })
 	d := Delta{Agent: id, Seq: 1, Classes: make([]uint64, engine.NumClasses)}
 	if err := nc.Publish(subjTick, encode(d)); err != nil {
