@@ -154,6 +154,19 @@ func newController(t *testing.T, cfg ControllerConfig) *Controller {
 
 // runAgent joins c as name in the background; the returned channel gets
 // its outcome.
+// builtinTarget serves the built-in target of the given capacity on
+// loopback until the test ends.
+func builtinTarget(t *testing.T, capacity float64) *httptest.Server {
+	t.Helper()
+	tg, err := target.New(target.NewConfig(capacity))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // startRun runs the controller until ctx ends; its result arrives on the
 // channel (an error fails the test).
 func startRun(t *testing.T, c *Controller, ctx context.Context) <-chan *Result {

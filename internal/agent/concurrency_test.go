@@ -3,23 +3,16 @@ package agent
 import (
 	"context"
 	"math"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/throttlekit/throttle/governor"
-	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // A closed-loop run over agents: the offer (in flight) is split in whole
 // shares that add up to it, and the agents' workers follow them.
 func TestConcurrencyShares(t *testing.T) {
-	tg, err := target.New(target.NewConfig(2000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tg)
-	defer srv.Close()
+	srv := builtinTarget(t, 2000)
 	spec := testSpec(t, srv.URL+"/", 9, 1)
 	spec.Limits.Mode = governor.Concurrency
 	spec.Limits.Start = 7

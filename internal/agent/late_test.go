@@ -2,22 +2,15 @@ package agent
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 
-	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // An agent that joins after the start gets a share at once, is listed as
 // late, and carries load; Ctrl-C of the controller stops both.
 func TestLateAgentGetsShare(t *testing.T) {
-	tg, err := target.New(target.NewConfig(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tg)
-	defer srv.Close()
+	srv := builtinTarget(t, 1000)
 	spec := testSpec(t, srv.URL+"/", 100, 100)
 	spec.Duration = 4 * testwait.Deadline
 	c := newController(t, ControllerConfig{Agents: 1, Spec: spec})

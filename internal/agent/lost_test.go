@@ -3,14 +3,12 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/throttlekit/throttle/internal/engine"
-	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/testwait"
 )
 
@@ -43,12 +41,7 @@ func fakeAgent(t *testing.T, c *Controller, name string) (*nats.Conn, string) {
 // counts it sent before stay counted, and a tick of it that arrives late
 // still counts.
 func TestSilentAgentLost(t *testing.T) {
-	tg, err := target.New(target.NewConfig(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tg)
-	defer srv.Close()
+	srv := builtinTarget(t, 1000)
 	var log lines
 	spec := testSpec(t, srv.URL+"/", 200, 100)
 	spec.Duration = 4 * testwait.Deadline
@@ -118,12 +111,7 @@ func TestSilentAgentLost(t *testing.T) {
 // A killed agent's connection closes: the controller declares it lost at
 // its next tick, long before the silence would.
 func TestDisconnectedAgentLost(t *testing.T) {
-	tg, err := target.New(target.NewConfig(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tg)
-	defer srv.Close()
+	srv := builtinTarget(t, 1000)
 	var log lines
 	spec := testSpec(t, srv.URL+"/", 200, 100)
 	spec.Duration = 4 * testwait.Deadline

@@ -486,20 +486,28 @@ func FuzzBuild(f *testing.F) {
 	})
 }
 
+// queuedRun is a governed run that held the ceiling of 5000/s while goodput
+// stayed at 185/s, its first window's p50 first; lat gives its latencies
+// with p50 at capacity.
+func queuedRun(first time.Duration) (in Input, lat func(p50 time.Duration) Latencies) {
+	l := governor.NewLimits(governor.Rate, 5000)
+	ws := []governor.Window{window(0, 5000, 185, 0, governor.SignalAtCeiling), window(1, 5000, 185, 0, governor.SignalAtCeiling)}
+	lat = func(p50 time.Duration) Latencies {
+		return Latencies{
+			AtCapacity: Latency{Count: 370, P50: p50},
+			Windows:    []WindowLatency{{Start: ws[0].Start, End: ws[0].End, Latency: Latency{Count: 185, P50: first}}},
+		}
+	}
+	return Input{Settings: Settings{Limits: l, Tick: time.Second, Governed: true}, Windows: ws, Start: t0, End: t0.Add(2 * time.Second)}, lat
+}
+
 // A target that queues: the governor (its evidence switched off, say) held
 // the ceiling of 5000/s while goodput stayed at 185/s and p50 latency grew
 // from 11 ms to 5.4 s. The verdict must say the target queues and that the
 // capacity is the plateau, never "held at the ceiling".
 func TestBuildSaysTheTargetQueues(t *testing.T) {
-	l := governor.NewLimits(governor.Rate, 5000)
-	ws := []governor.Window{window(0, 5000, 185, 0, governor.SignalAtCeiling), window(1, 5000, 185, 0, governor.SignalAtCeiling)}
-	lat := func(p50 time.Duration) Latencies {
-		return Latencies{
-			AtCapacity: Latency{Count: 370, P50: p50},
-			Windows:    []WindowLatency{{Start: ws[0].Start, End: ws[0].End, Latency: Latency{Count: 185, P50: 11 * time.Millisecond}}},
-		}
-	}
-	in := Input{Settings: Settings{Limits: l, Tick: time.Second, Governed: true}, Windows: ws, Start: t0, End: t0.Add(2 * time.Second), Latency: lat(5400 * time.Millisecond)}
+	in, lat := queuedRun(11 * time.Millisecond)
+	in.Latency = lat(5400 * time.Millisecond)
 	r := build(t, in)
 	if r.Outcome != OutcomeCapacity || strings.Contains(r.Verdict, "ceiling") ||
 		r.Verdict != "the target queues: latency grew 491× (p50 11ms at first, 5.4s at the end) while goodput plateaued; capacity is the plateau, ≈ 185 req/s (2 settled windows)" {
@@ -523,15 +531,8 @@ func TestBuildSaysTheTargetQueues(t *testing.T) {
 // host's jitter: no "the target queues" verdict. The same growth to a few
 // milliseconds is a queue.
 func TestQueuesNeedsMoreThanJitter(t *testing.T) {
-	l := governor.NewLimits(governor.Rate, 5000)
-	ws := []governor.Window{window(0, 5000, 185, 0, governor.SignalAtCeiling), window(1, 5000, 185, 0, governor.SignalAtCeiling)}
-	lat := func(p50 time.Duration) Latencies {
-		return Latencies{
-			AtCapacity: Latency{Count: 370, P50: p50},
-			Windows:    []WindowLatency{{Start: ws[0].Start, End: ws[0].End, Latency: Latency{Count: 185, P50: 200 * time.Microsecond}}},
-		}
-	}
-	in := Input{Settings: Settings{Limits: l, Tick: time.Second, Governed: true}, Windows: ws, Start: t0, End: t0.Add(2 * time.Second), Latency: lat(1100 * time.Microsecond)}
+	in, lat := queuedRun(200 * time.Microsecond)
+	in.Latency = lat(1100 * time.Microsecond)
 	if r := build(t, in); strings.Contains(r.Verdict, "queues") {
 		t.Fatalf("0.2 → 1.1 ms: %q %q", r.Outcome, r.Verdict)
 	}
