@@ -63,7 +63,12 @@ func TestQueueCapacity(t *testing.T) {
 // Closed loop: a target that serves 6 requests at once, each in 10 ms, and
 // fails the excess after the same 10 ms (a server that takes as long to
 // fail as to succeed; one that sheds at once makes a closed loop spin on its
-// rejections) settles the concurrency offer at 6.
+// rejections) settles the concurrency offer at 6. The capacity is the
+// failures' alone: the governor judges on failed attempts (and the drain),
+// not the latency knee. This target never queues, but it shares the CPU
+// with the generator: on a loaded 2-core machine under the race detector its
+// 10 ms answers took 17-27 ms at 2-6 in flight, an inflation the knee reads
+// as queueing, and it backed off, with no failure, to 1-5.
 func TestConcurrencyCapacity(t *testing.T) {
 	t.Parallel()
 	slots := make(chan struct{}, 6)
@@ -79,7 +84,8 @@ func TestConcurrencyCapacity(t *testing.T) {
 	}))
 	l := fastLimits(governor.Concurrency, 200, 1)
 	l.Window = 250 * time.Millisecond
-	res := settled(t, Config{Targets: tgts, Limits: l}, 3)
+	noKnee := governor.WithEvidence(governor.EvidenceAll &^ governor.EvidenceLatency)
+	res := settled(t, Config{Targets: tgts, Limits: l, Governor: []governor.Option{noKnee}}, 3)
 	est := res.Capacity
 	t.Logf("estimate %+v, workers %d", est, res.Workers)
 	if est.Windows < 2 {
@@ -89,10 +95,32 @@ func TestConcurrencyCapacity(t *testing.T) {
 	if res.Workers > 200 || res.Workers < 6 {
 		t.Errorf("workers %d: the pool grows with the offer, never past the ceiling", res.Workers)
 	}
-	// Six slots of 10 ms serve at most 600/s; a loaded machine oversleeps
-	// every 10 ms and adds its own delays, so the floor is only that the
-	// slots were kept busy at all.
-	within(t, "goodput", est.Goodput, 0.2*600, 600)
+	// Six slots of 10 ms serve at most 600/s. Below that the goodput is the
+	// machine's speed, not the governor's behaviour: at load 19 on 2 cores
+	// each 10 ms answer took 54 ms (112/s), under the 120/s floor this test
+	// once had, so the floor is only that the settled windows served at all.
+	if est.Goodput <= 0 || est.Goodput > 600 {
+		t.Errorf("goodput %.1f/s: want some, and at most six slots' 600/s", est.Goodput)
+	}
+	if t.Failed() {
+		logWindows(t, res)
+	}
+}
+
+// logWindows logs a failed run's windows: what the governor saw and did.
+func logWindows(t *testing.T, res *Result) {
+	t.Helper()
+	logWindowList(t, res.Start, res.Windows)
+}
+
+// logWindowList logs windows with their times from start.
+func logWindowList(t *testing.T, start time.Time, windows []governor.Window) {
+	t.Helper()
+	for _, w := range windows {
+		t.Logf("%4d-%4d ms offer %.1f ok %d failed %d frac %.3f (by %q) latency %v (baseline %v) saturated %v %s/%s -> %.1f",
+			w.Start.Sub(start).Milliseconds(), w.End.Sub(start).Milliseconds(), w.Offer, w.OK, w.Failed,
+			w.Frac, w.By, w.Latency, w.Baseline, w.GeneratorSaturated, w.Decision.Kind, w.Decision.Signal, w.Decision.Offer)
+	}
 }
 
 // A target that dies mid-run (resetting connections) and recovers: the
