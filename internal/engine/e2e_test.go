@@ -63,7 +63,12 @@ func TestQueueCapacity(t *testing.T) {
 // Closed loop: a target that serves 6 requests at once, each in 10 ms, and
 // fails the excess after the same 10 ms (a server that takes as long to
 // fail as to succeed; one that sheds at once makes a closed loop spin on its
-// rejections) settles the concurrency offer at 6.
+// rejections) settles the concurrency offer at 6. The capacity is the
+// failures' alone: the governor judges on failed attempts (and the drain),
+// not the latency knee. This target never queues, but it shares the CPU
+// with the generator: on a loaded 2-core machine under the race detector its
+// 10 ms answers took 17-27 ms at 2-6 in flight, an inflation the knee reads
+// as queueing, and it backed off, with no failure, to 1-5.
 func TestConcurrencyCapacity(t *testing.T) {
 	t.Parallel()
 	slots := make(chan struct{}, 6)
@@ -79,7 +84,8 @@ func TestConcurrencyCapacity(t *testing.T) {
 	}))
 	l := fastLimits(governor.Concurrency, 200, 1)
 	l.Window = 250 * time.Millisecond
-	res := settled(t, Config{Targets: tgts, Limits: l}, 3)
+	noKnee := governor.WithEvidence(governor.EvidenceAll &^ governor.EvidenceLatency)
+	res := settled(t, Config{Targets: tgts, Limits: l, Governor: []governor.Option{noKnee}}, 3)
 	est := res.Capacity
 	t.Logf("estimate %+v, workers %d", est, res.Workers)
 	if est.Windows < 2 {
@@ -89,10 +95,32 @@ func TestConcurrencyCapacity(t *testing.T) {
 	if res.Workers > 200 || res.Workers < 6 {
 		t.Errorf("workers %d: the pool grows with the offer, never past the ceiling", res.Workers)
 	}
-	// Six slots of 10 ms serve at most 600/s; a loaded machine oversleeps
-	// every 10 ms and adds its own delays, so the floor is only that the
-	// slots were kept busy at all.
-	within(t, "goodput", est.Goodput, 0.2*600, 600)
+	// Six slots of 10 ms serve at most 600/s. Below that the goodput is the
+	// machine's speed, not the governor's behaviour: at load 19 on 2 cores
+	// each 10 ms answer took 54 ms (112/s), under the 120/s floor this test
+	// once had, so the floor is only that the settled windows served at all.
+	if est.Goodput <= 0 || est.Goodput > 600 {
+		t.Errorf("goodput %.1f/s: want some, and at most six slots' 600/s", est.Goodput)
+	}
+	if t.Failed() {
+		logWindows(t, res)
+	}
+}
+
+// logWindows logs a failed run's windows: what the governor saw and did.
+func logWindows(t *testing.T, res *Result) {
+	t.Helper()
+	logWindowList(t, res.Start, res.Windows)
+}
+
+// logWindowList logs windows with their times from start.
+func logWindowList(t *testing.T, start time.Time, windows []governor.Window) {
+	t.Helper()
+	for _, w := range windows {
+		t.Logf("%4d-%4d ms offer %.1f ok %d failed %d frac %.3f (by %q) latency %v (baseline %v) saturated %v %s/%s -> %.1f",
+			w.Start.Sub(start).Milliseconds(), w.End.Sub(start).Milliseconds(), w.Offer, w.OK, w.Failed,
+			w.Frac, w.By, w.Latency, w.Baseline, w.GeneratorSaturated, w.Decision.Kind, w.Decision.Signal, w.Decision.Offer)
+	}
 }
 
 // A target that dies mid-run (resetting connections) and recovers: the
@@ -130,16 +158,42 @@ func TestDiesAndRecovers(t *testing.T) {
 		})
 		return time.Now()
 	}
+	begin := time.Now()
+	t.Cleanup(func() {
+		if t.Failed() {
+			mu.Lock()
+			defer mu.Unlock()
+			logWindowList(t, begin, windows)
+		}
+	})
 	stop := start(t, Config{Targets: tgts, Limits: l, Duration: 4 * testwait.Deadline,
 		Observer: func(w governor.Window) { mu.Lock(); windows = append(windows, w); mu.Unlock() }})
-	begin := time.Now()
 	downAt := seen("a window near capacity", begin, func(w governor.Window) bool { return w.Offer >= 0.7*c })
 	tg.SetDown(true)
 	// Connections closed before any answer: an outage, not congestion. The
-	// offer holds where it was (no back-off to the floor) while it is down.
+	// outage's windows hold the offer in force when it began (the last
+	// decision before the first outage window, or what that decision's
+	// back-off was when the outage undid it): no back-off, and nowhere near
+	// the floor. That offer need not be near capacity: under load the window
+	// near capacity the test waited for can itself breach on the shed
+	// bursts of a late generator and back off (400 → 276/s) just before the
+	// target goes down.
+	var held, inForce float64
 	upAt := seen("an outage window at the held offer while down", downAt, func(w governor.Window) bool {
-		return w.Decision.Signal == governor.SignalOutage && w.Offer >= 0.7*c
+		if w.Decision.Signal != governor.SignalOutage {
+			return false
+		}
+		for i := range windows { // mu is held: seen's condition runs under it
+			if windows[i].Start.Equal(w.Start) && i > 0 {
+				held, inForce = w.Offer, windows[i-1].Decision.Offer
+				return true
+			}
+		}
+		return false
 	})
+	if held < inForce || held < 0.25*c {
+		t.Fatalf("the outage held %v/s: want the %v/s in force when it began, and no back-off toward the %v/s floor", held, inForce, l.Floor)
+	}
 	tg.SetDown(false)
 	seen("a clean window near capacity once up", upAt, func(w governor.Window) bool {
 		return w.Offer >= 0.7*c && w.Frac <= l.High
@@ -297,14 +351,32 @@ func transportClasses(t *testing.T, http2 bool) {
 }
 
 // Targets are sent round-robin with their own method, headers and body.
+// The handler counts under a lock and never blocks: one worker sends
+// thousands of requests in 100 ms on an idle machine, and a bounded channel
+// that filled up stalled the handler until the grace ran out (then an
+// aborted request's handler sent on the channel the test had closed).
 func TestTargetsRoundRobin(t *testing.T) {
 	t.Parallel()
 	type seen struct{ method, path, hdr, body string }
-	got := make(chan seen, 1000)
+	var (
+		mu         sync.Mutex
+		n          [2]int
+		unexpected []seen
+	)
 	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b := make([]byte, 16)
-		n, _ := r.Body.Read(b)
-		got <- seen{r.Method, r.URL.Path, r.Header.Get("X-T"), string(b[:n])}
+		k, _ := r.Body.Read(b)
+		s := seen{r.Method, r.URL.Path, r.Header.Get("X-T"), string(b[:k])}
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case seen{"GET", "/a", "1", ""}:
+			n[0]++
+		case seen{"POST", "/b", "2", "hello"}:
+			n[1]++
+		default:
+			unexpected = append(unexpected, s)
+		}
 	}))
 	base := tgts[0].URL
 	a, _ := url.Parse(base.String() + "a")
@@ -314,20 +386,13 @@ func TestTargetsRoundRobin(t *testing.T) {
 		{Method: "POST", URL: b, Header: http.Header{"X-T": {"2"}}, Body: []byte("hello")},
 	}
 	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 100 * time.Millisecond})
-	close(got)
-	var n [2]int
-	for s := range got {
-		switch s {
-		case seen{"GET", "/a", "1", ""}:
-			n[0]++
-		case seen{"POST", "/b", "2", "hello"}:
-			n[1]++
-		default:
-			t.Fatalf("unexpected request %+v", s)
-		}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(unexpected) > 0 {
+		t.Fatalf("unexpected requests %+v", unexpected)
 	}
 	if n[0]+n[1] != int(res.Counts.OK) || n[0]-n[1] > 1 || n[1]-n[0] > 1 {
-		t.Errorf("requests %v, ok %d: one worker must alternate the targets", n, res.Counts.OK)
+		t.Errorf("requests %v, counts %+v: one worker must alternate the targets", n, res.Counts)
 	}
 }
 

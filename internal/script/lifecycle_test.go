@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -126,16 +127,17 @@ export default function () {
 // the first Ctrl-C does: the run ends with what it gathered, Stopped naming
 // the stage, and what follows the stage still runs.
 func TestLifecycleInterrupted(t *testing.T) {
-	_, base := startTarget(t, robust())
+	base, paths := pathRecorder(t)
 	for _, c := range []struct {
 		stage    string
 		src      string
-		wantIter bool // the scenario ran
+		wantIter bool   // the scenario ran
+		running  string // the request that shows the stage runs ("": none)
 	}{
 		{"setup", `export function setup() { http.get(__ENV.BASE + '/setup'); globalThis.entered = true; while (true) {} }
-export function teardown() { throw new Error('teardown must not run after setup was stopped'); }`, false},
-		{"teardown", `export function teardown() { http.get(__ENV.BASE + '/teardown'); sleep(3600); }`, true},
-		{"handleSummary", `export function handleSummary(data) { while (true) {} }`, true},
+export function teardown() { throw new Error('teardown must not run after setup was stopped'); }`, false, "/setup"},
+		{"teardown", `export function teardown() { http.get(__ENV.BASE + '/teardown'); sleep(3600); }`, true, "/teardown"},
+		{"handleSummary", `export function handleSummary(data) { while (true) {} }`, true, ""},
 	} {
 		t.Run(c.stage, func(t *testing.T) {
 			src := `import http from 'k6/http';
@@ -160,17 +162,27 @@ export default function () { http.get(__ENV.BASE + '/'); }
 				res, err := r.Run(context.Background())
 				done <- out{res, err}
 			}()
-			// Interrupt until it takes: it does nothing before the stage runs.
 			var o out
-			testwait.Until(t, testwait.Deadline, c.stage+" to be interrupted", func() bool {
+			if c.running != "" {
+				// Interrupt once, when the stage runs: an Interrupt repeated
+				// after it took stops the handleSummary that follows (under
+				// load the 5 ms poll landed there, and Stopped said so).
+				testwait.Until(t, testwait.Deadline, c.stage+"'s request", func() bool { return slices.Contains(paths(), c.running) })
 				r.Interrupt()
-				select {
-				case o = <-done:
-					return true
-				default:
-					return false
-				}
-			})
+				o = testwait.Receive(t, done, "the run to end after "+c.stage+" was interrupted")
+			} else {
+				// The last stage: interrupt until it takes (it does nothing
+				// before the stage runs, and nothing follows it).
+				testwait.Until(t, testwait.Deadline, c.stage+" to be interrupted", func() bool {
+					r.Interrupt()
+					select {
+					case o = <-done:
+						return true
+					default:
+						return false
+					}
+				})
+			}
 			if o.err != nil {
 				t.Fatal(o.err)
 			}
