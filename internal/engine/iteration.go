@@ -236,6 +236,10 @@ type DriverConfig struct {
 	// Abort, when done, cuts in-flight attempts off; they end
 	// IterationAborted and count as Meter's aborted. nil never aborts.
 	Abort context.Context
+	// Panics recovers a Go panic in an attempt (throttle's bug): the
+	// attempt fails, class other, with the *HostPanic as its error, and
+	// its runner's connection is replaced. nil: recovered, not counted.
+	Panics *Panics
 }
 
 // DefaultBodyLimit is the most bytes a kept response body holds unless
@@ -385,7 +389,7 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 		res.reset()
 		res.Tries = try
 		m.started.Add(1)
-		end := r.attempt(req, sent, res)
+		end := r.safeAttempt(req, sent, res)
 		if res.Err != nil && d.cfg.Abort.Err() != nil {
 			m.aborted.Add(1)
 			return IterationAborted
@@ -406,6 +410,37 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 		sent = time.Now()
 		start = sent
 	}
+}
+
+// attemptHook, set by tests only, runs at the start of every attempt (a
+// test panics there, as a bug in the request path would).
+var attemptHook func(req *Request)
+
+// safeAttempt is attempt with a Go panic in it recovered: the attempt
+// fails, class other, and the runner's connection, in an unknown state,
+// is replaced.
+func (r *Runner) safeAttempt(req *Request, sent time.Time, res *Response) time.Time {
+	end, err := r.attemptRecovered(req, sent, res)
+	if err == nil {
+		return end
+	}
+	end = time.Now()
+	res.Err, res.Status, res.Proto = err, 0, ""
+	res.Elapsed = end.Sub(sent)
+	res.Class, res.ErrorCode, res.Failed = ClassOther, ErrorGeneric, true
+	if r.d.std == nil {
+		r.t.close()
+		r.t = r.d.fast.newConn()
+	}
+	return end
+}
+
+func (r *Runner) attemptRecovered(req *Request, sent time.Time, res *Response) (_ time.Time, err error) {
+	defer r.d.cfg.Panics.Recover("a request", &err)
+	if attemptHook != nil {
+		attemptHook(req)
+	}
+	return r.attempt(req, sent, res), nil
 }
 
 // attempt sends req once, following its redirects, classifies it, and
