@@ -160,3 +160,60 @@ export default function () {
 		t.Fatalf("counts = %+v: want 2 ok connects, 2 streams failed (other)", c)
 	}
 }
+
+// A Go panic in a browser-style WebSocket's handshake goroutine fails
+// that handshake (class other): the socket gets error and close 1006, and
+// the next iteration goes on.
+func TestWebSocketHandshakePanicRecovered(t *testing.T) {
+	withSitePanic(t, "ws.handshake")
+	base := startEcho(t)
+	var out consoleLines
+	path := writeScript(t, "wsh.js", `
+import { WebSocket } from 'k6/websockets';
+export const options = { scenarios: { s: { executor: 'per-vu-iterations', vus: 1, iterations: 2 } } };
+export default function () {
+  const ws = new WebSocket(__ENV.BASE + '/echo');
+  ws.onopen = () => console.log('unexpected open');
+  ws.onerror = () => console.log('error');
+  ws.onclose = (e) => console.log('closed', e.code);
+}
+`+summaryJS)
+	log, buf := bufLogger()
+	r, res := runScript(t, path, base, Config{Logger: log, Console: out.add}, time.Minute)
+	recovered(t, r, res, buf.String(), "a WebSocket handshake", 2, "2")
+	if got := strings.Join(out.all(), "|"); got != "error|closed 1006|error|closed 1006" {
+		t.Fatalf("console = %q", got)
+	}
+	if c := r.Phases()[0].Counts(); c.OK != 0 || c.Failed != 2 || c.Classes[engine.ClassOther] != 2 {
+		t.Fatalf("counts = %+v: want the 2 handshakes failed, class other", c)
+	}
+}
+
+// A Go panic on a gRPC asyncInvoke's goroutine settles its promise with
+// a response of status Unknown (class other); the run goes on.
+func TestGRPCAsyncInvokePanicRecovered(t *testing.T) {
+	withSitePanic(t, "grpc.async")
+	addr := startGRPC(t)
+	var out consoleLines
+	path := writeScript(t, "async.js", `
+import { Client, StatusUnknown } from 'k6/net/grpc';
+const client = new Client();
+client.load([], 'echo.proto');
+export const options = { scenarios: { s: { executor: 'per-vu-iterations', vus: 1, iterations: 2 } } };
+export default async function () {
+  client.connect(__ENV.ADDR, { plaintext: true });
+  const res = await client.asyncInvoke('throttle.echo.Echo/Say', { text: 'x' });
+  console.log('async', res.status === StatusUnknown, res.error.message.includes('Go panic'));
+  client.close();
+}
+`+summaryJS, "echo.proto", protoecho.Proto)
+	log, buf := bufLogger()
+	r, res := runScript(t, path, "", Config{Logger: log, Console: out.add, Env: map[string]string{"ADDR": addr}}, time.Minute)
+	recovered(t, r, res, buf.String(), "a gRPC asyncInvoke", 2, "2")
+	if got := strings.Join(out.all(), "|"); got != "async true true|async true true" {
+		t.Fatalf("console = %q", got)
+	}
+	if c := r.Phases()[0].Counts(); c.OK != 2 || c.Failed != 2 || c.Classes[engine.ClassOther] != 2 {
+		t.Fatalf("counts = %+v: want 2 ok connects, 2 calls failed (other)", c)
+	}
+}

@@ -110,6 +110,21 @@ type handshake struct {
 	took  time.Duration
 }
 
+// shakeRecovered is shake on the WebSocket's own goroutine: a Go panic
+// there (throttle's bug) is recovered as the handshake's error (class
+// other), so the socket gets error and close.
+func shakeRecovered(ctx context.Context, h Host, u string, p params) (hs handshake) {
+	began := time.Now()
+	defer func() {
+		if hs.err != nil && hs.began.IsZero() {
+			hs.began = began
+		}
+	}()
+	defer h.Panics().Recover("a WebSocket handshake", &hs.err)
+	protohost.Checkpoint("ws.handshake")
+	return shake(ctx, u, p)
+}
+
 // shake makes the opening handshake; safe on any goroutine. The end of
 // ctx (the phase's abort) cuts it off.
 func shake(ctx context.Context, u string, p params) handshake {
