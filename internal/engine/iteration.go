@@ -412,37 +412,6 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 	}
 }
 
-// attemptHook, set by tests only, runs at the start of every attempt (a
-// test panics there, as a bug in the request path would).
-var attemptHook func(req *Request)
-
-// safeAttempt is attempt with a Go panic in it recovered: the attempt
-// fails, class other, and the runner's connection, in an unknown state,
-// is replaced.
-func (r *Runner) safeAttempt(req *Request, sent time.Time, res *Response) time.Time {
-	end, err := r.attemptRecovered(req, sent, res)
-	if err == nil {
-		return end
-	}
-	end = time.Now()
-	res.Err, res.Status, res.Proto = err, 0, ""
-	res.Elapsed = end.Sub(sent)
-	res.Class, res.ErrorCode, res.Failed = ClassOther, ErrorGeneric, true
-	if r.d.std == nil {
-		r.t.close()
-		r.t = r.d.fast.newConn()
-	}
-	return end
-}
-
-func (r *Runner) attemptRecovered(req *Request, sent time.Time, res *Response) (_ time.Time, err error) {
-	defer r.d.cfg.Panics.Recover("a request", &err)
-	if attemptHook != nil {
-		attemptHook(req)
-	}
-	return r.attempt(req, sent, res), nil
-}
-
 // attempt sends req once, following its redirects, classifies it, and
 // returns when it ended.
 func (r *Runner) attempt(req *Request, sent time.Time, res *Response) (end time.Time) {
