@@ -71,6 +71,9 @@ type Result struct {
 	// Arrivals counts the rate-mode schedule's arrivals: each one is an
 	// iteration (ok, failed or aborted) or dropped.
 	Arrivals uint64
+	// Panics counts the Go panics (throttle's bugs) recovered in
+	// attempts: each failed its attempt, class other (Engine.Panics).
+	Panics int64
 }
 
 // The generator's watch of itself is the phase runtime's (package phase),
@@ -96,6 +99,7 @@ type Engine struct {
 	meter  *Meter
 	driver *Driver
 	reqs   []Request // one per target, read-only
+	panics Panics    // the attempts' recovered Go panics
 }
 
 // New prepares a phase: it checks cfg, builds the phase runtime and the
@@ -106,6 +110,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, meter: NewMeter()}
+	e.panics.Logger = cfg.Logger
 	e.ph, err = phase.New(phase.Config{
 		Limits: cfg.Limits, Governed: !cfg.Fixed, Duration: cfg.Duration, MaxWorkers: cfg.MaxVUs, Grace: cfg.Grace,
 		Tick: cfg.Tick, Settle: cfg.Settle, Logger: cfg.Logger, Observer: cfg.Observer, Governor: cfg.Governor,
@@ -118,6 +123,7 @@ func New(cfg Config) (*Engine, error) {
 	e.driver, err = NewDriver(DriverConfig{
 		Meter: e.meter, Latency: cfg.Latency, Tries: cfg.Tries, Timeout: cfg.Timeout, FailOn: cfg.FailOn, Slow: cfg.Slow,
 		HTTP2: cfg.HTTP2, Insecure: cfg.Insecure, Resolver: cfg.Resolver, Conns: cfg.workers(), Stop: e.ph.Stopping(), Abort: e.ph.Hard(),
+		Panics: &e.panics,
 	})
 	if err != nil {
 		return nil, err
@@ -127,6 +133,10 @@ func New(cfg Config) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// Panics is how many Go panics (throttle's bugs) the run's attempts
+// recovered: each failed its attempt, class other.
+func (e *Engine) Panics() int64 { return e.panics.Count() }
 
 // Config returns the phase's configuration with defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
@@ -173,5 +183,5 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Config: e.cfg, Start: r.Start, End: r.End, Interrupted: r.Interrupted, Windows: r.Windows, Earlier: r.Earlier,
-		Counts: e.meter.Counts(), Workers: r.Workers, Capacity: r.Capacity, Generator: r.Generator, Arrivals: r.Arrivals}, nil
+		Counts: e.meter.Counts(), Workers: r.Workers, Capacity: r.Capacity, Generator: r.Generator, Arrivals: r.Arrivals, Panics: e.panics.Count()}, nil
 }

@@ -236,6 +236,10 @@ type DriverConfig struct {
 	// Abort, when done, cuts in-flight attempts off; they end
 	// IterationAborted and count as Meter's aborted. nil never aborts.
 	Abort context.Context
+	// Panics recovers a Go panic in an attempt (throttle's bug): the
+	// attempt fails, class other, with the *HostPanic as its error, and
+	// its runner's connection is replaced. nil: recovered, not counted.
+	Panics *Panics
 }
 
 // DefaultBodyLimit is the most bytes a kept response body holds unless
@@ -385,7 +389,7 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 		res.reset()
 		res.Tries = try
 		m.started.Add(1)
-		end := r.attempt(req, sent, res)
+		end := r.safeAttempt(req, sent, res)
 		if res.Err != nil && d.cfg.Abort.Err() != nil {
 			m.aborted.Add(1)
 			return IterationAborted

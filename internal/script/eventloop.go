@@ -276,9 +276,9 @@ func promiseOf(v sobek.Value) *sobek.Promise {
 
 // call calls fn and settles what it started (settle): k6's way of calling
 // an exported function (default, setup, teardown, handleSummary).
-// A Go panic in the host code it reaches is recovered (recoverHost).
+// A Go panic in the host code it reaches is recovered (engine.Panics).
 func (vu *VU) call(fn sobek.Callable, done <-chan struct{}, args ...sobek.Value) (_ sobek.Value, err error) {
-	defer vu.r.recoverHost(&err)
+	defer vu.r.panics.Recover("a call into the script", &err)
 	v, err := fn(sobek.Undefined(), args...)
 	return vu.settle(v, err, done)
 }

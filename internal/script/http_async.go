@@ -8,6 +8,7 @@ import (
 	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script/protohost"
 )
 
 // asyncLanes are a VU's request lanes for http.asyncRequest: each request
@@ -71,7 +72,14 @@ func (m *httpModule) asyncRequest(call sobek.FunctionCall) sobek.Value {
 	go func() {
 		defer vu.async.inflight.Done()
 		res := &engine.Response{}
-		out := lane.runner.Iterate(req, time.Time{}, res)
+		out, err := vu.asyncSend(lane, req, res)
+		if err != nil {
+			// A Go panic on the lane (throttle's bug): the lane, in an
+			// unknown state, is not reused (the VU closes it), and the
+			// iteration fails with the panic, as a host call's does.
+			finish(func() error { return err })
+			return
+		}
 		vu.async.give(lane)
 		finish(func() error {
 			v := m.resolve(req, res, out, &info)
@@ -84,4 +92,12 @@ func (m *httpModule) asyncRequest(call sobek.FunctionCall) sobek.Value {
 		})
 	}()
 	return rt.ToValue(promise)
+}
+
+// asyncSend sends req on lane (on the lane's goroutine); a Go panic there
+// is recovered as its error (engine.Panics).
+func (vu *VU) asyncSend(lane *slot, req *engine.Request, res *engine.Response) (_ engine.Outcome, err error) {
+	defer vu.r.panics.Recover("an async HTTP lane", &err)
+	protohost.Checkpoint("http.async")
+	return lane.runner.Iterate(req, time.Time{}, res), nil
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/grafana/sobek"
+
+	"github.com/throttlekit/throttle/internal/engine"
 )
 
 // ErrStopped is a lifecycle function (setup, teardown, handleSummary) cut
@@ -211,58 +212,15 @@ func (r *Runner) teardown() error {
 var runtimeHook func(vu *VU)
 
 // HostPanic is a Go panic recovered in the host code a VU's JavaScript
-// called (a k6 module's function): a bug of throttle's, not the script's.
-// The call fails with it (an iteration fails), it is logged once per run
-// and counted (Runner.Panics), and the run goes on.
-type HostPanic struct {
-	Value any
-	// Where is the function and file:line that panicked.
-	Where string
-}
-
-func (p *HostPanic) Error() string {
-	return fmt.Sprintf("internal error: a Go panic in throttle's host code (%v at %s), recovered", p.Value, p.Where)
-}
+// called (a k6 module's function) or in a goroutine a module started (a
+// WebSocket reader, an async HTTP lane, a gRPC stream): a bug of
+// throttle's, not the script's. The call, iteration or stream fails with
+// it, it is logged once per run and counted (Runner.Panics), and the run
+// goes on. The recovery is engine.Panics.Recover, shared by every site.
+type HostPanic = engine.HostPanic
 
 // Panics counts the Go panics recovered in the VUs' host code so far.
-func (r *Runner) Panics() int64 { return r.panics.Load() }
-
-// recoverHost, deferred by a call into a VU's JavaScript, turns a Go panic
-// that came out of it into *err (a HostPanic): logged the first time,
-// counted every time.
-func (r *Runner) recoverHost(err *error) {
-	x := recover()
-	if x == nil {
-		return
-	}
-	hp := &HostPanic{Value: x, Where: panicSite()}
-	*err = hp
-	if r.panics.Add(1) == 1 {
-		r.cfg.Logger.Error(hp.Error() + "; the call failed and the run goes on (further panics are counted, not logged)")
-	}
-}
-
-// panicSite is the function and file:line where the panic being recovered
-// was raised: the first frame outside the runtime below the deepest
-// runtime.gopanic (sobek recovers and panics again on the way up, so the
-// nearest one is sobek's).
-func panicSite() string {
-	pc := make([]uintptr, 64)
-	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
-	site, seenPanic := "unknown", false
-	for {
-		f, more := frames.Next()
-		switch {
-		case f.Function == "runtime.gopanic":
-			seenPanic = true
-		case seenPanic && !strings.HasPrefix(f.Function, "runtime."):
-			site, seenPanic = fmt.Sprintf("%s %s:%d", f.Function, f.File, f.Line), false
-		}
-		if !more {
-			return site
-		}
-	}
-}
+func (r *Runner) Panics() int64 { return r.panics.Count() }
 
 // stuckAt says where an iteration cut off at the graceful stop was: the
 // script position the interruption found it at ("" if unknown, as for an

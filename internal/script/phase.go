@@ -139,9 +139,11 @@ func (r *Runner) newPhase(sc options.Scenario) (*Phase, error) {
 		Tick: r.cfg.Tick, Settle: r.cfg.Settle, Logger: r.cfg.Logger, Observer: p.rec.Observe, Governor: r.cfg.Governor,
 		Watch: r.cfg.Watch, Counters: p.meter, NewWorker: p.newWorker,
 		// A VU still waiting for its init slot when the phase aborts is
-		// not made, and that is no failure.
+		// not made, and that is no failure. Nor is one whose init context
+		// hit a Go panic (throttle's bug, logged and counted where it was
+		// recovered): that VU is lost, the others run on.
 		WorkerFailed: func(err error) {
-			if !errors.Is(err, errAborted) {
+			if !errors.Is(err, errAborted) && !errors.As(err, new(*HostPanic)) {
 				r.fail(err)
 			}
 		},

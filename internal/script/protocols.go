@@ -23,6 +23,7 @@ func (h protoHost) InInit() bool                             { return h.vu.inIni
 func (h protoHost) Bytes(v sobek.Value) []byte               { return h.vu.bytes(v) }
 func (h protoHost) Tags(extra sobek.Value) map[string]string { return h.vu.tags(extra) }
 func (h protoHost) ReadFile(p string) ([]byte, error)        { return h.vu.r.readFile(p) }
+func (h protoHost) Panics() *engine.Panics                   { return &h.vu.r.panics }
 func (h protoHost) Context() context.Context {
 	if h.vu.ph == nil {
 		return context.Background()

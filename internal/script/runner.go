@@ -194,8 +194,9 @@ type Runner struct {
 	// life is the lifecycle function running now (setup, teardown,
 	// handleSummary), which Interrupt stops (lifecycle.go).
 	life lifeState
-	// panics counts the Go panics recovered in the VUs' host code.
-	panics atomic.Int64
+	// panics recovers and counts the Go panics of the VUs' host code
+	// and of the goroutines their modules start.
+	panics engine.Panics
 	// cutOffs counts the iterations cut off at a phase's stop.
 	cutOffs atomic.Int64
 	// userAbort: Abort was called (a second Ctrl-C).
@@ -236,6 +237,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 		cfg.Console = func(level slog.Level, msg string) { l.Log(context.Background(), level, msg) }
 	}
 	r := &Runner{cfg: cfg, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
+	r.panics.Logger = cfg.Logger
 	r.custom.points = cfg.Points
 	r.builtin = newBuiltins(&r.custom)
 	r.custom.export = cfg.Custom

@@ -104,6 +104,7 @@ func (vu *VU) newSlot() (*slot, error) {
 	d, err := engine.NewDriver(engine.DriverConfig{
 		Meter: meter, Latency: latency, Timeout: vu.r.cfg.Timeout, Insecure: vu.r.cfg.Insecure || vu.r.opts.InsecureSkipTLSVerify,
 		HTTP2: vu.r.cfg.HTTP2, Slow: vu.r.cfg.Slow, Stop: stop, Abort: abort, Conns: 4, BodyLimit: vu.r.cfg.BodyLimit,
+		Panics: &vu.r.panics,
 		// k6's http_req_failed: a transport error, or a status the
 		// callback does not expect.
 		Failed: func(r *engine.Response) bool { return r.Err != nil || s.cb != nil && !s.cb.expected(r.Status) },
@@ -140,6 +141,9 @@ func (r *Runner) newVU(p *Phase) (*VU, error) {
 	vu := r.newRuntime(p)
 	if err := vu.init(); err != nil {
 		vu.forget()
+		if errors.As(err, new(*HostPanic)) {
+			return nil, err // throttle's bug, not the script's: no 107
+		}
 		return nil, &InitError{err} // a VU's init context throwing is k6's 107 too
 	}
 	if p != nil {
@@ -219,13 +223,18 @@ func (r *Runner) newRuntime(p *Phase) *VU {
 // The job queue is drained when evaluation returns, so an await of
 // promises settled by the script itself completes; one waiting on
 // anything else (there are no timers yet) is an error.
-func (vu *VU) init() error {
+//
+// A Go panic in the host code it reaches (throttle's bug) is recovered as
+// its error, a *HostPanic (engine.Panics): that VU is not made, and a
+// scenario's other VUs run on (Phase.newWorker).
+func (vu *VU) init() (err error) {
+	defer vu.r.panics.Recover("a VU's init context", &err)
 	b := vu.r.bundle
 	vu.rt.SetImportModuleDynamically(b.ImportDynamically(vu.rt))
 	vu.inInit = true
 	done := b.Main.Evaluate(vu.rt)
 	// Top-level await: the event loop runs until the evaluation settles.
-	_, err := vu.settle(vu.rt.ToValue(done), nil, vu.abortCh())
+	_, err = vu.settle(vu.rt.ToValue(done), nil, vu.abortCh())
 	vu.inInit = false
 	if err != nil {
 		if errors.Is(err, errUnsettled) {

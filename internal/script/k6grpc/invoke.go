@@ -18,6 +18,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/throttlekit/throttle/internal/script/protohost"
 )
 
 // unaryCall is one call made ready on the VU's goroutine; do may run on
@@ -220,11 +222,20 @@ func (c *client) asyncInvoke(method string, req, params sobek.Value) sobek.Value
 	ctx, cancel := c.abortCtx()
 	go func() {
 		defer cancel()
-		err := call.do(ctx)
+		err := c.doRecovered(ctx, call)
 		hold.Post(func() error { return resolve(c.response(call, err)) })
 		hold.Release()
 	}()
 	return rt.ToValue(p)
+}
+
+// doRecovered is call.do on asyncInvoke's goroutine: a Go panic there
+// (throttle's bug) is recovered as the call's error (status Unknown,
+// class other).
+func (c *client) doRecovered(ctx context.Context, call *unaryCall) (err error) {
+	defer c.h.Panics().Recover("a gRPC asyncInvoke", &err)
+	protohost.Checkpoint("grpc.async")
+	return call.do(ctx)
 }
 
 // healthCheck is client.healthCheck([service]): the standard health

@@ -115,16 +115,26 @@ func (s *stream) write(v sobek.Value) {
 }
 
 // read receives the stream's messages on its own goroutine, handing each
-// to the VU's, then its end.
+// to the VU's, then its end. A Go panic in it (throttle's bug) is
+// recovered: the stream ends failed (its status Unknown, class other).
 func (s *stream) read() {
+	if err := s.readRecovered(); err != nil {
+		s.hold.Post(func() error { return s.finish(err) })
+		s.hold.Release()
+	}
+}
+
+func (s *stream) readRecovered() (err error) {
+	defer s.c.h.Panics().Recover("a gRPC stream", &err)
 	for {
 		msg := dynamicpb.NewMessage(s.out)
 		err := s.cs.RecvMsg(msg)
+		protohost.Checkpoint("grpc.stream")
 		at := time.Now()
 		if err != nil {
 			s.hold.Post(func() error { return s.finish(err) })
 			s.hold.Release()
-			return
+			return nil
 		}
 		s.hold.Post(func() error { return s.data(msg, at) })
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script/protohost"
 )
 
 // handshakeTimeout bounds a handshake; closeWait how long a socket that
@@ -109,6 +110,21 @@ type handshake struct {
 	took  time.Duration
 }
 
+// shakeRecovered is shake on the WebSocket's own goroutine: a Go panic
+// there (throttle's bug) is recovered as the handshake's error (class
+// other), so the socket gets error and close.
+func shakeRecovered(ctx context.Context, h Host, u string, p params) (hs handshake) {
+	began := time.Now()
+	defer func() {
+		if hs.err != nil && hs.began.IsZero() {
+			hs.began = began
+		}
+	}()
+	defer h.Panics().Recover("a WebSocket handshake", &hs.err)
+	protohost.Checkpoint("ws.handshake")
+	return shake(ctx, u, p)
+}
+
 // shake makes the opening handshake; safe on any goroutine. The end of
 // ctx (the phase's abort) cuts it off.
 func shake(ctx context.Context, u string, p params) handshake {
@@ -162,7 +178,23 @@ func classOf(err error, status int) engine.Class {
 // read runs on its own goroutine until the connection ends, passing what
 // it sees to post (in order), the last event an evClose or evError. It
 // also drops the connection when ctx ends (the VU's phase aborts).
+//
+// A Go panic in it (throttle's bug) is recovered: the connection is
+// dropped and the session ends with an error event of class other.
 func (c *conn) read(ctx context.Context, post func(event)) {
+	if err := c.readRecovered(ctx, post); err != nil {
+		_ = c.ws.Close() // not kill: the drop is a failed attempt the script sees
+		post(event{kind: evError, err: err, at: time.Now()})
+	}
+}
+
+func (c *conn) readRecovered(ctx context.Context, post func(event)) (err error) {
+	defer c.h.Panics().Recover("a WebSocket reader", &err)
+	c.readLoop(ctx, post)
+	return nil
+}
+
+func (c *conn) readLoop(ctx context.Context, post func(event)) {
 	defer context.AfterFunc(ctx, c.kill)()
 	c.ws.SetPingHandler(func(data string) error {
 		post(event{kind: evPing, at: time.Now()})
@@ -187,6 +219,7 @@ func (c *conn) read(ctx context.Context, post func(event)) {
 			}
 			return
 		}
+		protohost.Checkpoint("ws.read")
 		ev := event{kind: evText, data: data, at: time.Now()}
 		if kind == websocket.BinaryMessage {
 			ev.kind = evBinary

@@ -88,7 +88,7 @@ func newSocket(h Host, b *blobs, call sobek.ConstructorCall) {
 	})
 	ctx := h.Context()
 	go func() {
-		hs := shake(ctx, u, p)
+		hs := shakeRecovered(ctx, h, u, p)
 		if hs.ws != nil {
 			s.raw.Store(hs.ws)
 		}

@@ -5,6 +5,7 @@ package protohost
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/grafana/sobek"
@@ -41,6 +42,32 @@ type Host interface {
 	// Context is done when the VU's phase aborts it (never for the
 	// setup VU): what cuts off a handshake, a connection, a call.
 	Context() context.Context
+	// Panics is the run's panic recovery: a goroutine a module starts
+	// defers Panics().Recover(...) so that a Go panic in it (throttle's
+	// bug) fails that stream, is logged once and counted, and the run
+	// goes on. Safe from any goroutine.
+	Panics() *engine.Panics
+}
+
+// testPanic, set by tests only (SetTestPanic), runs at each goroutine's
+// Checkpoint with the site's name; a test panics there as a bug would.
+var testPanic atomic.Pointer[func(site string)]
+
+// SetTestPanic sets the function Checkpoint calls (nil: none). For tests.
+func SetTestPanic(f func(site string)) {
+	if f == nil {
+		testPanic.Store(nil)
+		return
+	}
+	testPanic.Store(&f)
+}
+
+// Checkpoint is where a test may inject a panic into a module's goroutine
+// (SetTestPanic); otherwise it does nothing.
+func Checkpoint(site string) {
+	if f := testPanic.Load(); f != nil {
+		(*f)(site)
+	}
 }
 
 // Hold is a pending thing's place on the VU's event loop.
