@@ -149,3 +149,42 @@ export default function () { http.get(__ENV.BASE); http.get(__ENV.BASE); }
 		}
 	}
 }
+
+// TestDefaultHeaderShared: a request that sets no header of its own sends
+// the run's defaults (userAgent, noConnectionReuse's Connection: close)
+// from one shared map; requests with their own headers, cookies or a
+// digest retry add theirs without changing that map for the next one.
+func TestDefaultHeaderShared(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
+		if q.URL.Path == "/digest" && q.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", `Digest realm="r", nonce="n", qop="auth"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = fmt.Fprintf(w, "%s|%v|%s|%s", q.UserAgent(), q.Close, q.Header.Get("X-Own"), q.Header.Get("Cookie"))
+	}))
+	t.Cleanup(srv.Close)
+	path := writeScript(t, "hdr.js", `
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { iterations: 2, vus: 1, userAgent: 'agent/2', noConnectionReuse: true };
+export default function () {
+  const u = __ENV.BASE + '/';
+  check(http.get(u), { 'plain': (r) => r.body === 'agent/2|true||' });
+  check(http.get(u, { headers: { 'X-Own': 'a' } }), { 'own': (r) => r.body === 'agent/2|true|a|' });
+  check(http.get(u, { cookies: { c: '1' } }), { 'cookie': (r) => r.body === 'agent/2|true||c=1' });
+  const d = __ENV.BASE.replace('http://', 'http://u:p@') + '/digest';
+  check(http.get(d, { auth: 'digest' }), { 'digest': (r) => r.status === 200 });
+  check(http.get(u), { 'plain again': (r) => r.body === 'agent/2|true||' });
+}
+`)
+	r, _ := runScript(t, path, srv.URL, Config{}, 20*time.Second)
+	for _, c := range r.Summary(time.Second).Root.Checks {
+		if c.Passes != 2 || c.Fails != 0 {
+			t.Errorf("check %q: %d passes %d fails, want 2 and 0", c.Name, c.Passes, c.Fails)
+		}
+	}
+	if h := r.defaultHeader(); len(h) != 2 || h.Get("User-Agent") != "agent/2" || h.Get("Connection") != "close" {
+		t.Errorf("shared default header changed: %v", h)
+	}
+}
