@@ -3,6 +3,7 @@ package script
 import (
 	"net/http"
 	"net/url"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -346,8 +347,16 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	info := m.prepare(req, method, u, body, params)
 	// Only a request that goes out moves to the other slot: after params
 	// that throw, the next request must not be the slot the runner last
-	// sent, or it would resend that request's wire form.
-	m.next ^= 1
+	// sent, or it would resend that request's wire form. A request whose
+	// wire form is the last one's goes out in the last one's slot instead,
+	// so that the runner sends the form it built then (as it does for a
+	// targets file's requests) rather than building the same one again.
+	if last := &m.reqs[m.next^1]; sameWire(req, last) {
+		*last = *req
+		req = last
+	} else {
+		m.next ^= 1
+	}
 	if info.digest {
 		return m.digestRequest(req, &info) // http_body.go
 	}
@@ -359,6 +368,14 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 		m.vu.throw("%v", err)
 	}
 	return v
+}
+
+// sameWire says whether a and b make the same wire request: the same
+// method, URL and Host, no body, and the same header map (nil, or the
+// run's shared default header, which nothing changes).
+func sameWire(a, b *engine.Request) bool {
+	return a.Method == b.Method && a.URL == b.URL && a.Host == b.Host && a.Body == nil && b.Body == nil &&
+		reflect.ValueOf(a.Header).UnsafePointer() == reflect.ValueOf(b.Header).UnsafePointer()
 }
 
 // lane is the VU's i-th request lane; a lane that cannot be made (a bad
