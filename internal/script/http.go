@@ -3,7 +3,6 @@ package script
 import (
 	"net/http"
 	"net/url"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -368,14 +367,6 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 		m.vu.throw("%v", err)
 	}
 	return v
-}
-
-// sameWire says whether a and b make the same wire request: the same
-// method, URL and Host, no body, and the same header map (nil, or the
-// run's shared default header, which nothing changes).
-func sameWire(a, b *engine.Request) bool {
-	return a.Method == b.Method && a.URL == b.URL && a.Host == b.Host && a.Body == nil && b.Body == nil &&
-		reflect.ValueOf(a.Header).UnsafePointer() == reflect.ValueOf(b.Header).UnsafePointer()
 }
 
 // lane is the VU's i-th request lane; a lane that cannot be made (a bad

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -69,6 +70,14 @@ func (r *Runner) defaultHeader() http.Header {
 		}
 	})
 	return r.defaultHdr
+}
+
+// sameWire says whether a and b make the same wire request: the same
+// method, URL and Host, no body, and the same header map (nil, or the
+// run's shared default header, which nothing changes).
+func sameWire(a, b *engine.Request) bool {
+	return a.Method == b.Method && a.URL == b.URL && a.Host == b.Host && a.Body == nil && b.Body == nil &&
+		reflect.ValueOf(a.Header).UnsafePointer() == reflect.ValueOf(b.Header).UnsafePointer()
 }
 
 func setHeader(req *engine.Request, k, v string) {
