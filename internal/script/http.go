@@ -346,8 +346,16 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	info := m.prepare(req, method, u, body, params)
 	// Only a request that goes out moves to the other slot: after params
 	// that throw, the next request must not be the slot the runner last
-	// sent, or it would resend that request's wire form.
-	m.next ^= 1
+	// sent, or it would resend that request's wire form. A request whose
+	// wire form is the last one's goes out in the last one's slot instead,
+	// so that the runner sends the form it built then (as it does for a
+	// targets file's requests) rather than building the same one again.
+	if last := &m.reqs[m.next^1]; sameWire(req, last) {
+		*last = *req
+		req = last
+	} else {
+		m.next ^= 1
+	}
 	if info.digest {
 		return m.digestRequest(req, &info) // http_body.go
 	}

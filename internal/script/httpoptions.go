@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -18,29 +19,65 @@ import (
 // discardResponseBodies, userAgent, hosts and noConnectionReuse.
 func (r *Runner) requestOptions(req *engine.Request, info *reqInfo, params sobek.Value) {
 	p, _ := params.(*sobek.Object)
-	given := func(k string) bool {
-		if p == nil {
-			return false
-		}
-		v := p.Get(k)
-		return v != nil && !sobek.IsUndefined(v)
-	}
 	o := &r.opts
-	if !given("redirects") {
+	if !given(p, "redirects") {
 		req.Redirects = o.MaxRedirects
 	}
-	if !given("responseType") && o.DiscardResponseBodies {
+	if o.DiscardResponseBodies && !given(p, "responseType") {
 		info.respType = "none"
 	}
-	if o.UserAgent != "" && req.Header.Get("User-Agent") == "" {
-		setHeader(req, "User-Agent", o.UserAgent)
-	}
-	if o.NoConnectionReuse {
-		setHeader(req, "Connection", "close")
+	if req.Header == nil {
+		// No header of its own: the run's defaults, one map shared by every
+		// request and only read from here on (a digest retry and a redirect
+		// that drops Host clone it before they change it).
+		req.Header = r.defaultHeader()
+	} else {
+		if o.UserAgent != "" && req.Header.Get("User-Agent") == "" {
+			setHeader(req, "User-Agent", o.UserAgent)
+		}
+		if o.NoConnectionReuse {
+			setHeader(req, "Connection", "close")
+		}
 	}
 	if len(o.Hosts) > 0 {
 		r.dialHost(req)
 	}
+}
+
+// given says whether params p sets key k (to anything but undefined).
+func given(p *sobek.Object, k string) bool {
+	if p == nil {
+		return false
+	}
+	v := p.Get(k)
+	return v != nil && !sobek.IsUndefined(v)
+}
+
+// defaultHeader is the header of a request whose params and cookies set
+// none: options.userAgent and noConnectionReuse's Connection: close, nil
+// when neither applies. Made once per run; callers must not change it.
+func (r *Runner) defaultHeader() http.Header {
+	r.defaultHdrOnce.Do(func() {
+		h := http.Header{}
+		if r.opts.UserAgent != "" {
+			h.Set("User-Agent", r.opts.UserAgent)
+		}
+		if r.opts.NoConnectionReuse {
+			h.Set("Connection", "close")
+		}
+		if len(h) > 0 {
+			r.defaultHdr = h
+		}
+	})
+	return r.defaultHdr
+}
+
+// sameWire says whether a and b make the same wire request: the same
+// method, URL and Host, no body, and the same header map (nil, or the
+// run's shared default header, which nothing changes).
+func sameWire(a, b *engine.Request) bool {
+	return a.Method == b.Method && a.URL == b.URL && a.Host == b.Host && a.Body == nil && b.Body == nil &&
+		reflect.ValueOf(a.Header).UnsafePointer() == reflect.ValueOf(b.Header).UnsafePointer()
 }
 
 func setHeader(req *engine.Request, k, v string) {

@@ -149,3 +149,102 @@ export default function () { http.get(__ENV.BASE); http.get(__ENV.BASE); }
 		}
 	}
 }
+
+// TestDefaultHeaderShared: a request that sets no header of its own sends
+// the run's defaults (userAgent, noConnectionReuse's Connection: close)
+// from one shared map; requests with their own headers, cookies or a
+// digest retry add theirs without changing that map for the next one.
+func TestDefaultHeaderShared(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
+		if q.URL.Path == "/digest" && q.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", `Digest realm="r", nonce="n", qop="auth"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = fmt.Fprintf(w, "%s|%v|%s|%s", q.UserAgent(), q.Close, q.Header.Get("X-Own"), q.Header.Get("Cookie"))
+	}))
+	t.Cleanup(srv.Close)
+	path := writeScript(t, "hdr.js", `
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { iterations: 2, vus: 1, userAgent: 'agent/2', noConnectionReuse: true };
+export default function () {
+  const u = __ENV.BASE + '/';
+  check(http.get(u), { 'plain': (r) => r.body === 'agent/2|true||' });
+  check(http.get(u, { headers: { 'X-Own': 'a' } }), { 'own': (r) => r.body === 'agent/2|true|a|' });
+  check(http.get(u, { cookies: { c: '1' } }), { 'cookie': (r) => r.body === 'agent/2|true||c=1' });
+  const d = __ENV.BASE.replace('http://', 'http://u:p@') + '/digest';
+  check(http.get(d, { auth: 'digest' }), { 'digest': (r) => r.status === 200 });
+  check(http.get(u), { 'plain again': (r) => r.body === 'agent/2|true||' });
+}
+`)
+	r, _ := runScript(t, path, srv.URL, Config{}, 20*time.Second)
+	for _, c := range r.Summary(time.Second).Root.Checks {
+		if c.Passes != 2 || c.Fails != 0 {
+			t.Errorf("check %q: %d passes %d fails, want 2 and 0", c.Name, c.Passes, c.Fails)
+		}
+	}
+	if h := r.defaultHeader(); len(h) != 2 || h.Get("User-Agent") != "agent/2" || h.Get("Connection") != "close" {
+		t.Errorf("shared default header changed: %v", h)
+	}
+}
+
+// TestSameWireReused: a request whose wire form is the previous one's is
+// sent from that one's slot; a request that differs in URL, method,
+// header, Host or body, and one after a redirect, after a throwing params
+// and after a digest retry, still goes out as written.
+func TestSameWireReused(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
+		if q.URL.Path == "/digest" && q.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", `Digest realm="r", nonce="n", qop="auth"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if q.URL.Path == "/moved" {
+			http.Redirect(w, q, "/a", http.StatusFound)
+			return
+		}
+		b := make([]byte, 16)
+		n, _ := q.Body.Read(b)
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%s %s %s %s %s", q.Method, q.URL.Path, q.Header.Get("X-Own"), q.Host, b[:n]))
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	path := writeScript(t, "wire.js", `
+import http from 'k6/http';
+export const options = { iterations: 1 };
+export default function () {
+  const u = __ENV.BASE;
+  http.get(u + '/a'); http.get(u + '/a'); http.get(u + '/b'); http.get(u + '/b');
+  http.get(u + '/a', { headers: { 'X-Own': 'x' } }); http.get(u + '/a');
+  http.head(u + '/a'); http.get(u + '/a');
+  http.get(u + '/a', { headers: { Host: 'other.test' } }); http.get(u + '/a');
+  http.post(u + '/a', 'body'); http.get(u + '/a');
+  http.get(u + '/moved'); http.get(u + '/b');
+  try { http.get(u + '/c', { responseType: 'nonsense' }); } catch (e) {}
+  http.get(u + '/b');
+  http.get(u.replace('http://', 'http://u:p@') + '/digest', { auth: 'digest' }); http.get(u + '/a');
+}
+`)
+	runScript(t, path, srv.URL, Config{}, 20*time.Second)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	want := []string{"GET /a", "GET /a", "GET /b", "GET /b", "GET /a x", "GET /a", "HEAD /a", "GET /a",
+		"GET /a  other.test", "GET /a", "POST /a   body", "GET /a", "GET /a", "GET /b", "GET /b", "GET /digest", "GET /a"}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != len(want) {
+		t.Fatalf("target saw %d requests, want %d: %q", len(got), len(want), got)
+	}
+	for i, w := range want {
+		f := strings.SplitN(w+"    ", " ", 5)
+		if f[3] == "" {
+			f[3] = host
+		}
+		if exp := strings.Join([]string{f[0], f[1], f[2], f[3], strings.TrimSpace(f[4])}, " "); got[i] != exp {
+			t.Errorf("request %d: %q, want %q", i, got[i], exp)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -190,6 +191,9 @@ type Runner struct {
 	systemTags map[string]bool
 	// resolved: r.opts holds the resolved options (after the init context).
 	resolved bool
+	// defaultHdr is the header of a request that sets none (httpoptions.go).
+	defaultHdrOnce sync.Once
+	defaultHdr     http.Header
 
 	// life is the lifecycle function running now (setup, teardown,
 	// handleSummary), which Interrupt stops (lifecycle.go).

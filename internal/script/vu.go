@@ -39,7 +39,9 @@ type VU struct {
 	// iter is __ITER: this VU's iterations so far in its scenario;
 	// scenarioIter the current iteration's number in the scenario.
 	iter, scenarioIter int64
-	iterVal            sobek.Value // the global __ITER, refreshed per iteration
+	// args holds the default function's one argument (the setup data),
+	// reused by every iteration so that the call makes no slice.
+	args [1]sobek.Value
 
 	// failed is set when a request of the current try fails.
 	failed bool
@@ -401,7 +403,8 @@ func (vu *VU) iteration() {
 	began := time.Now()
 	// vu.call, not vu.fn: an async default function, its timers and its
 	// async requests are settled before the iteration ends (eventloop.go).
-	_, err := vu.call(vu.fn, hard.Done(), data)
+	vu.args[0] = data
+	_, err := vu.call(vu.fn, hard.Done(), vu.args[:]...)
 	if rest := vu.r.opts.MinIterationDuration - time.Since(began); rest > 0 && hard.Err() == nil {
 		vu.sleep(rest) // minIterationDuration: the VU waits out the rest
 	}
