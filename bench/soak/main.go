@@ -161,6 +161,20 @@ func run(target string, rate, start float64, dur, window, every, warm time.Durat
 		first.goroutines, peak.goroutines)
 	fmt.Printf("soak after warm-up: heap goal %.1f → peak %.1f MiB (%+.1f %%), heap held from the OS %.1f → peak %.1f MiB (%+.1f %%)\n",
 		mib(first.goal), mib(peak.goal), 100*growth(first.goal, peak.goal), mib(first.mapped), mib(peak.mapped), 100*growth(first.mapped, peak.mapped))
+	// A peak is one moment (a latency stall grows the pool, its idle
+	// workers retire within seconds); growth over the run is a trend: the
+	// mean of the later half of the samples against the earlier half.
+	half := len(judged) / 2
+	mean := func(ss []sample) (rss, heap float64) {
+		for _, sm := range ss {
+			rss, heap = rss+float64(sm.rss), heap+float64(sm.heap)
+		}
+		return rss / float64(len(ss)), heap / float64(len(ss))
+	}
+	r1, h1 := mean(judged[:half])
+	r2, h2 := mean(judged[len(judged)-half:])
+	fmt.Printf("soak trend after warm-up (mean of the later %d samples against the earlier %d): rss %.1f → %.1f MiB (%+.1f %%), live heap %.1f → %.1f MiB (%+.1f %%)\n",
+		half, half, r1/(1<<20), r2/(1<<20), 100*(r2/r1-1), h1/(1<<20), h2/(1<<20), 100*(h2/h1-1))
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("soak load average at the end: %s", b)
 	}
