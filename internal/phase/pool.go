@@ -64,7 +64,7 @@ func (p *Phase) retired(id int) {
 
 // retires reports whether the open-loop pool retires idle workers.
 func (p *Phase) retires() bool {
-	return p.cfg.Iterations == nil && p.gate != nil && p.cfg.Limits.Mode != governor.Concurrency
+	return !p.cfg.KeepWorkers && p.cfg.Iterations == nil && p.gate != nil && p.cfg.Limits.Mode != governor.Concurrency
 }
 
 // reap runs at each watch tick: it notes the pool's idle workers and

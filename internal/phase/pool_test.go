@@ -21,7 +21,13 @@ func (gatedWorker) Close()              {}
 // are busy, then, once the stall is over, retires the idle ones in steps
 // down to RetireFloor; the arrivals after it still all run, the ids of new
 // workers stay below the bound, and the result keeps the peak.
-func TestIdleWorkersRetire(t *testing.T) {
+func TestIdleWorkersRetire(t *testing.T) { idleAfterStall(t, false) }
+
+// With KeepWorkers (a script scenario: k6 keeps the VUs it made) the pool
+// stays at the size the stall grew it to.
+func TestKeepWorkersKeepsThePool(t *testing.T) { idleAfterStall(t, true) }
+
+func idleAfterStall(t *testing.T, keep bool) {
 	clk := &stepClock{Fake: clock.NewFake(time.Unix(1_000_000, 0)), tickers: map[*stepTicker]bool{}}
 	const bound, every = 40, 250 * time.Millisecond
 	hold := make(chan struct{})
@@ -30,7 +36,7 @@ func TestIdleWorkersRetire(t *testing.T) {
 	counters := &cleanCounters{}
 	var p *Phase
 	p, err := New(Config{
-		Limits: governor.NewLimits(governor.Rate, 200), Duration: time.Hour, Grace: -1, MaxWorkers: bound,
+		Limits: governor.NewLimits(governor.Rate, 200), Duration: time.Hour, Grace: -1, MaxWorkers: bound, KeepWorkers: keep,
 		Clock: clk, Counters: counters, Watch: WatchConfig{Every: every, CPU: -1, Lag: -1, Shortfall: -1},
 		NewWorker: func(id int) (Worker, error) {
 			mu.Lock()
@@ -72,6 +78,17 @@ func TestIdleWorkersRetire(t *testing.T) {
 	close(hold)
 	testwait.Until(t, 10*time.Second, "the held iterations to end", func() bool { return p.Status().InFlight == 0 })
 	dropped := counters.dropped.Load()
+	if keep {
+		for range 4 * RetireTicks {
+			clk.step(t, every)
+			if n := p.Status().Workers; n != bound {
+				t.Fatalf("%d workers with KeepWorkers, want all %d kept", n, bound)
+			}
+		}
+		cancel()
+		testwait.Receive(t, done, "the phase to end")
+		return
+	}
 	var seen []int
 	for range 40 * RetireTicks {
 		clk.step(t, every)
