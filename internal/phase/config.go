@@ -101,6 +101,11 @@ type Config struct {
 	// arrival that finds every worker busy is dropped and counted.
 	// PreAllocated open-loop workers start with the phase.
 	MaxWorkers, PreAllocated int
+	// KeepWorkers keeps every open-loop worker made until the phase ends,
+	// instead of retiring idle ones (pool.go). Script scenarios set it: k6
+	// keeps an arrival-rate scenario's VUs once made, and a VU made again
+	// would run the script's init code again.
+	KeepWorkers bool
 	// Grace is how long a stopping phase waits for in-flight iterations
 	// (default DefaultGrace; negative: do not wait).
 	Grace time.Duration

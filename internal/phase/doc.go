@@ -13,6 +13,8 @@
 //     it to an idle worker of a bounded pool, starting workers lazily; an
 //     arrival that finds none free is dropped and counted, never skipped
 //     silently; the schedule lag (start − due) is counted for the watch;
+//     workers idle for RetireTicks watch ticks retire, down to a floor
+//     (pool.go), so the pool follows the need;
 //   - closed loop (governor.Concurrency): workers iterate back to back,
 //     each iteration holding a permit of the concurrency gate; workers are
 //     started as the offer first reaches them;

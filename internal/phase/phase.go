@@ -20,7 +20,8 @@ type Status struct {
 	// Offer is the gate's offer in force (0 for a fixed amount of
 	// iterations); Ceiling the authored value in force.
 	Offer, Ceiling float64
-	// Workers is how many workers exist; InFlight how many iterations run.
+	// Workers is how many workers exist (an open loop's idle ones retire:
+	// pool.go); InFlight how many iterations run.
 	Workers  int
 	InFlight int64
 	// Governor is the governor's state (zero without one).
@@ -69,7 +70,8 @@ type Phase struct {
 
 	arrivals   atomic.Uint64 // open loop: arrivals the scheduler produced (handed out or dropped)
 	inflight   atomic.Int64
-	workers    atomic.Int64
+	workers    atomic.Int64  // made and not retired
+	peak       atomic.Int64  // the most workers at once
 	ceilingNow atomic.Uint64 // float64 bits: the authored value in force
 	startNanos atomic.Int64  // Run's start on the phase's clock; 0 before
 	endNanos   atomic.Int64
@@ -83,6 +85,7 @@ type Phase struct {
 	// far (staggerSpan).
 	iterNanos, iterCount atomic.Int64
 	probe                probes // the outage hold's probes (probe.go)
+	pool                 pool   // the open loop's retirement (pool.go)
 }
 
 // New prepares a phase: it checks cfg and builds the gate and the
@@ -93,6 +96,7 @@ func New(cfg Config) (*Phase, error) {
 		return nil, err
 	}
 	p := &Phase{cfg: cfg, clk: cfg.Clock, stop: make(chan struct{}), work: make(chan time.Time)}
+	p.pool.quit = make(chan struct{})
 	p.hard, p.abort = context.WithCancel(context.Background())
 	p.watch = newWatcher(cfg.Limits.Mode == governor.Rate && cfg.Iterations == nil, cfg.Watch)
 	l := cfg.Limits
@@ -315,7 +319,7 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 		p.spawnTo(run, int(math.Ceil(p.gate.Offer())), false)
 	default:
 		for range min(p.cfg.PreAllocated, p.cfg.MaxWorkers) {
-			p.spawn(func(w Worker) { p.serve(w, time.Time{}) })
+			p.spawn(func(w Worker) bool { return p.serve(w, time.Time{}) })
 		}
 		go func() {
 			defer close(schedDone)
@@ -341,7 +345,7 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 
 	end := p.clk.Now()
 	p.endNanos.Store(end.UnixNano())
-	res := &Result{Start: start, End: end, Interrupted: interrupted, Workers: int(p.workers.Load()),
+	res := &Result{Start: start, End: end, Interrupted: interrupted, Workers: int(p.peak.Load()),
 		Windows: p.Windows(), Earlier: p.Earlier(), Generator: p.watch.summary(), Arrivals: p.arrivals.Load()}
 	res.Capacity = governor.Capacity(res.Windows, p.cfg.Limits.High)
 	return res, nil

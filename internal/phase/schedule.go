@@ -13,8 +13,15 @@ import (
 // VU runs its init code), then body runs it; it is closed when body
 // returns. A worker made after the phase aborted is closed unused. exit,
 // if set, runs when the goroutine ends, whether the worker was made or not.
-func (p *Phase) spawn(body func(Worker), exit ...func()) {
-	id := int(p.workers.Add(1)) - 1
+// A body that returns true retired its worker (pool.go): once closed, it
+// leaves the pool and its id is free again.
+func (p *Phase) spawn(body func(Worker) (retired bool), exit ...func()) {
+	for n := p.workers.Add(1); ; {
+		if old := p.peak.Load(); n <= old || p.peak.CompareAndSwap(old, n) {
+			break
+		}
+	}
+	id := p.takeID()
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -28,10 +35,12 @@ func (p *Phase) spawn(body func(Worker), exit ...func()) {
 			}
 			return
 		}
-		defer w.Close()
-		if p.hard.Err() == nil {
-			body(w)
+		if p.hard.Err() == nil && body(w) {
+			w.Close()
+			p.retired(id)
+			return
 		}
+		w.Close()
 	}()
 }
 
@@ -58,13 +67,22 @@ func (p *Phase) iteration(w Worker, due time.Time) {
 
 // serve is an open-loop worker: it runs the arrival it was started for
 // (none when first is zero: a pre-allocated worker), then every arrival
-// handed to it until the work channel closes.
-func (p *Phase) serve(w Worker, first time.Time) {
+// handed to it until the work channel closes, or until it takes a
+// retirement while idle (pool.go), when it returns true.
+func (p *Phase) serve(w Worker, first time.Time) (retired bool) {
 	if !first.IsZero() {
 		p.iteration(w, first)
 	}
-	for due := range p.work {
-		p.iteration(w, due)
+	for {
+		select {
+		case due, ok := <-p.work:
+			if !ok {
+				return false
+			}
+			p.iteration(w, due)
+		case <-p.pool.quit:
+			return true
+		}
 	}
 }
 
@@ -109,7 +127,7 @@ func (p *Phase) drop() {
 // whose worker could not be made (or was made after the abort) is dropped.
 func (p *Phase) spawnServing(due time.Time) {
 	served := false
-	p.spawn(func(w Worker) { served = true; p.serve(w, due) }, func() {
+	p.spawn(func(w Worker) bool { served = true; return p.serve(w, due) }, func() {
 		if !served {
 			p.drop()
 		}
@@ -130,7 +148,7 @@ func (p *Phase) spawnTo(ctx context.Context, n int, stagger bool) {
 	}
 	for i := range max(add, 0) {
 		delay := span * time.Duration(i) / time.Duration(add)
-		p.spawn(func(w Worker) { p.loop(ctx, w, delay) })
+		p.spawn(func(w Worker) bool { p.loop(ctx, w, delay); return false })
 	}
 }
 
@@ -265,17 +283,18 @@ func (p *Phase) iterate(ctx context.Context, done context.CancelFunc) {
 	p.workersMu.Lock()
 	defer p.workersMu.Unlock()
 	for range it.Workers {
-		p.spawn(func(w Worker) {
+		p.spawn(func(w Worker) bool {
 			for n := 0; ctx.Err() == nil; n++ {
 				if it.PerWorker {
 					if n >= it.Count {
-						return
+						return false
 					}
 				} else if left.Add(-1) < 0 {
-					return
+					return false
 				}
 				p.iteration(w, time.Time{})
 			}
+			return false
 		}, all.Done)
 	}
 	go func() {

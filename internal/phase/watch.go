@@ -268,5 +268,6 @@ func (p *Phase) watchLoop(stop <-chan struct{}) {
 		}
 		st := p.watch.observe(p.reading())
 		p.cfg.Counters.SetSaturated(st.Saturated, p.watch.saturatedRate())
+		p.reap() // the open loop's idle workers (pool.go)
 	}
 }

@@ -135,7 +135,7 @@ func (r *Runner) newPhase(sc options.Scenario) (*Phase, error) {
 	}
 	cfg := phase.Config{
 		Name: sc.Name, Limits: l, Governed: p.governed, Duration: sc.Length(), Grace: grace,
-		MaxWorkers: sc.MaxVUs, PreAllocated: sc.PreAllocatedVUs,
+		MaxWorkers: sc.MaxVUs, PreAllocated: sc.PreAllocatedVUs, KeepWorkers: true, // k6 keeps the VUs it made
 		Tick: r.cfg.Tick, Settle: r.cfg.Settle, Logger: r.cfg.Logger, Observer: p.rec.Observe, Governor: r.cfg.Governor,
 		Watch: r.cfg.Watch, Counters: p.meter, NewWorker: p.newWorker,
 		// A VU still waiting for its init slot when the phase aborts is
