@@ -90,6 +90,11 @@ func (s *Session) RunScript(sc Script) error {
 		}
 		cfg.InitMemory = limit
 	}
+	if cfg.InitTimeout == 0 {
+		if cfg.InitTimeout, err = initTimeout(); err != nil {
+			return BadInput{err}
+		}
+	}
 	r, err := s.loadInterruptible(sc.Path, cfg)
 	if errors.Is(err, script.ErrInterrupted) {
 		return ExitCode{Code: ExitExternalAbort, Err: err}
