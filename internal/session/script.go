@@ -123,6 +123,17 @@ func (s *Session) RunScript(sc Script) error {
 			return err
 		}
 	}
+	// The timeline is the top scenario's: its windows stream to a spool
+	// beside it as they close, so that a day-long run's timeline has
+	// every window while the scenario holds only its newest.
+	var spool *report.Spool
+	if s.Outputs.Timeline != "" {
+		if spool, err = report.NewSpool(filepath.Dir(s.Outputs.Timeline)); err != nil {
+			return Fieldf("--timeline", "%s: %v", s.Outputs.Timeline, err)
+		}
+		defer spool.Close()
+		r.Phases()[topPhase(r)].Recorder().SetWindowSink(spool.Add)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
@@ -135,7 +146,10 @@ func (s *Session) RunScript(sc Script) error {
 	if err != nil {
 		return err
 	}
-	phases, top, err := reports(r, sc, res)
+	if s.spooled != nil && spool != nil {
+		s.spooled(spool)
+	}
+	phases, top, err := reports(r, sc, res, spool)
 	if err != nil {
 		return err
 	}
@@ -264,18 +278,21 @@ func writePhases(w io.Writer, phases []report.Phase) error {
 	return nil
 }
 
-// reports builds one report per scenario and picks the top one: the first
-// governed scenario, else the first.
-func reports(r *script.Runner, sc Script, res *script.RunResult) ([]report.Phase, int, error) {
+// reports builds one report per scenario and picks the top one
+// (topPhase), whose timeline is spooled (nil: none).
+func reports(r *script.Runner, sc Script, res *script.RunResult, spool *report.Spool) ([]report.Phase, int, error) {
 	var out []report.Phase
-	top := -1
-	for _, ph := range r.Phases() {
+	top := topPhase(r)
+	for i, ph := range r.Phases() {
 		start, end := ph.Span()
 		if start.IsZero() {
 			start, end = res.End, res.End // never started (interrupted first)
 		}
 		in := report.Input{Settings: sc.Settings, Windows: ph.Windows(), Start: start, End: end, Interrupted: res.Interrupted,
 			Latency: ph.Recorder().Summary(), Generator: generatorOf(ph.Generator()), Earlier: earlierOf(ph.Earlier())}
+		if i == top {
+			in.Timeline = spool
+		}
 		in.Settings.Limits, in.Settings.Governed = ph.Limits(), ph.Governed()
 		in.Settings.Target = fmt.Sprintf("%s scenario %s", filepath.Base(sc.Path), ph.Name())
 		countsInto(&in, ph.Counts())
@@ -283,12 +300,20 @@ func reports(r *script.Runner, sc Script, res *script.RunResult) ([]report.Phase
 		if err != nil {
 			return nil, 0, err
 		}
-		if top < 0 && ph.Governed() {
-			top = len(out)
-		}
 		out = append(out, report.Phase{Phase: ph.Name(), Executor: string(ph.Scenario().Executor), Report: rep})
 	}
-	return out, max(top, 0), nil
+	return out, top, nil
+}
+
+// topPhase is the index of the scenario whose report leads (and whose
+// timeline and chart are written): the first governed one, else the first.
+func topPhase(r *script.Runner) int {
+	for i, ph := range r.Phases() {
+		if ph.Governed() {
+			return i
+		}
+	}
+	return 0
 }
 
 // scriptSource follows one running scenario until it ends, then the next

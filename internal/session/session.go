@@ -153,6 +153,9 @@ type Session struct {
 	Finished func(*engine.Result)
 
 	con *live.Console
+	// spooled, set by tests only, is handed a run's timeline spool once
+	// the run ends (before the report is written from it).
+	spooled func(*report.Spool)
 }
 
 // console is the session's console on stderr, made once.
