@@ -154,15 +154,19 @@ func (s *Session) RunScript(sc Script) error {
 		return err
 	}
 	summary := r.Summary(res.End.Sub(res.Start))
-	var werr error
-	keep := func(err error) {
-		if err != nil && werr == nil {
-			werr = err
-		}
-	}
 	// stdout is k6's: the end-of-test summary or handleSummary's stdout;
 	// throttle's own report goes to stderr, and only for a governed run.
 	out := s.Stderr
+	var werr error
+	keep := func(err error) {
+		switch {
+		case err == nil:
+		case werr == nil:
+			werr = err // the run's error
+		default:
+			fmt.Fprintf(out, "not written  %v\n", err)
+		}
+	}
 	if res.Stopped != "" {
 		con.Line(stoppedLine(res.Stopped))
 	}

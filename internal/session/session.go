@@ -189,7 +189,7 @@ func (s *Session) metrics() *Metrics {
 
 // writeFiles writes the report files the outputs name (the JSON with
 // saveJSON, the timeline and chart of r) and says so on w; it tries each
-// and reports the first failure.
+// and returns the first failure, saying the later ones on w.
 func (s *Session) writeFiles(w io.Writer, r *report.Report, saveJSON func(string) error) error {
 	var first error
 	for _, o := range []struct {
@@ -200,8 +200,13 @@ func (s *Session) writeFiles(w io.Writer, r *report.Report, saveJSON func(string
 			continue
 		}
 		if err := safely(func() error { return o.save(o.path) }); err != nil {
+			if !strings.Contains(err.Error(), "writing "+o.path) {
+				err = fmt.Errorf("writing %s: %w", o.path, err)
+			}
 			if first == nil {
-				first = fmt.Errorf("writing %s: %w", o.path, err)
+				first = err
+			} else {
+				fmt.Fprintf(w, "not written  %v\n", err) // the first is the run's error
 			}
 			continue
 		}
