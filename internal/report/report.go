@@ -342,7 +342,8 @@ func verdict(in Input, est governor.Estimate) (Outcome, string) {
 	case len(in.Windows) == 0:
 		o = OutcomeNoWindows
 		if in.Interrupted {
-			return o, "interrupted before any window closed: no capacity measured"
+			v = "interrupted before any window closed: no capacity measured"
+			break
 		}
 		v = fmt.Sprintf("ended before any window closed: no capacity measured (run longer than the %v window)", l.Window)
 	case est.Windows > 0 && queues(in, est) > 0:
@@ -369,7 +370,7 @@ func verdict(in Input, est governor.Estimate) (Outcome, string) {
 	default:
 		o, v = unsettled(in)
 	}
-	if in.Interrupted {
+	if in.Interrupted && o != OutcomeNoWindows {
 		v += " (interrupted)"
 	}
 	if in.Aborted > 0 {

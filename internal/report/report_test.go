@@ -669,3 +669,22 @@ func TestVerdictNeverOverstates(t *testing.T) {
 		}
 	}
 }
+
+// An interrupted run's verdict names the attempts the stop cut off, even
+// when no window closed: "no capacity" over 0 % failures must not hide
+// them.
+func TestVerdictCountsAbortedBeforeAnyWindow(t *testing.T) {
+	in := Input{
+		Settings:    Settings{Limits: governor.NewLimits(governor.Rate, 100), Tick: time.Second, Governed: true},
+		Start:       t0,
+		End:         t0.Add(4 * time.Second),
+		Interrupted: true,
+		Attempts:    Attempts{OK: 2},
+		Aborted:     642,
+	}
+	r := build(t, in)
+	want := "interrupted before any window closed: no capacity measured; 642 attempts aborted in flight by the stop, neither ok nor failed"
+	if r.Outcome != OutcomeNoWindows || r.Verdict != want {
+		t.Fatalf("%q %q, want %q", r.Outcome, r.Verdict, want)
+	}
+}
