@@ -198,3 +198,25 @@ func byteSize(n int) string {
 	}
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
+
+// credentialHeaders are the headers whose values an --http-debug dump
+// blanks: what they carry is a credential whatever the script is.
+var credentialHeaders = []string{"authorization:", "proxy-authorization:", "cookie:", "set-cookie:"}
+
+// dump is an --http-debug dump with the values of credentialHeaders and
+// every secret -e value blanked: the dump is throttle's log, not the
+// script's print.
+func (r *redactor) dump(d string) string {
+	lines := strings.Split(d, "\n")
+	for i, l := range lines {
+		low := strings.ToLower(strings.TrimLeft(l, " \t"))
+		for _, h := range credentialHeaders {
+			if strings.HasPrefix(low, h) {
+				cut := len(l) - len(low) + len(h)
+				lines[i] = l[:cut] + " " + Redacted
+				break
+			}
+		}
+	}
+	return r.String(strings.Join(lines, "\n"))
+}

@@ -56,7 +56,8 @@ func (s *Session) RunScript(sc Script) error {
 	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
 	var read reads
 	cfg.Read = read.hook(s.Verbose, con.Line, red)
-	cfg.HTTPDebug = func(dump string) { con.Line(dump) } // k6's --http-debug dump, as its docs show it
+	// k6's --http-debug dump, as its docs show it, credentials blanked.
+	cfg.HTTPDebug = func(dump string) { con.Line(red.dump(dump)) }
 	cfg.Exception = func(scenario, executor, msg string) {
 		con.Line(exceptionLine(time.Now(), scenario, executor, red.String(msg)))
 	}
