@@ -91,3 +91,34 @@ export default function () {
 		}
 	}
 }
+
+// What a script reads besides its own modules — a file with open(), a
+// module over the network — is said on stderr at the end of every run
+// (one line, each with its size), not only a governed or verbose one;
+// --quiet keeps it out, and a script that read only its own modules adds
+// no line.
+func TestScriptSaysWhatItRead(t *testing.T) {
+	mod := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("export function hi() { return 'hi'; }\n"))
+	}))
+	defer mod.Close()
+	data := writeFile(t, "data.csv", "a,b\n")
+	path := writeFile(t, "imp.js", `import { hi } from '`+mod.URL+`/lib.js';
+const d = open('`+data+`');
+export const options = { iterations: 1 };
+export default function () { hi(); }
+`)
+	r := cli(t, "", nil, "run", path)
+	want := "read         " + path + " (module, "
+	if r.code != 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, mod.URL+"/lib.js (remote module, 38 B)") ||
+		!strings.Contains(r.stderr, data+" (open, 4 B)") || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q: want one line naming the module, the remote module and the file", r.code, r.stderr)
+	}
+	if r = cli(t, "", nil, "run", "--quiet", path); r.code != 0 || strings.Contains(r.stderr, "read ") {
+		t.Fatalf("--quiet: exit %d, stderr %q", r.code, r.stderr)
+	}
+	own := writeFile(t, "own.js", "export const options = { iterations: 1 };\nexport default function () {}\n")
+	if r = cli(t, "", nil, "run", own); r.code != 0 || strings.Contains(r.stderr, "read ") {
+		t.Fatalf("own modules only: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

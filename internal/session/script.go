@@ -195,8 +195,10 @@ func (s *Session) RunScript(sc Script) error {
 	if sc.After != nil {
 		sc.After(out, phases[top].Report)
 	}
-	if line := read.line(); line != "" && (governed(r) || s.Verbose) {
-		fmt.Fprintln(out, line) // what the script read, with the report
+	// What the script read, with the report: every run that read a file
+	// or a remote module says so, unless quiet.
+	if line := read.line(governed(r) || s.Verbose); line != "" && (governed(r) || s.Verbose || !s.Quiet) {
+		fmt.Fprintln(out, line)
 	}
 	doc, err := report.NewPhased(phases, top)
 	if err != nil {
