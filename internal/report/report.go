@@ -405,8 +405,15 @@ func unsettled(in Input) (Outcome, string) {
 	}
 	last := judged[len(judged)-1]
 	if last.Offer <= l.Floor && last.Frac > l.High {
-		return OutcomeNeverSettled, fmt.Sprintf("never settled: target failed even at the floor (%s: %s attempt failures)",
-			offer(l.Floor, l.Mode), pct(last.Frac))
+		// The fraction is of what decided the window: failed attempts, or
+		// (By) other evidence — arrivals unserved by a target that never
+		// answers are no "attempt failures".
+		what := "attempt failures"
+		if last.By == "unserved" {
+			what = "of arrivals unserved"
+		}
+		return OutcomeNeverSettled, fmt.Sprintf("never settled: target failed even at the floor (%s: %s %s)",
+			offer(l.Floor, l.Mode), pct(last.Frac), what)
 	}
 	if climbing(last.Decision.Signal) {
 		return OutcomeUnsettled, fmt.Sprintf("still climbing: no limit found up to %s (the last window, at %s, was clean: %s); run longer",

@@ -688,3 +688,17 @@ func TestVerdictCountsAbortedBeforeAnyWindow(t *testing.T) {
 		t.Fatalf("%q %q, want %q", r.Outcome, r.Verdict, want)
 	}
 }
+
+// A target that never answers fails its windows by unserved arrivals, not
+// by failed attempts (none resolved): the verdict says which.
+func TestNeverSettledByUnserved(t *testing.T) {
+	l := governor.NewLimits(governor.Rate, 20)
+	ws := []governor.Window{window(0, 1, 0, 0, governor.SignalAtFloor), window(1, 1, 0, 0, governor.SignalAtFloor)}
+	for i := range ws {
+		ws[i].Frac, ws[i].By = 1, "unserved"
+	}
+	r := build(t, Input{Settings: Settings{Limits: l, Governed: true}, Windows: ws, Start: t0, End: t0.Add(10 * time.Second)})
+	if want := "never settled: target failed even at the floor (1/s: 100 % of arrivals unserved)"; r.Outcome != OutcomeNeverSettled || r.Verdict != want {
+		t.Fatalf("%q %q, want %q", r.Outcome, r.Verdict, want)
+	}
+}
