@@ -62,3 +62,26 @@ func TestWriteFilesFullDisk(t *testing.T) {
 		t.Fatalf("out %q: want the timeline's failure, one line", out.String())
 	}
 }
+
+// A run that closed no window has no chart: one line says so where the
+// "wrote" lines go, and the run does not fail for it; the timeline (its
+// header) is written.
+func TestChartOfNoWindows(t *testing.T) {
+	dir := t.TempDir()
+	chart, timeline := filepath.Join(dir, "c.svg"), filepath.Join(dir, "t.csv")
+	s := &Session{Outputs: Outputs{Chart: chart, Timeline: timeline}}
+	r, err := report.Build(report.Input{Settings: report.Settings{Limits: governor.NewLimits(governor.Rate, 100), Governed: true}, Interrupted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := s.writeFiles(&out, r, r.SaveJSON); err != nil {
+		t.Fatalf("a chart of no windows failed the run: %v", err)
+	}
+	if want := "wrote        " + timeline + "\nnot written  " + chart + ": no window closed, nothing to chart\n"; out.String() != want {
+		t.Fatalf("out %q, want %q", out.String(), want)
+	}
+	if _, err := os.Stat(chart); !os.IsNotExist(err) {
+		t.Fatalf("a chart file was left: %v", err)
+	}
+}

@@ -199,7 +199,15 @@ func (s *Session) writeFiles(w io.Writer, r *report.Report, saveJSON func(string
 		if o.path == "" {
 			continue
 		}
-		if err := safely(func() error { return o.save(o.path) }); err != nil {
+		err := safely(func() error { return o.save(o.path) })
+		if errors.Is(err, report.ErrNoWindows) {
+			// A run that closed no window (cut short, or no attempt ever
+			// resolved) has no chart to draw; the report says why, and
+			// the run's exit is its own, not this file's.
+			fmt.Fprintf(w, "not written  %s: no window closed, nothing to chart\n", o.path)
+			continue
+		}
+		if err != nil {
 			if !strings.Contains(err.Error(), "writing "+o.path) {
 				err = fmt.Errorf("writing %s: %w", o.path, err)
 			}
