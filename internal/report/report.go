@@ -346,6 +346,11 @@ func verdict(in Input, est governor.Estimate) (Outcome, string) {
 			break
 		}
 		v = fmt.Sprintf("ended before any window closed: no capacity measured (run longer than the %v window)", l.Window)
+		if ran := in.End.Sub(in.Start); ran >= l.Window {
+			// Long enough: what was short was answers, not time.
+			v = fmt.Sprintf("ended before any window closed: no capacity measured (in %v no window resolved its %d attempts: the target answers too slowly, or not at all)",
+				ran.Round(100*time.Millisecond), l.MinAttempts)
+		}
 	case est.Windows > 0 && queues(in, est) > 0:
 		// Latency grew several-fold while goodput stayed below what was
 		// asked: the target queues, and the offer it "held" is not a

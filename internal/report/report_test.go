@@ -315,7 +315,7 @@ func TestBuildOutcomes(t *testing.T) {
 		{"never settled", rate, atFloor, true, false, OutcomeNeverSettled, "never settled: target failed even at the floor (1/s: 100 % attempt failures)"},
 		{"still climbing", rate, searching, true, false, OutcomeUnsettled, "still climbing: no limit found up to 2/s (the last window, at 2/s, was clean: slow-start); run longer"},
 		{"no evidence", rate, noEvidence, true, false, OutcomeNoEvidence, "no evidence: no window resolved 20 attempts even in 4 × 5s"},
-		{"no windows", rate, nil, true, false, OutcomeNoWindows, "ended before any window closed: no capacity measured (run longer than the 5s window)"},
+		{"no windows", rate, nil, true, false, OutcomeNoWindows, "ended before any window closed: no capacity measured (in 10s no window resolved its 20 attempts: the target answers too slowly, or not at all)"},
 		{"interrupted early", rate, nil, true, true, OutcomeNoWindows, "interrupted before any window closed: no capacity measured"},
 		{"not governed", rate, nil, false, false, OutcomeNotGoverned, "not governed: fixed load at the ceiling (1000/s) gave 1000 req/s, goodput 950 req/s, 5 % attempt failures; a baseline, not a capacity"},
 	}
@@ -700,5 +700,20 @@ func TestNeverSettledByUnserved(t *testing.T) {
 	r := build(t, Input{Settings: Settings{Limits: l, Governed: true}, Windows: ws, Start: t0, End: t0.Add(10 * time.Second)})
 	if want := "never settled: target failed even at the floor (1/s: 100 % of arrivals unserved)"; r.Outcome != OutcomeNeverSettled || r.Verdict != want {
 		t.Fatalf("%q %q, want %q", r.Outcome, r.Verdict, want)
+	}
+}
+
+// A run that closed no window although it ran past the window was short
+// of answers, not of time: the verdict does not ask to run longer.
+func TestNoWindowsLongRun(t *testing.T) {
+	in := Input{Settings: Settings{Limits: governor.NewLimits(governor.Rate, 100), Governed: true}, Start: t0, End: t0.Add(33 * time.Second)}
+	r := build(t, in)
+	want := "ended before any window closed: no capacity measured (in 33s no window resolved its 20 attempts: the target answers too slowly, or not at all)"
+	if r.Outcome != OutcomeNoWindows || r.Verdict != want {
+		t.Fatalf("%q %q, want %q", r.Outcome, r.Verdict, want)
+	}
+	in.End = t0.Add(3 * time.Second)
+	if r = build(t, in); r.Verdict != "ended before any window closed: no capacity measured (run longer than the 5s window)" {
+		t.Fatalf("a 3 s run: %q", r.Verdict)
 	}
 }
