@@ -717,3 +717,17 @@ func TestNoWindowsLongRun(t *testing.T) {
 		t.Fatalf("a 3 s run: %q", r.Verdict)
 	}
 }
+
+// DNS and TLS failures are named in words in the text report's attempts
+// line, not only by their class.
+func TestTextNamesDNSAndTLS(t *testing.T) {
+	r := build(t, Input{Settings: Settings{Limits: governor.NewLimits(governor.Rate, 100)}, Start: t0, End: t0.Add(time.Second),
+		Attempts: Attempts{OK: 1, DNS: 3, TLS: 2}})
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "dns 3 (could not resolve), tls 2 (TLS handshake failed)") {
+		t.Fatalf("the attempts line does not name them:\n%s", b.String())
+	}
+}
