@@ -135,11 +135,16 @@ func (s *Session) RunScript(sc Script) error {
 		defer spool.Close()
 		r.Phases()[topPhase(r)].Recorder().SetWindowSink(spool.Add)
 	}
+	memLimit, err := memoryLimit()
+	if err != nil {
+		return BadInput{err}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
 	go watchScriptSignals(s.Signals, done, cancel, r, con)
+	outOfMemory := guardMemory(memLimit, done, con.Line, func() { cancel(); r.Abort(); r.Interrupt() })
 	res, err := watched(s, ctx, r.Run, scriptSource(r))
 	if ie := initError(err); ie != nil {
 		return ie
@@ -224,6 +229,8 @@ func (s *Session) RunScript(sc Script) error {
 		return werr
 	}
 	switch {
+	case outOfMemory.Load():
+		return fmt.Errorf("run stopped: the heap passed %d MiB (%s), %d attempt(s) aborted in flight", memLimit>>20, memoryNote(), aborted(r))
 	case res.AbortedByScript:
 		return ExitCode{Code: ExitScriptAborted, Err: errors.New("test aborted by the script (exec.test.abort)")}
 	case res.Interrupted:
