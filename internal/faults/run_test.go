@@ -22,7 +22,10 @@ import (
 )
 
 // heapPeak samples the heap in use until stop closes and returns its peak.
+// It collects first: the garbage an earlier run of the package left is
+// not this run's.
 func heapPeak(stop <-chan struct{}) <-chan uint64 {
+	runtime.GC()
 	out := make(chan uint64, 1)
 	go func() {
 		var peak uint64

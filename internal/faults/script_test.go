@@ -19,11 +19,12 @@ type summary struct {
 	Metrics map[string]map[string]float64 `json:"metrics"`
 }
 
-// runScript runs the k6 script src with __ENV.URL = u and the body limit
-// bodyLimit through a session, as `throttle run --out r.json
-// --summary-export s.json` does, with the heap's peak bounded; it returns
-// the summary export and the report, both of which must be written.
-func runScript(t *testing.T, src, u string, bodyLimit int64) (summary, report.Report) {
+// runScript runs the k6 script src with cfg (a request timeout of 5 s
+// unless it says otherwise) through a session, as `throttle run --out
+// r.json --summary-export s.json` does, with the heap's peak bounded; it
+// returns the summary export and the report, both of which must be
+// written.
+func runScript(t *testing.T, src string, cfg script.Config) (summary, report.Report) {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.js")
@@ -33,8 +34,10 @@ func runScript(t *testing.T, src, u string, bodyLimit int64) (summary, report.Re
 	var stdout bytes.Buffer
 	s := &session.Session{Stdout: &stdout, Stderr: io.Discard, Quiet: true,
 		Outputs: session.Outputs{JSON: filepath.Join(dir, "r.json")}}
-	sc := session.Script{Path: path, SummaryExport: filepath.Join(dir, "summary.json"),
-		Config: script.Config{Env: map[string]string{"URL": u}, Timeout: 5 * time.Second, BodyLimit: bodyLimit}}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	sc := session.Script{Path: path, SummaryExport: filepath.Join(dir, "summary.json"), Config: cfg}
 	stop := make(chan struct{})
 	peak := heapPeak(stop)
 	done := make(chan error, 1)
