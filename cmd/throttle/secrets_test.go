@@ -15,7 +15,7 @@ import (
 // error), and a URL run with -H Authorization, -H Cookie and a password
 // in its URL. No secret is in any file written, nor on stdout or stderr —
 // except the one console.log line where the script prints the token
-// itself.
+// itself. The --http-debug dump shows the credential headers blanked.
 func TestSecretsStayOut(t *testing.T) {
 	secrets := []string{"TOKSECRET123", "APIKEYSECRET", "HDRCOOKIESECRET", "SETCOOKIESECRET", "URLPASSSECRET", "CLIHDRSECRET"}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -40,7 +40,7 @@ export default function () {
 	for _, f := range []string{"report.json", "timeline.csv", "points.json", "points.csv", "export.json"} {
 		files[f] = filepath.Join(dir, f)
 	}
-	r := cli(t, "", nil, "run", "--verbose", "--window", "100ms", "-e", "BASE="+srv.URL, "-e", "TOKEN=TOKSECRET123", "-e", "API_KEY=APIKEYSECRET",
+	r := cli(t, "", nil, "run", "--verbose", "--http-debug=full", "--window", "100ms", "-e", "BASE="+srv.URL, "-e", "TOKEN=TOKSECRET123", "-e", "API_KEY=APIKEYSECRET",
 		"--out", files["report.json"], "--timeline", files["timeline.csv"], "--out", "json="+files["points.json"], "--out", "csv="+files["points.csv"],
 		"--summary-export", files["export.json"], path)
 	if r.code != 0 {
@@ -53,6 +53,9 @@ export default function () {
 		} else if !strings.Contains(line, "TOKSECRET123") {
 			t.Errorf("console line %q: the script's own print must stay as it is", line)
 		}
+	}
+	if !strings.Contains(outputs["stderr"], "Authorization: [redacted]") || !strings.Contains(outputs["stderr"], "Set-Cookie: [redacted]") {
+		t.Errorf("the --http-debug dump does not show its credential headers blanked: %s", r.stderr)
 	}
 	if !strings.Contains(outputs["stderr"], "failed with [redacted]") {
 		t.Errorf("the exception line is not redacted: %s", r.stderr)
@@ -86,5 +89,36 @@ export default function () {
 				t.Errorf("%s holds %s:\n%s", name, s, text)
 			}
 		}
+	}
+}
+
+// What a script reads besides its own modules — a file with open(), a
+// module over the network — is said on stderr at the end of every run
+// (one line, each with its size), not only a governed or verbose one;
+// --quiet keeps it out, and a script that read only its own modules adds
+// no line.
+func TestScriptSaysWhatItRead(t *testing.T) {
+	mod := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("export function hi() { return 'hi'; }\n"))
+	}))
+	defer mod.Close()
+	data := writeFile(t, "data.csv", "a,b\n")
+	path := writeFile(t, "imp.js", `import { hi } from '`+mod.URL+`/lib.js';
+const d = open('`+data+`');
+export const options = { iterations: 1 };
+export default function () { hi(); }
+`)
+	r := cli(t, "", nil, "run", path)
+	want := "read         " + path + " (module, "
+	if r.code != 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, mod.URL+"/lib.js (remote module, 38 B)") ||
+		!strings.Contains(r.stderr, data+" (open, 4 B)") || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q: want one line naming the module, the remote module and the file", r.code, r.stderr)
+	}
+	if r = cli(t, "", nil, "run", "--quiet", path); r.code != 0 || strings.Contains(r.stderr, "read ") {
+		t.Fatalf("--quiet: exit %d, stderr %q", r.code, r.stderr)
+	}
+	own := writeFile(t, "own.js", "export const options = { iterations: 1 };\nexport default function () {}\n")
+	if r = cli(t, "", nil, "run", own); r.code != 0 || strings.Contains(r.stderr, "read ") {
+		t.Fatalf("own modules only: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -1,20 +1,14 @@
 package faults
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/script"
-	"github.com/throttlekit/throttle/internal/session"
 )
 
 // loop is a server whose every answer redirects to itself; it counts the
@@ -52,9 +46,7 @@ func TestRedirectLoopURL(t *testing.T) {
 // the server saw: 11 per iteration. The governed run's report is written.
 func TestRedirectLoopScript(t *testing.T) {
 	u, hits := loop(t)
-	dir := t.TempDir()
 	start, window := 40.0, 500*time.Millisecond // the authored rate from the first arrival
-	path := filepath.Join(dir, "loop.js")
 	src := `
 import http from 'k6/http';
 import { check } from 'k6';
@@ -63,49 +55,12 @@ export default function () {
   check(http.get(__ENV.URL), { 'the last hop is a 302': (r) => r.status === 302 });
 }
 `
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var stdout bytes.Buffer
-	s := &session.Session{Stdout: &stdout, Stderr: io.Discard, Quiet: true,
-		Outputs: session.Outputs{JSON: filepath.Join(dir, "r.json")}}
-	sc := session.Script{Path: path, SummaryExport: filepath.Join(dir, "summary.json"),
-		Config: script.Config{Env: map[string]string{"URL": u}, Govern: true, Timeout: 5 * time.Second,
-			Governance: script.Governance{Start: &start, Window: &window}}}
-	stop := make(chan struct{})
-	peak := heapPeak(stop)
-	done := make(chan error, 1)
-	go func() { done <- s.RunScript(sc) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("the run did not end within a minute")
-	}
-	close(stop)
-	if p := <-peak; p > maxHeap {
-		t.Errorf("heap peaked at %d MiB", p>>20)
-	}
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, stdout.String())
-	}
-	var sum struct {
-		Metrics map[string]map[string]float64 `json:"metrics"`
-	}
-	b, err := os.ReadFile(sc.SummaryExport)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum, _ := runScript(t, src, script.Config{Env: map[string]string{"URL": u}, Govern: true,
+		Governance: script.Governance{Start: &start, Window: &window}})
 	reqs, iters, checks := sum.Metrics["http_reqs"]["count"], sum.Metrics["iterations"]["count"], sum.Metrics["checks"]
 	t.Logf("%v iterations, %v http_reqs, the server saw %d, checks %v", iters, reqs, hits.Load(), checks)
 	if iters < 20 || reqs != float64(hits.Load()) || reqs != 11*iters || checks["fails"] != 0 {
 		t.Errorf("%v iterations, %v http_reqs, server saw %d, checks %v: want 11 requests an iteration, each counted, every check passed",
 			iters, reqs, hits.Load(), checks)
-	}
-	if _, err := os.Stat(s.Outputs.JSON); err != nil {
-		t.Errorf("report not written: %v", err)
 	}
 }

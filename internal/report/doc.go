@@ -55,7 +55,7 @@
 //	      // P = {"count", "min_ms", "mean_ms", "p50_ms", "p90_ms", "p99_ms",
 //	      //      "p99_9_ms", "max_ms"}
 //	  "attempts": {"total", "ok", "failed", "fail_frac",
-//	               "by_class": {"refused", "reset", "timeout", "5xx", "429", "other", "slow"}},
+//	               "by_class": {"refused", "reset", "timeout", "5xx", "429", "other", "slow", "dns", "tls"}},
 //	  "iterations": {"total", "ok", "failed", "ok_frac"},
 //	  "dropped_arrivals": 0,
 //	  "aborted_attempts": 0,

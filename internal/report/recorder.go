@@ -166,6 +166,15 @@ func WithWindowSink(sink func(governor.Window, Latency)) RecorderOption {
 	return func(r *Recorder) { r.sink = sink }
 }
 
+// SetWindowSink is WithWindowSink on a Recorder made already (a script's
+// scenarios make theirs when the script loads): the windows observed from
+// now on go to sink too.
+func (r *Recorder) SetWindowSink(sink func(governor.Window, Latency)) {
+	r.mu.Lock()
+	r.sink = sink
+	r.mu.Unlock()
+}
+
 // shard is one lock and histogram, padded to its own cache line so that
 // recorders on different cores do not slow each other down.
 type shard struct {

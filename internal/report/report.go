@@ -342,9 +342,15 @@ func verdict(in Input, est governor.Estimate) (Outcome, string) {
 	case len(in.Windows) == 0:
 		o = OutcomeNoWindows
 		if in.Interrupted {
-			return o, "interrupted before any window closed: no capacity measured"
+			v = "interrupted before any window closed: no capacity measured"
+			break
 		}
 		v = fmt.Sprintf("ended before any window closed: no capacity measured (run longer than the %v window)", l.Window)
+		if ran := in.End.Sub(in.Start); ran >= l.Window {
+			// Long enough: what was short was answers, not time.
+			v = fmt.Sprintf("ended before any window closed: no capacity measured (in %v no window resolved its %d attempts: the target answers too slowly, or not at all)",
+				ran.Round(100*time.Millisecond), l.MinAttempts)
+		}
 	case est.Windows > 0 && queues(in, est) > 0:
 		// Latency grew several-fold while goodput stayed below what was
 		// asked: the target queues, and the offer it "held" is not a
@@ -369,7 +375,7 @@ func verdict(in Input, est governor.Estimate) (Outcome, string) {
 	default:
 		o, v = unsettled(in)
 	}
-	if in.Interrupted {
+	if in.Interrupted && o != OutcomeNoWindows {
 		v += " (interrupted)"
 	}
 	if in.Aborted > 0 {
@@ -404,8 +410,15 @@ func unsettled(in Input) (Outcome, string) {
 	}
 	last := judged[len(judged)-1]
 	if last.Offer <= l.Floor && last.Frac > l.High {
-		return OutcomeNeverSettled, fmt.Sprintf("never settled: target failed even at the floor (%s: %s attempt failures)",
-			offer(l.Floor, l.Mode), pct(last.Frac))
+		// The fraction is of what decided the window: failed attempts, or
+		// (By) other evidence — arrivals unserved by a target that never
+		// answers are no "attempt failures".
+		what := "attempt failures"
+		if last.By == "unserved" {
+			what = "of arrivals unserved"
+		}
+		return OutcomeNeverSettled, fmt.Sprintf("never settled: target failed even at the floor (%s: %s %s)",
+			offer(l.Floor, l.Mode), pct(last.Frac), what)
 	}
 	if climbing(last.Decision.Signal) {
 		return OutcomeUnsettled, fmt.Sprintf("still climbing: no limit found up to %s (the last window, at %s, was clean: %s); run longer",

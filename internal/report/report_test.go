@@ -315,7 +315,7 @@ func TestBuildOutcomes(t *testing.T) {
 		{"never settled", rate, atFloor, true, false, OutcomeNeverSettled, "never settled: target failed even at the floor (1/s: 100 % attempt failures)"},
 		{"still climbing", rate, searching, true, false, OutcomeUnsettled, "still climbing: no limit found up to 2/s (the last window, at 2/s, was clean: slow-start); run longer"},
 		{"no evidence", rate, noEvidence, true, false, OutcomeNoEvidence, "no evidence: no window resolved 20 attempts even in 4 × 5s"},
-		{"no windows", rate, nil, true, false, OutcomeNoWindows, "ended before any window closed: no capacity measured (run longer than the 5s window)"},
+		{"no windows", rate, nil, true, false, OutcomeNoWindows, "ended before any window closed: no capacity measured (in 10s no window resolved its 20 attempts: the target answers too slowly, or not at all)"},
 		{"interrupted early", rate, nil, true, true, OutcomeNoWindows, "interrupted before any window closed: no capacity measured"},
 		{"not governed", rate, nil, false, false, OutcomeNotGoverned, "not governed: fixed load at the ceiling (1000/s) gave 1000 req/s, goodput 950 req/s, 5 % attempt failures; a baseline, not a capacity"},
 	}
@@ -667,5 +667,67 @@ func TestVerdictNeverOverstates(t *testing.T) {
 		if tc.outcome == OutcomeNoLimit && strings.Contains(text.String(), "capacity ≈") {
 			t.Errorf("%s: the text report claims a capacity:\n%s", tc.name, text.String())
 		}
+	}
+}
+
+// An interrupted run's verdict names the attempts the stop cut off, even
+// when no window closed: "no capacity" over 0 % failures must not hide
+// them.
+func TestVerdictCountsAbortedBeforeAnyWindow(t *testing.T) {
+	in := Input{
+		Settings:    Settings{Limits: governor.NewLimits(governor.Rate, 100), Tick: time.Second, Governed: true},
+		Start:       t0,
+		End:         t0.Add(4 * time.Second),
+		Interrupted: true,
+		Attempts:    Attempts{OK: 2},
+		Aborted:     642,
+	}
+	r := build(t, in)
+	want := "interrupted before any window closed: no capacity measured; 642 attempts aborted in flight by the stop, neither ok nor failed"
+	if r.Outcome != OutcomeNoWindows || r.Verdict != want {
+		t.Fatalf("%q %q, want %q", r.Outcome, r.Verdict, want)
+	}
+}
+
+// A target that never answers fails its windows by unserved arrivals, not
+// by failed attempts (none resolved): the verdict says which.
+func TestNeverSettledByUnserved(t *testing.T) {
+	l := governor.NewLimits(governor.Rate, 20)
+	ws := []governor.Window{window(0, 1, 0, 0, governor.SignalAtFloor), window(1, 1, 0, 0, governor.SignalAtFloor)}
+	for i := range ws {
+		ws[i].Frac, ws[i].By = 1, "unserved"
+	}
+	r := build(t, Input{Settings: Settings{Limits: l, Governed: true}, Windows: ws, Start: t0, End: t0.Add(10 * time.Second)})
+	if want := "never settled: target failed even at the floor (1/s: 100 % of arrivals unserved)"; r.Outcome != OutcomeNeverSettled || r.Verdict != want {
+		t.Fatalf("%q %q, want %q", r.Outcome, r.Verdict, want)
+	}
+}
+
+// A run that closed no window although it ran past the window was short
+// of answers, not of time: the verdict does not ask to run longer.
+func TestNoWindowsLongRun(t *testing.T) {
+	in := Input{Settings: Settings{Limits: governor.NewLimits(governor.Rate, 100), Governed: true}, Start: t0, End: t0.Add(33 * time.Second)}
+	r := build(t, in)
+	want := "ended before any window closed: no capacity measured (in 33s no window resolved its 20 attempts: the target answers too slowly, or not at all)"
+	if r.Outcome != OutcomeNoWindows || r.Verdict != want {
+		t.Fatalf("%q %q, want %q", r.Outcome, r.Verdict, want)
+	}
+	in.End = t0.Add(3 * time.Second)
+	if r = build(t, in); r.Verdict != "ended before any window closed: no capacity measured (run longer than the 5s window)" {
+		t.Fatalf("a 3 s run: %q", r.Verdict)
+	}
+}
+
+// DNS and TLS failures are named in words in the text report's attempts
+// line, not only by their class.
+func TestTextNamesDNSAndTLS(t *testing.T) {
+	r := build(t, Input{Settings: Settings{Limits: governor.NewLimits(governor.Rate, 100)}, Start: t0, End: t0.Add(time.Second),
+		Attempts: Attempts{OK: 1, DNS: 3, TLS: 2}})
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "dns 3 (could not resolve), tls 2 (TLS handshake failed)") {
+		t.Fatalf("the attempts line does not name them:\n%s", b.String())
 	}
 }

@@ -172,13 +172,18 @@ func (c ClassesJSON) nonZero() string {
 	for _, x := range []struct {
 		name string
 		n    uint64
-	}{{"5xx", c.Status5xx}, {"429", c.Status429}, {"timeout", c.Timeout}, {"refused", c.Refused}, {"reset", c.Reset}, {"dns", c.DNS}, {"tls", c.TLS}, {"other", c.Other}, {"slow", c.Slow}} {
+	}{{"5xx", c.Status5xx}, {"429", c.Status429}, {"timeout", c.Timeout}, {"refused", c.Refused}, {"reset", c.Reset},
+		{"dns", c.DNS}, {"tls", c.TLS}, {"other", c.Other}, {"slow", c.Slow}} {
 		if x.n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", x.name, x.n))
+			parts = append(parts, fmt.Sprintf("%s %d%s", x.name, x.n, classMeaning[x.name]))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
+
+// classMeaning says in words what the classes a class name alone leaves
+// unclear mean (the live line says the same).
+var classMeaning = map[string]string{"dns": " (could not resolve)", "tls": " (TLS handshake failed)"}
 
 // num prints a rate or an offer: whole above 100, otherwise up to two
 // decimals, never an exponent.

@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/sobek"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script/protohost"
 )
 
 // batch sends several requests at once and returns their Responses, as an
@@ -58,22 +59,34 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 			}
 		}
 	}
+	// A Go panic on a batch goroutine (throttle's bug) is recovered there
+	// (engine.Panics): that request fails and so does the iteration, as a
+	// host call's panic fails it, once the others have come back.
 	var wg sync.WaitGroup
+	panicked := make([]error, len(items))
 	for i := range items {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if sem := perHost[hostOf(&items[i].req)]; sem != nil {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-			}
-			lane := <-lanes
-			defer func() { lanes <- lane }()
-			lane.cb = items[i].info.cb
-			items[i].out = lane.runner.Iterate(&items[i].req, time.Time{}, &items[i].res)
+			panicked[i] = m.batchSend(&items[i].req, &items[i].res, &items[i].out, items[i].info.cb, perHost, lanes)
 		}()
 	}
 	wg.Wait()
+	var hostPanic error
+	for _, err := range panicked {
+		if err != nil && hostPanic == nil {
+			hostPanic = err
+		}
+	}
+	if hostPanic != nil {
+		// The lanes a panic left in an unknown state are not reused: the
+		// VU's next requests make fresh ones.
+		for _, l := range vu.slots {
+			l.runner.Close()
+			l.driver.Close()
+		}
+		vu.slots = nil
+	}
 	var out *sobek.Object
 	if arg.ClassName() == "Array" {
 		out = vu.rt.NewArray()
@@ -83,15 +96,39 @@ func (m *httpModule) batch(call sobek.FunctionCall) sobek.Value {
 	var thrown error
 	for i := range items {
 		it := &items[i]
+		if panicked[i] != nil {
+			continue
+		}
 		_ = out.Set(it.key, m.resolve(&it.req, &it.res, it.out, &it.info))
 		if err := m.thrown(&it.req, &it.res, it.out); err != nil && thrown == nil {
 			thrown = err
 		}
 	}
+	if hostPanic != nil {
+		panic(vu.rt.NewGoError(hostPanic))
+	}
 	if thrown != nil {
 		vu.throw("%v", thrown)
 	}
 	return out
+}
+
+// batchSend sends one batch request on a free lane (at most the host's
+// share at once); a Go panic here is recovered as its error, the lane
+// handed back first so that the batch's other requests go on.
+func (m *httpModule) batchSend(req *engine.Request, res *engine.Response, out *engine.Outcome, cb *statusSet,
+	perHost map[string]chan struct{}, lanes chan *slot) (err error) {
+	defer m.vu.r.panics.Recover("an http.batch request", &err)
+	if sem := perHost[hostOf(req)]; sem != nil {
+		sem <- struct{}{}
+		defer func() { <-sem }()
+	}
+	lane := <-lanes
+	defer func() { lanes <- lane }()
+	protohost.Checkpoint("http.batch")
+	lane.cb = cb
+	*out = lane.runner.Iterate(req, time.Time{}, res)
+	return nil
 }
 
 // hostOf is the host a request goes to (batchPerHost's key).

@@ -18,6 +18,17 @@ var ErrInterrupted = errors.New("script: interrupted while running the init cont
 // passed Config.InitMemory while it ran.
 var ErrInitMemory = errors.New("script: the init context allocated without bound")
 
+// ErrInitTimeout is an init context stopped because it ran past
+// Config.InitTimeout.
+var ErrInitTimeout = errors.New("script: the init context did not end in time")
+
+// DefaultInitTimeout is Config.InitTimeout's default. k6 documents no limit
+// for the init context; 60 s is its documented setupTimeout default, the
+// limit it puts on the lifecycle function nearest to init code: a script
+// whose init context runs longer (a top-level loop that never ends, a
+// huge file parsed) is stopped there, naming its line.
+const DefaultInitTimeout = 60 * time.Second
+
 // DefaultInitMemory is Config.InitMemory's default: the most heap the
 // process may hold while the script's init context first runs.
 const DefaultInitMemory = 2 << 30
@@ -26,36 +37,45 @@ const DefaultInitMemory = 2 << 30
 const initWatch = 50 * time.Millisecond
 
 // initInterruptible runs the VU's init context; closing interrupt stops
-// it wherever it is (a loop that never ends included), and so does the
-// heap passing limit bytes (0: no limit). The error names the script line
-// it was stopped at.
-func (vu *VU) initInterruptible(interrupt <-chan struct{}, limit int64) error {
-	if interrupt == nil && limit <= 0 {
+// it wherever it is (a loop that never ends included), and so do the heap
+// passing limit bytes (0: no limit) and timeout passing (<= 0: none). The
+// error names the script line it was stopped at.
+func (vu *VU) initInterruptible(interrupt <-chan struct{}, limit int64, timeout time.Duration) error {
+	if interrupt == nil && limit <= 0 && timeout <= 0 {
 		return vu.init()
 	}
 	done := make(chan struct{})
 	defer close(done)
 	stopped := make(chan error, 1)
 	go func() {
-		var tick <-chan time.Time
+		var tick, expired <-chan time.Time
 		if limit > 0 {
 			t := time.NewTicker(initWatch)
 			defer t.Stop()
 			tick = t.C
 		}
+		if timeout > 0 {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			expired = t.C
+		}
+		stop := func(err error) {
+			stopped <- err
+			vu.rt.Interrupt(err)
+		}
 		sample := []rtmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 		for {
 			select {
 			case <-interrupt:
-				stopped <- ErrInterrupted
-				vu.rt.Interrupt(ErrInterrupted)
+				stop(ErrInterrupted)
+				return
+			case <-expired:
+				stop(fmt.Errorf("%w: it ran past its %v init timeout", ErrInitTimeout, timeout))
 				return
 			case <-tick:
 				rtmetrics.Read(sample)
 				if sample[0].Value.Kind() == rtmetrics.KindUint64 && sample[0].Value.Uint64() > uint64(limit) {
-					err := fmt.Errorf("%w: its heap passed %d MiB", ErrInitMemory, limit>>20)
-					stopped <- err
-					vu.rt.Interrupt(err)
+					stop(fmt.Errorf("%w: its heap passed %d MiB", ErrInitMemory, limit>>20))
 					return
 				}
 			case <-done:
@@ -80,6 +100,22 @@ func (vu *VU) initInterruptible(interrupt <-chan struct{}, limit int64) error {
 	}
 	if errors.As(err, new(*sobek.InterruptedError)) || strings.Contains(err.Error(), why.Error()) {
 		return why
+	}
+	return err
+}
+
+// initVU runs the init context of a scenario's VU (p nil: the setup VU's)
+// under the run's init timeout; the scenario's abort (a second Ctrl-C, the
+// graceful stop run out) stops it too, as errAborted: a VU whose init
+// code loops only for some __VU is stopped as the first one would be.
+func (vu *VU) initVU(p *Phase) error {
+	var abort <-chan struct{}
+	if p != nil {
+		abort = p.hard.Done()
+	}
+	err := vu.initInterruptible(abort, 0, vu.r.cfg.InitTimeout)
+	if errors.Is(err, ErrInterrupted) {
+		return errAborted
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -78,5 +79,58 @@ export default function () {}
 	var ie *InitError
 	if !errors.Is(err, ErrInitMemory) || !errors.As(err, &ie) || !strings.Contains(err.Error(), "grow.js:4") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err %v: want ErrInitMemory at grow.js:4, one line, as an init error", err)
+	}
+}
+
+// A top-level loop that never ends is stopped by the init timeout, with
+// one line naming where it was, as an init error (k6's 107); so is the
+// init context of a later VU that loops where the first did not, which
+// fails the run instead of holding it.
+func TestInitTimeout(t *testing.T) {
+	path := writeScript(t, "forever.js", `
+export const options = { iterations: 1 };
+let n = 0;
+while (true) { n++; }
+export default function () {}
+`)
+	_, err := Load(path, Config{InitTimeout: 200 * time.Millisecond})
+	var ie *InitError
+	if !errors.Is(err, ErrInitTimeout) || !errors.As(err, &ie) || !strings.Contains(err.Error(), "forever.js:4") ||
+		!strings.Contains(err.Error(), "200ms") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err %v: want ErrInitTimeout after 200ms at forever.js:4, one line, as an init error", err)
+	}
+
+	path = writeScript(t, "vu2.js", `
+let n = 0;
+if (__VU === 2) { while (true) { n++; } }
+export const options = { scenarios: { s: { executor: 'per-vu-iterations', vus: 2, iterations: 1 } } };
+export default function () {}
+`)
+	r, err := Load(path, Config{InitTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = r.Run(ctx)
+	if ctx.Err() != nil {
+		t.Fatal("the run did not end by itself")
+	}
+	if !errors.Is(err, ErrInitTimeout) || !strings.Contains(err.Error(), "vu2.js:3") {
+		t.Fatalf("err %v: want VU 2's init context stopped by the timeout at vu2.js:3", err)
+	}
+}
+
+// An init context within its timeout runs as it is: a busy but finite
+// top-level loop is no problem.
+func TestInitTimeoutNotReached(t *testing.T) {
+	path := writeScript(t, "busy.js", `
+export const options = { iterations: 1 };
+let n = 0;
+for (let i = 0; i < 1e5; i++) { n += i; }
+export default function () {}
+`)
+	if _, err := Load(path, Config{InitTimeout: time.Minute}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -241,7 +241,8 @@ func stuckAt(err error) string {
 }
 
 // cutOff says that vu's iteration was cut off by its phase's stop (the
-// graceful stop ran out, or a second Ctrl-C): one warning naming the
+// graceful stop ran out, or the run was aborted: a second Ctrl-C, the
+// session's memory bound): one warning naming the
 // scenario, the VU and where its script was, for the first ten such
 // iterations of the run.
 func (r *Runner) cutOff(vu *VU, err error) {
@@ -257,7 +258,7 @@ func (r *Runner) cutOff(vu *VU, err error) {
 	}
 	why := fmt.Sprintf("did not end within gracefulStop (%v)", p.sc.GracefulStop)
 	if r.userAbort.Load() {
-		why = "was in flight at the second Ctrl-C"
+		why = "was in flight when the run was aborted"
 	}
 	r.cfg.Logger.Warn(fmt.Sprintf("scenario %s: VU %d's iteration %d %s and was cut off, %s",
 		p.sc.Name, vu.id, vu.scenarioIter, why, where))

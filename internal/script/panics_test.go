@@ -217,3 +217,29 @@ export default async function () {
 		t.Fatalf("counts = %+v: want 2 ok connects, 2 calls failed (other)", c)
 	}
 }
+
+// A Go panic on an http.batch goroutine fails that request and the
+// iteration (logged once, counted every time) once the batch's other
+// goroutines are back; the lanes it left are remade, and the VU's next
+// requests go out.
+func TestBatchPanicRecovered(t *testing.T) {
+	withSitePanic(t, "http.batch")
+	_, base := startTarget(t, robust())
+	path := writeScript(t, "batch.js", `
+import http from 'k6/http';
+export const options = { batch: 2, scenarios: { s: { executor: 'per-vu-iterations', vus: 1, iterations: 4 } } };
+export default function () {
+  if (__ITER % 2 === 0) {
+    http.batch([__ENV.BASE + '/a', __ENV.BASE + '/b', __ENV.BASE + '/c']);
+  } else {
+    http.get(__ENV.BASE + '/');
+  }
+}
+`+summaryJS)
+	log, buf := bufLogger()
+	r, res := runScript(t, path, base, Config{Logger: log}, time.Minute)
+	recovered(t, r, res, buf.String(), "an http.batch request", 6, "4")
+	if c := r.Phases()[0].Counts(); c.IterOK != 2 || c.IterFailed != 2 || c.Classes[engine.ClassOK] != 2 {
+		t.Fatalf("counts %+v: want the 2 batch iterations failed, the 2 sync ones ok", c)
+	}
+}

@@ -89,6 +89,10 @@ type Config struct {
 	// that allocates without end at top level is stopped there with
 	// ErrInitMemory, naming its line, before the machine runs out.
 	InitMemory int64
+	// InitTimeout is how long an init context may run (default
+	// DefaultInitTimeout; < 0: no limit): past it, it stops with
+	// ErrInitTimeout naming its line.
+	InitTimeout time.Duration
 	// BodyLimit is the most bytes one response body a script keeps may
 	// hold (default engine.DefaultBodyLimit); a longer body fails its
 	// request with error_code 1601. A discarded body (responseType "none",
@@ -229,6 +233,9 @@ func Load(path string, cfg Config) (*Runner, error) {
 	if cfg.InitMemory == 0 {
 		cfg.InitMemory = DefaultInitMemory
 	}
+	if cfg.InitTimeout == 0 {
+		cfg.InitTimeout = DefaultInitTimeout
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -255,7 +262,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	r.bundle = b
-	if err := vu.initInterruptible(cfg.Interrupt, cfg.InitMemory); err != nil {
+	if err := vu.initInterruptible(cfg.Interrupt, cfg.InitMemory, cfg.InitTimeout); err != nil {
 		if errors.Is(err, ErrInterrupted) {
 			return nil, err
 		}

@@ -141,7 +141,7 @@ var errAborted = errors.New("aborted: the scenario's graceful stop ran out")
 // context in it: the script's modules, evaluated in its own runtime.
 func (r *Runner) newVU(p *Phase) (*VU, error) {
 	vu := r.newRuntime(p)
-	if err := vu.init(); err != nil {
+	if err := vu.initVU(p); err != nil {
 		vu.forget()
 		if errors.As(err, new(*HostPanic)) {
 			return nil, err // throttle's bug, not the script's: no 107

@@ -84,3 +84,25 @@ func TestInitLoopNoticeAndSignal(t *testing.T) {
 		t.Fatalf("err %v: want exit 105 naming spin.js:3", err)
 	}
 }
+
+// THROTTLE_INIT_TIMEOUT: an init context that never ends is stopped when
+// it runs out, one line naming the script line and how to raise it, exit
+// 107 (an init error); a bad value is refused before the script runs.
+func TestInitTimeoutEnv(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spin.js")
+	if err := os.WriteFile(path, []byte("export const options = { iterations: 1 };\nlet n = 0;\nwhile (true) { n++; }\nexport default function () {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(InitTimeoutEnv, "300ms")
+	s := &Session{Stdout: &testwait.Buffer{}, Stderr: &testwait.Buffer{}, Quiet: true}
+	err := s.RunScript(Script{Path: path})
+	var ec ExitCode
+	if !errors.As(err, &ec) || ec.Code != ExitInitError || !strings.Contains(err.Error(), "spin.js:3") ||
+		!strings.Contains(err.Error(), "300ms") || !strings.Contains(err.Error(), InitTimeoutEnv) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err %v: want exit 107 naming spin.js:3, the timeout and %s, one line", err, InitTimeoutEnv)
+	}
+	t.Setenv(InitTimeoutEnv, "soon")
+	if err := s.RunScript(Script{Path: path}); !IsBadInput(err) || !strings.Contains(err.Error(), InitTimeoutEnv) {
+		t.Fatalf("err %v: want bad input naming %s", err, InitTimeoutEnv)
+	}
+}

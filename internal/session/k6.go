@@ -161,6 +161,9 @@ func logValue(s string) string {
 func initError(err error) error {
 	var ie *script.InitError
 	if errors.As(err, &ie) {
+		if errors.Is(err, script.ErrInitTimeout) {
+			err = fmt.Errorf("%w (%s=5m raises it, 0 lifts it)", err, InitTimeoutEnv)
+		}
 		return ExitCode{Code: ExitInitError, Err: err}
 	}
 	return nil

@@ -28,7 +28,7 @@ func (s *Session) loadInterruptible(path string, cfg script.Config) (*script.Run
 		for {
 			select {
 			case <-t.C:
-				con.Line(fmt.Sprintf("the script's init context is still running after %v (a top-level loop?): Ctrl-C stops it and names its line", notice))
+				con.Line(fmt.Sprintf("the script's init context is still running after %v (a top-level loop?): Ctrl-C stops it and names its line%s", notice, initLimitNote(cfg.InitTimeout)))
 				continue
 			case <-sig:
 				close(interrupt)
@@ -42,6 +42,40 @@ func (s *Session) loadInterruptible(path string, cfg script.Config) (*script.Run
 
 // DefaultInitNotice is Session.InitNotice's default.
 const DefaultInitNotice = 10 * time.Second
+
+// initLimitNote is when the init timeout stops an init context, for the
+// notice that it still runs ("" when it never does).
+func initLimitNote(timeout time.Duration) string {
+	if timeout == 0 {
+		timeout = script.DefaultInitTimeout
+	}
+	if timeout < 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the init timeout stops it at %v (%s)", timeout, InitTimeoutEnv)
+}
+
+// InitTimeoutEnv sets how long a script's init context may run
+// (script.Config.InitTimeout, default script.DefaultInitTimeout): a
+// duration such as 5m, or 0 for no limit.
+const InitTimeoutEnv = "THROTTLE_INIT_TIMEOUT"
+
+// initTimeout reads InitTimeoutEnv: 0 when unset (the default), < 0 for
+// no limit.
+func initTimeout() (time.Duration, error) {
+	v := strings.TrimSpace(os.Getenv(InitTimeoutEnv))
+	if v == "" {
+		return 0, nil
+	}
+	if v == "0" {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a duration such as 90s or 5m, or 0 for no limit", InitTimeoutEnv, os.Getenv(InitTimeoutEnv))
+	}
+	return d, nil
+}
 
 // BodyLimitEnv raises (or lowers) the most bytes one response body a
 // script keeps may hold (script.Config.BodyLimit): bytes, or a number with

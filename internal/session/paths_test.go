@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/report"
 )
 
 // A place no file can be created in (sysfs refuses even root) is refused
@@ -36,5 +39,49 @@ func TestBodyLimitEnv(t *testing.T) {
 		if _, err := bodyLimit(); err == nil || !strings.Contains(err.Error(), BodyLimitEnv) {
 			t.Errorf("%q: %v, want a one-line refusal naming %s", v, err, BodyLimitEnv)
 		}
+	}
+}
+
+// A full disk at the end: every report file is tried; the first failure
+// is the run's error, each later one is one line where "wrote" lines go.
+func TestWriteFilesFullDisk(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Fatal("no /dev/full: this test needs Linux")
+	}
+	s := &Session{Outputs: Outputs{JSON: "/dev/full", Timeline: "/dev/full"}}
+	r, err := report.Build(report.Input{Settings: report.Settings{Limits: governor.NewLimits(governor.Rate, 100)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	err = s.writeFiles(&out, r, r.SaveJSON)
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") || strings.Count(err.Error(), "writing /dev/full") != 1 {
+		t.Fatalf("err %v: want the JSON's full disk, once", err)
+	}
+	if out.String() != "not written  writing /dev/full: write /dev/full: no space left on device\n" {
+		t.Fatalf("out %q: want the timeline's failure, one line", out.String())
+	}
+}
+
+// A run that closed no window has no chart: one line says so where the
+// "wrote" lines go, and the run does not fail for it; the timeline (its
+// header) is written.
+func TestChartOfNoWindows(t *testing.T) {
+	dir := t.TempDir()
+	chart, timeline := filepath.Join(dir, "c.svg"), filepath.Join(dir, "t.csv")
+	s := &Session{Outputs: Outputs{Chart: chart, Timeline: timeline}}
+	r, err := report.Build(report.Input{Settings: report.Settings{Limits: governor.NewLimits(governor.Rate, 100), Governed: true}, Interrupted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := s.writeFiles(&out, r, r.SaveJSON); err != nil {
+		t.Fatalf("a chart of no windows failed the run: %v", err)
+	}
+	if want := "wrote        " + timeline + "\nnot written  " + chart + ": no window closed, nothing to chart\n"; out.String() != want {
+		t.Fatalf("out %q, want %q", out.String(), want)
+	}
+	if _, err := os.Stat(chart); !os.IsNotExist(err) {
+		t.Fatalf("a chart file was left: %v", err)
 	}
 }

@@ -160,6 +160,10 @@ func (h redactHandler) WithGroup(name string) slog.Handler {
 type reads struct {
 	mu    sync.Mutex
 	items []string
+	// outside: the script read something besides its own modules — a
+	// file with open() or a module from the network — which every run
+	// says, not only a governed or verbose one.
+	outside bool
 }
 
 // hook is script.Config.Read: with verbose, a line per read.
@@ -171,6 +175,7 @@ func (rd *reads) hook(verbose bool, line func(string), red *redactor) func(kind,
 		item := red.String(fmt.Sprintf("%s (%s, %s)", name, kind, byteSize(n)))
 		rd.mu.Lock()
 		rd.items = append(rd.items, item)
+		rd.outside = rd.outside || kind == "open" || strings.Contains(kind, "remote")
 		rd.mu.Unlock()
 		if verbose {
 			line("read         " + item)
@@ -178,11 +183,12 @@ func (rd *reads) hook(verbose bool, line func(string), red *redactor) func(kind,
 	}
 }
 
-// line is the end-of-run list, "" when nothing was read.
-func (rd *reads) line() string {
+// line is the end-of-run list, "" when nothing was read; all says
+// whether it is wanted when the script read only its own modules.
+func (rd *reads) line(all bool) string {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
-	if len(rd.items) == 0 {
+	if len(rd.items) == 0 || !all && !rd.outside {
 		return ""
 	}
 	return "read         " + strings.Join(rd.items, "; ")
@@ -197,4 +203,26 @@ func byteSize(n int) string {
 		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 	}
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
+// credentialHeaders are the headers whose values an --http-debug dump
+// blanks: what they carry is a credential whatever the script is.
+var credentialHeaders = []string{"authorization:", "proxy-authorization:", "cookie:", "set-cookie:"}
+
+// dump is an --http-debug dump with the values of credentialHeaders and
+// every secret -e value blanked: the dump is throttle's log, not the
+// script's print.
+func (r *redactor) dump(d string) string {
+	lines := strings.Split(d, "\n")
+	for i, l := range lines {
+		low := strings.ToLower(strings.TrimLeft(l, " \t"))
+		for _, h := range credentialHeaders {
+			if strings.HasPrefix(low, h) {
+				cut := len(l) - len(low) + len(h)
+				lines[i] = l[:cut] + " " + Redacted
+				break
+			}
+		}
+	}
+	return r.String(strings.Join(lines, "\n"))
 }

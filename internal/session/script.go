@@ -56,7 +56,8 @@ func (s *Session) RunScript(sc Script) error {
 	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
 	var read reads
 	cfg.Read = read.hook(s.Verbose, con.Line, red)
-	cfg.HTTPDebug = func(dump string) { con.Line(dump) } // k6's --http-debug dump, as its docs show it
+	// k6's --http-debug dump, as its docs show it, credentials blanked.
+	cfg.HTTPDebug = func(dump string) { con.Line(red.dump(dump)) }
 	cfg.Exception = func(scenario, executor, msg string) {
 		con.Line(exceptionLine(time.Now(), scenario, executor, red.String(msg)))
 	}
@@ -90,6 +91,11 @@ func (s *Session) RunScript(sc Script) error {
 		}
 		cfg.InitMemory = limit
 	}
+	if cfg.InitTimeout == 0 {
+		if cfg.InitTimeout, err = initTimeout(); err != nil {
+			return BadInput{err}
+		}
+	}
 	r, err := s.loadInterruptible(sc.Path, cfg)
 	if errors.Is(err, script.ErrInterrupted) {
 		return ExitCode{Code: ExitExternalAbort, Err: err}
@@ -118,11 +124,27 @@ func (s *Session) RunScript(sc Script) error {
 			return err
 		}
 	}
+	// The timeline is the top scenario's: its windows stream to a spool
+	// beside it as they close, so that a day-long run's timeline has
+	// every window while the scenario holds only its newest.
+	var spool *report.Spool
+	if s.Outputs.Timeline != "" {
+		if spool, err = report.NewSpool(filepath.Dir(s.Outputs.Timeline)); err != nil {
+			return Fieldf("--timeline", "%s: %v", s.Outputs.Timeline, err)
+		}
+		defer spool.Close()
+		r.Phases()[topPhase(r)].Recorder().SetWindowSink(spool.Add)
+	}
+	memLimit, err := memoryLimit()
+	if err != nil {
+		return BadInput{err}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
 	go watchScriptSignals(s.Signals, done, cancel, r, con)
+	outOfMemory := guardMemory(memLimit, done, con.Line, func() { cancel(); r.Abort(); r.Interrupt() })
 	res, err := watched(s, ctx, r.Run, scriptSource(r))
 	if ie := initError(err); ie != nil {
 		return ie
@@ -130,20 +152,27 @@ func (s *Session) RunScript(sc Script) error {
 	if err != nil {
 		return err
 	}
-	phases, top, err := reports(r, sc, res)
+	if s.spooled != nil && spool != nil {
+		s.spooled(spool)
+	}
+	phases, top, err := reports(r, sc, res, spool)
 	if err != nil {
 		return err
 	}
 	summary := r.Summary(res.End.Sub(res.Start))
-	var werr error
-	keep := func(err error) {
-		if err != nil && werr == nil {
-			werr = err
-		}
-	}
 	// stdout is k6's: the end-of-test summary or handleSummary's stdout;
 	// throttle's own report goes to stderr, and only for a governed run.
 	out := s.Stderr
+	var werr error
+	keep := func(err error) {
+		switch {
+		case err == nil:
+		case werr == nil:
+			werr = err // the run's error
+		default:
+			fmt.Fprintf(out, "not written  %v\n", err)
+		}
+	}
 	if res.Stopped != "" {
 		con.Line(stoppedLine(res.Stopped))
 	}
@@ -171,8 +200,10 @@ func (s *Session) RunScript(sc Script) error {
 	if sc.After != nil {
 		sc.After(out, phases[top].Report)
 	}
-	if line := read.line(); line != "" && (governed(r) || s.Verbose) {
-		fmt.Fprintln(out, line) // what the script read, with the report
+	// What the script read, with the report: every run that read a file
+	// or a remote module says so, unless quiet.
+	if line := read.line(governed(r) || s.Verbose); line != "" && (governed(r) || s.Verbose || !s.Quiet) {
+		fmt.Fprintln(out, line)
 	}
 	doc, err := report.NewPhased(phases, top)
 	if err != nil {
@@ -198,6 +229,8 @@ func (s *Session) RunScript(sc Script) error {
 		return werr
 	}
 	switch {
+	case outOfMemory.Load():
+		return fmt.Errorf("run stopped: the heap passed %d MiB (%s), %d attempt(s) aborted in flight", memLimit>>20, memoryNote(), aborted(r))
 	case res.AbortedByScript:
 		return ExitCode{Code: ExitScriptAborted, Err: errors.New("test aborted by the script (exec.test.abort)")}
 	case res.Interrupted:
@@ -259,18 +292,21 @@ func writePhases(w io.Writer, phases []report.Phase) error {
 	return nil
 }
 
-// reports builds one report per scenario and picks the top one: the first
-// governed scenario, else the first.
-func reports(r *script.Runner, sc Script, res *script.RunResult) ([]report.Phase, int, error) {
+// reports builds one report per scenario and picks the top one
+// (topPhase), whose timeline is spooled (nil: none).
+func reports(r *script.Runner, sc Script, res *script.RunResult, spool *report.Spool) ([]report.Phase, int, error) {
 	var out []report.Phase
-	top := -1
-	for _, ph := range r.Phases() {
+	top := topPhase(r)
+	for i, ph := range r.Phases() {
 		start, end := ph.Span()
 		if start.IsZero() {
 			start, end = res.End, res.End // never started (interrupted first)
 		}
 		in := report.Input{Settings: sc.Settings, Windows: ph.Windows(), Start: start, End: end, Interrupted: res.Interrupted,
 			Latency: ph.Recorder().Summary(), Generator: generatorOf(ph.Generator()), Earlier: earlierOf(ph.Earlier())}
+		if i == top {
+			in.Timeline = spool
+		}
 		in.Settings.Limits, in.Settings.Governed = ph.Limits(), ph.Governed()
 		in.Settings.Target = fmt.Sprintf("%s scenario %s", filepath.Base(sc.Path), ph.Name())
 		countsInto(&in, ph.Counts())
@@ -278,12 +314,20 @@ func reports(r *script.Runner, sc Script, res *script.RunResult) ([]report.Phase
 		if err != nil {
 			return nil, 0, err
 		}
-		if top < 0 && ph.Governed() {
-			top = len(out)
-		}
 		out = append(out, report.Phase{Phase: ph.Name(), Executor: string(ph.Scenario().Executor), Report: rep})
 	}
-	return out, max(top, 0), nil
+	return out, top, nil
+}
+
+// topPhase is the index of the scenario whose report leads (and whose
+// timeline and chart are written): the first governed one, else the first.
+func topPhase(r *script.Runner) int {
+	for i, ph := range r.Phases() {
+		if ph.Governed() {
+			return i
+		}
+	}
+	return 0
 }
 
 // scriptSource follows one running scenario until it ends, then the next

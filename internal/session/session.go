@@ -153,6 +153,9 @@ type Session struct {
 	Finished func(*engine.Result)
 
 	con *live.Console
+	// spooled, set by tests only, is handed a run's timeline spool once
+	// the run ends (before the report is written from it).
+	spooled func(*report.Spool)
 }
 
 // console is the session's console on stderr, made once.
@@ -186,7 +189,7 @@ func (s *Session) metrics() *Metrics {
 
 // writeFiles writes the report files the outputs name (the JSON with
 // saveJSON, the timeline and chart of r) and says so on w; it tries each
-// and reports the first failure.
+// and returns the first failure, saying the later ones on w.
 func (s *Session) writeFiles(w io.Writer, r *report.Report, saveJSON func(string) error) error {
 	var first error
 	for _, o := range []struct {
@@ -196,9 +199,22 @@ func (s *Session) writeFiles(w io.Writer, r *report.Report, saveJSON func(string
 		if o.path == "" {
 			continue
 		}
-		if err := safely(func() error { return o.save(o.path) }); err != nil {
+		err := safely(func() error { return o.save(o.path) })
+		if errors.Is(err, report.ErrNoWindows) {
+			// A run that closed no window (cut short, or no attempt ever
+			// resolved) has no chart to draw; the report says why, and
+			// the run's exit is its own, not this file's.
+			fmt.Fprintf(w, "not written  %s: no window closed, nothing to chart\n", o.path)
+			continue
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "writing "+o.path) {
+				err = fmt.Errorf("writing %s: %w", o.path, err)
+			}
 			if first == nil {
-				first = fmt.Errorf("writing %s: %w", o.path, err)
+				first = err
+			} else {
+				fmt.Fprintf(w, "not written  %v\n", err) // the first is the run's error
 			}
 			continue
 		}

@@ -90,6 +90,9 @@ func (s *Session) RunURL(u URL) error {
 	if s.Finished != nil {
 		s.Finished(res)
 	}
+	if s.spooled != nil && spool != nil {
+		s.spooled(spool)
+	}
 	in := report.Input{Settings: u.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
 		Latency: rec.Summary(), Generator: generatorOf(res.Generator), Earlier: earlierOf(res.Earlier), Timeline: spool}
 	in.Settings.Limits, in.Settings.Tick, in.Settings.Governed = eng.Config().Limits, eng.Config().Tick, !cfg.Fixed

@@ -1,0 +1,102 @@
+package session
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	rtmetrics "runtime/metrics"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// MemoryEnv bounds the heap a script run may hold while its scenarios run
+// (a size: bytes, or with KiB, MiB or GiB; 0 for no bound). Unset, the
+// bound is 90 % of the memory the process may use (its cgroup's limit, else
+// the machine's): an iteration that allocates without end is stopped with
+// one line and its report written, instead of the kernel killing the
+// process and losing both.
+const MemoryEnv = "THROTTLE_MEMORY"
+
+// memoryWatch is how often the heap is looked at while a script runs.
+const memoryWatch = 100 * time.Millisecond
+
+// memoryLimit reads MemoryEnv, or makes the default; 0: no bound (set to
+// 0, or the machine's memory unknown).
+func memoryLimit() (int64, error) {
+	if v := strings.TrimSpace(os.Getenv(MemoryEnv)); v == "0" {
+		return 0, nil
+	}
+	n, err := sizeEnv(MemoryEnv)
+	if err != nil || n > 0 {
+		return n, err
+	}
+	return machineMemory() / 10 * 9, nil
+}
+
+// machineMemory is the memory the process may use: its cgroup's (v2)
+// limit when it has one, else the machine's MemTotal; 0 when neither is
+// known.
+func machineMemory() int64 {
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// guardMemory watches the heap until done closes. The first time it holds
+// more than limit bytes (0: never), it says so in one line and calls stop
+// (the run's scenarios stop and what is in flight is cut off, each
+// iteration named where it was); the flag it returns says it did.
+func guardMemory(limit int64, done <-chan struct{}, line func(string), stop func()) *atomic.Bool {
+	var fired atomic.Bool
+	if limit <= 0 {
+		return &fired
+	}
+	go func() {
+		t := time.NewTicker(memoryWatch)
+		defer t.Stop()
+		sample := []rtmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			rtmetrics.Read(sample)
+			if sample[0].Value.Kind() != rtmetrics.KindUint64 || sample[0].Value.Uint64() <= uint64(limit) {
+				continue
+			}
+			fired.Store(true)
+			line(fmt.Sprintf("the heap passed %d MiB (%s): the script allocates without bound; the run is stopped and what is in flight cut off", limit>>20, memoryNote()))
+			stop()
+			return
+		}
+	}()
+	return &fired
+}
+
+// memoryNote says where the bound came from and how to change it.
+func memoryNote() string {
+	if os.Getenv(MemoryEnv) != "" {
+		return MemoryEnv
+	}
+	return "90 % of the memory the process may use; " + MemoryEnv + " sets it"
+}
