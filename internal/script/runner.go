@@ -309,6 +309,9 @@ func Load(path string, cfg Config) (*Runner, error) {
 		if _, ok := sobek.AssertFunction(vu.exports.Get(sc.Exec)); !ok {
 			return nil, fmt.Errorf("scenario %q: exec function %q is not exported by the script", sc.Name, sc.Exec)
 		}
+		if sc.Idle() {
+			continue // this execution segment's part of it is nothing
+		}
 		p, err := r.newPhase(sc)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %q: %w", sc.Name, err)
