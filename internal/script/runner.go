@@ -139,6 +139,10 @@ type Config struct {
 	// each: its modules (bundle.Options.Read's kinds) and open()'s files
 	// (kind "open"), with their size in bytes.
 	Read func(kind, name string, n int)
+	// Archive, if set, is the script to run (Runner.Archive of a
+	// controller's load): its modules and open()'s files come from it
+	// alone, and the path given to Load is not read.
+	Archive *bundle.Archive
 }
 
 // Runner runs one k6 script: Load prepares it (loads its modules, runs the
@@ -250,7 +254,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	vu := r.newRuntime(nil)
 	r.setupVU = vu
 	r.k6 = r.k6Records()
-	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline, Read: cfg.Read})
+	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline, Read: cfg.Read, Archive: cfg.Archive})
 	if err != nil {
 		return nil, err
 	}
@@ -607,7 +611,7 @@ func (r *Runner) readFile(path string) ([]byte, error) {
 	if b, ok := r.files[path]; ok {
 		return b, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := r.read(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
