@@ -84,6 +84,9 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 	if w.Refused != "" || w.Spec == nil {
 		return nil, fmt.Errorf("%w: %s", ErrRefused, w.Refused)
 	}
+	if w.Spec.Script != nil {
+		return joinScript(ctx, nc, w, closed, log)
+	}
 	ec, err := w.Spec.engineConfig()
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script/options"
 )
 
 // DefaultWait is how long a controller waits for its agents.
@@ -75,6 +76,10 @@ type AgentInfo struct {
 	// spoke again and got a share back. Err: its phase failed.
 	Late     bool   `json:"late,omitempty"`
 	Lost     bool   `json:"lost,omitempty"`
+	// Segment is its execution segment of a k6 script run.
+	Segment string `json:"segment,omitempty"`
+	// Iterations are the script iterations it ran (ok and failed).
+	Iterations uint64 `json:"iterations,omitempty"`
 	Returned int    `json:"returned,omitempty"`
 	Err      string `json:"error,omitempty"`
 }
@@ -126,6 +131,9 @@ type Controller struct {
 	seq     uint64
 	readyN  chan struct{} // signalled when a member gets ready
 	finals  chan struct{} // signalled on every final delta or loss
+	// segments are a script run's execution segments, given out in the
+	// order agents join; one run's segments are never given twice.
+	segments []string
 }
 
 // NewController starts the embedded NATS server and listens for agents.
@@ -159,6 +167,12 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	}
 	c.gov = gov
 	c.cfg.Spec.Every = gov.Check()
+	if cfg.Spec.Script != nil {
+		for _, seg := range options.Split(cfg.Agents) {
+			c.segments = append(c.segments, seg.String())
+		}
+		c.cfg.Spec.Script.Sequence = options.Sequence(cfg.Agents)
+	}
 	if c.srv, err = serve(cfg.Listen, cfg.Token, cfg.TLS, c.log); err != nil {
 		return nil, err
 	}
@@ -223,16 +237,26 @@ func (c *Controller) onHello(msg *nats.Msg) {
 		reply(Welcome{Refused: "the run is over"})
 		return
 	}
+	segment := ""
+	if c.cfg.Spec.Script != nil {
+		if len(c.segments) == 0 {
+			c.mu.Unlock()
+			c.log.Warn("throttle agent refused: every segment of the script is taken", "agent", h.Name)
+			reply(Welcome{Refused: fmt.Sprintf("the script runs in %d segments and every one is taken", c.cfg.Agents)})
+			return
+		}
+		segment, c.segments = c.segments[0], c.segments[1:]
+	}
 	id := h.Name
 	for n := 2; c.members[id] != nil; n++ {
 		id = fmt.Sprintf("%s-%d", h.Name, n)
 	}
-	c.members[id] = &member{AgentInfo: AgentInfo{ID: id, Name: h.Name, Cores: h.Cores, Version: h.Version, Weight: 1, Late: c.running}, cid: h.CID}
+	c.members[id] = &member{AgentInfo: AgentInfo{ID: id, Name: h.Name, Cores: h.Cores, Version: h.Version, Weight: 1, Late: c.running, Segment: segment}, cid: h.CID}
 	c.order = append(c.order, id)
 	spec := c.cfg.Spec
 	c.mu.Unlock()
 	c.log.Info("throttle agent joined", "agent", id, "cores", h.Cores, "version", h.Version)
-	reply(Welcome{ID: id, Spec: &spec})
+	reply(Welcome{ID: id, Spec: &spec, Segment: segment})
 }
 
 // onReady marks an agent ready; one that is ready after the start starts
@@ -303,6 +327,7 @@ func (c *Controller) onTick(msg *nats.Msg) {
 	if d.CID != 0 {
 		m.cid = d.CID
 	}
+	m.Iterations += d.IterOK + d.IterFailed
 	for i, n := range d.Classes {
 		m.Attempts += n
 		if engine.Class(i) != engine.ClassOK {

@@ -53,8 +53,10 @@ type Hello struct {
 // Welcome answers a Hello: the agent's id in this run and what to run, or
 // why it is refused.
 type Welcome struct {
-	ID      string `json:"id,omitempty"`
-	Spec    *Spec  `json:"spec,omitempty"`
+	ID   string `json:"id,omitempty"`
+	Spec *Spec  `json:"spec,omitempty"`
+	// Segment is the agent's execution segment of a k6 script run.
+	Segment string `json:"segment,omitempty"`
 	Refused string `json:"refused,omitempty"`
 }
 
@@ -90,6 +92,10 @@ type Spec struct {
 	Silence  time.Duration `json:"silence,omitempty"`
 	Insecure bool          `json:"insecure,omitempty"`
 	HTTP2    bool          `json:"http2,omitempty"`
+	// Script, if set, makes the run a k6 script's: the agents run their
+	// segments of it as authored (Targets and the phase settings above
+	// are unused but Tick, Every and Silence).
+	Script *ScriptSpec `json:"script,omitempty"`
 }
 
 // SpecOf is the Spec of a URL run's engine configuration (with its

@@ -50,6 +50,9 @@ loop:
 			break loop
 		case <-t.C:
 			if c.checkLost() == 0 {
+				if c.cfg.Spec.Script != nil && !c.anyLost() {
+					break loop // every agent ran its segment to its end
+				}
 				c.log.Warn("throttle every agent is lost or done: the run ends")
 				interrupted = c.cfg.Spec.Duration <= 0 || time.Since(start) < c.cfg.Spec.Duration
 				break loop
@@ -155,6 +158,18 @@ func (c *Controller) checkLost() int {
 func (c *Controller) connected(cid uint64) bool {
 	z, err := c.srv.Connz(&server.ConnzOptions{CID: cid})
 	return err != nil || len(z.Conns) > 0 // unknown counts as connected
+}
+
+// anyLost reports whether an agent was lost (and not back).
+func (c *Controller) anyLost() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.Lost {
+			return true
+		}
+	}
+	return false
 }
 
 // loseAll declares every agent still running lost.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/grafana/sobek"
+
 	"github.com/throttlekit/throttle/internal/script/bundle"
 )
 
@@ -33,4 +35,10 @@ func (r *Runner) read(path string) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("not in the script's archive")}
 	}
 	return b, nil
+}
+
+// Exports reports whether the script exports name (handleSummary, setup).
+func (r *Runner) Exports(name string) bool {
+	v := r.setupVU.exports.Get(name)
+	return v != nil && !sobek.IsUndefined(v) && !sobek.IsNull(v)
 }

@@ -73,6 +73,15 @@ func Split(n int) []Segment {
 	return out
 }
 
+// Sequence is the sequence of Split(n), as k6 writes it: "0,1/3,2/3,1".
+func Sequence(n int) string {
+	parts := []string{"0"}
+	for _, s := range Split(n) {
+		parts = append(parts, s.to.RatString())
+	}
+	return strings.Join(parts, ",")
+}
+
 // ParseSegment reads k6's --execution-segment: "from:to" or one value
 // "to" (meaning "0:to"), each value a fraction ("1/3"), a decimal ("0.5")
 // or a percentage ("50%").

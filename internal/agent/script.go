@@ -1,0 +1,239 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script"
+	"github.com/throttlekit/throttle/internal/script/bundle"
+	"github.com/throttlekit/throttle/internal/script/options"
+)
+
+// ScriptSpec is a k6 script run as the controller ships it: the script as
+// one archive (its modules and open()ed files: an agent reads nothing of
+// its own) and what resolves its options, the same for every agent. Each
+// agent runs the execution segment its Welcome names, so that together
+// they run the authored test (options.Segment).
+type ScriptSpec struct {
+	Archive *bundle.Archive `json:"archive"`
+	// Env is -e's __ENV. The agent's own environment is not the script's:
+	// __ENV holds only what the controller's command line gave.
+	Env map[string]string `json:"env,omitempty"`
+	// EnvOptions and CLIOptions are the controller's K6_* variables and
+	// k6 flags, resolved over the script's options on every agent.
+	EnvOptions options.Flags `json:"env_options"`
+	CLIOptions options.Flags `json:"cli_options"`
+	// Sequence is the run's execution segment sequence ("0,1/3,2/3,1").
+	Sequence string        `json:"sequence"`
+	Timeout  time.Duration `json:"timeout,omitempty"`
+	Insecure bool          `json:"insecure,omitempty"`
+	HTTP2    bool          `json:"http2,omitempty"`
+}
+
+// Config is the script configuration an agent runs its segment with.
+func (s *ScriptSpec) Config(segment string, log *slog.Logger) (script.Config, error) {
+	cfg := script.Config{Archive: s.Archive, Env: s.Env, EnvOptions: s.EnvOptions, CLIOptions: s.CLIOptions, Fixed: true,
+		Timeout: s.Timeout, Insecure: s.Insecure, HTTP2: s.HTTP2, Logger: log}
+	if cfg.Env == nil {
+		cfg.Env = map[string]string{}
+	}
+	if err := cfg.CLIOptions.Set("execution-segment", segment); err != nil {
+		return cfg, err
+	}
+	if err := cfg.CLIOptions.Set("execution-segment-sequence", s.Sequence); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// scriptAgent runs its segment of a k6 script for the controller.
+type scriptAgent struct {
+	id  string
+	nc  *nats.Conn
+	lat *Latencies
+	r   *script.Runner
+}
+
+// joinScript loads the shipped script for w's segment, says it is ready,
+// and runs it from the controller's start until it ends or is stopped.
+func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+	cfg, err := w.Spec.Script.Config(w.Segment, log)
+	if err != nil {
+		return nil, fmt.Errorf("the run's script: %w", err)
+	}
+	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}
+	cfg.Points = func(m *script.Metric, v float64, _ map[string]string) {
+		if m.Name == "http_req_duration" {
+			a.lat.Record(time.Duration(v * float64(time.Millisecond)))
+		}
+	}
+	if a.r, err = script.Load(w.Spec.Script.Archive.Entry, cfg); err != nil {
+		return nil, fmt.Errorf("the run's script: %w", err)
+	}
+	log.Info("throttle agent joined", "as", w.ID, "segment", w.Segment)
+	sig, err := subscribe(nc, w.ID, a.r.Abort)
+	if err != nil {
+		return nil, err
+	}
+	defer sig.close()
+	if err := nc.Publish(subjReady, []byte(w.ID)); err != nil {
+		return nil, err
+	}
+	_ = nc.Flush()
+	select {
+	case <-sig.start:
+	case <-sig.stop:
+		return &Summary{ID: w.ID, Stopped: "stopped before the start"}, nil
+	case <-closed:
+		return nil, fmt.Errorf("the connection to the controller closed before the start")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	log.Info("throttle agent started", "as", w.ID, "segment", w.Segment)
+	every := w.Spec.Every
+	if every <= 0 {
+		every = w.Spec.Tick
+	}
+	return a.run(ctx, every, w.Spec.silence(), sig, closed, log)
+}
+
+// counts sums the script's phases: the agent's counters.
+func (a *scriptAgent) counts() (engine.Counts, governor.Load) {
+	var c engine.Counts
+	var l governor.Load
+	for _, p := range a.r.Phases() {
+		pc, pl := p.Counts(), p.Load()
+		c.OK, c.Failed, c.IterOK, c.IterFailed = c.OK+pc.OK, c.Failed+pc.Failed, c.IterOK+pc.IterOK, c.IterFailed+pc.IterFailed
+		c.Dropped, c.Aborted, c.Started = c.Dropped+pc.Dropped, c.Aborted+pc.Aborted, c.Started+pc.Started
+		for i := range c.Classes {
+			c.Classes[i] += pc.Classes[i]
+		}
+		l.Latency += pl.Latency
+		l.Unreachable += pl.Unreachable
+	}
+	return c, l
+}
+
+// run runs the script and ships its deltas every tick until it ends.
+func (a *scriptAgent) run(ctx context.Context, every, silent time.Duration, sig *signals, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type out struct {
+		res *script.RunResult
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		r, err := a.r.Run(runCtx)
+		done <- out{r, err}
+	}()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var prev engine.Counts
+	var prevLoad governor.Load
+	var seq uint64
+	send := func(final bool, errText string) {
+		c, l := a.counts()
+		d := deltaOf(c, prev, l, prevLoad)
+		prev, prevLoad = c, l
+		seq++
+		d.Agent, d.Seq, d.Final, d.Err = a.id, seq, final, errText
+		d.CID, _ = a.nc.GetClientID()
+		if h, err := a.lat.Take(); err == nil {
+			d.Hist = h
+		}
+		_ = a.nc.Publish(subjTick, encode(d))
+	}
+	lastHeard := time.Now()
+	why := ""
+	stop := sig.stop
+	for {
+		select {
+		case o := <-done:
+			if why == "" {
+				why = "the script ended"
+			}
+			errText := ""
+			if o.err != nil {
+				errText = o.err.Error()
+			}
+			send(true, errText)
+			_ = a.nc.FlushTimeout(5 * time.Second)
+			c, _ := a.counts()
+			s := &Summary{ID: a.id, Stopped: why, Attempts: c.OK + c.Failed}
+			log.Info("throttle agent stopped", "as", a.id, "why", why, "attempts", s.Attempts)
+			return s, o.err
+		case <-sig.heard:
+			lastHeard = time.Now()
+		case <-t.C:
+			send(false, "")
+			if why == "" && time.Since(lastHeard) > silent {
+				why = fmt.Sprintf("the controller was silent for %v", silent)
+				cancel()
+			}
+		case <-stop:
+			if why == "" {
+				why = "the controller stopped the run"
+			}
+			stop = nil
+			cancel()
+		case <-closed:
+			if why == "" {
+				why = "the connection to the controller closed"
+			}
+			closed = nil
+			cancel()
+		}
+	}
+}
+
+// signals are the controller's start, stop and heartbeat as channels.
+type signals struct {
+	start, stop chan struct{}
+	heard       chan struct{}
+	subs        []*nats.Subscription
+}
+
+// subscribe listens for the controller's start (the run's or this agent's
+// own), stop, offers (its heartbeat) and abort, which calls abort once.
+func subscribe(nc *nats.Conn, id string, abort func()) (*signals, error) {
+	s := &signals{start: make(chan struct{}), stop: make(chan struct{}), heard: make(chan struct{}, 1)}
+	var startOnce, stopOnce, abortOnce sync.Once
+	handlers := map[string]nats.MsgHandler{
+		subjStart:           func(*nats.Msg) { startOnce.Do(func() { close(s.start) }) },
+		subjStart + "." + id: func(*nats.Msg) { startOnce.Do(func() { close(s.start) }) },
+		subjStop:            func(*nats.Msg) { stopOnce.Do(func() { close(s.stop) }) },
+		subjAbort: func(*nats.Msg) {
+			stopOnce.Do(func() { close(s.stop) })
+			abortOnce.Do(abort)
+		},
+		subjOffer: func(*nats.Msg) {
+			select {
+			case s.heard <- struct{}{}:
+			default:
+			}
+		},
+	}
+	for subj, h := range handlers {
+		sub, err := nc.Subscribe(subj, h)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.subs = append(s.subs, sub)
+	}
+	return s, nil
+}
+
+func (s *signals) close() {
+	for _, sub := range s.subs {
+		_ = sub.Unsubscribe()
+	}
+}

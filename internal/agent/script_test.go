@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/report"
+	"github.com/throttlekit/throttle/internal/script"
+	"github.com/throttlekit/throttle/internal/testwait"
+)
+
+// scriptSpec loads a script the way the controller does and ships it as an
+// archive; the script's folder is gone before any agent runs it.
+func scriptSpec(t *testing.T, files map[string]string, env map[string]string) Spec {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := script.Load(filepath.Join(dir, "main.js"), script.Config{Env: env, Fixed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Archive()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	return Spec{Limits: governor.NewLimits(governor.Rate, 1), Fixed: true, Tick: 50 * time.Millisecond,
+		Script: &ScriptSpec{Archive: a, Env: env}}
+}
+
+// TestScriptOverThreeAgents: an ungoverned k6 script on three agents runs
+// the authored test: each agent its third, the shared iterations and the
+// per-VU iterations summing to the authored counts, its local module and
+// open()ed data shipped in the archive, and the merged latency histogram
+// holding every request.
+func TestScriptOverThreeAgents(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	t.Cleanup(srv.Close)
+	spec := scriptSpec(t, map[string]string{
+		"main.js": `
+import http from 'k6/http';
+import { SharedArray } from 'k6/data';
+import { path } from './lib/paths.js';
+const names = new SharedArray('names', () => JSON.parse(open('./data/names.json')));
+export const options = { scenarios: {
+  si: { executor: 'shared-iterations', vus: 4, iterations: 31, exec: 'si' },
+  pv: { executor: 'per-vu-iterations', vus: 5, iterations: 2, exec: 'pv' },
+} };
+export function si() { http.get(__ENV.BASE + path(names[0])); }
+export function pv() { http.get(__ENV.BASE + path(names[1])); }
+`,
+		"lib/paths.js":    `export function path(n) { return '/' + n; }`,
+		"data/names.json": `["ann", "bob"]`,
+	}, map[string]string{"BASE": srv.URL})
+	rec, err := report.NewRecorder(0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newController(t, ControllerConfig{Agents: 3, Spec: spec, Latency: rec})
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
+	defer cancel()
+	done := startRun(t, c, ctx)
+	var errs []<-chan error
+	for _, n := range []string{"a", "b", "c"} {
+		errs = append(errs, runAgent(ctx, c, n, testToken))
+	}
+	res := <-done
+	for _, e := range errs {
+		if err := <-e; err != nil {
+			t.Errorf("agent: %v", err)
+		}
+	}
+	if res == nil {
+		t.Fatal("no result")
+	}
+	const want = 31 + 5*2
+	if res.Counts.IterOK != want || res.Counts.OK != want || hits.Load() != want || res.Interrupted {
+		t.Fatalf("counts %+v, %d requests served, interrupted %v: want %d iterations and requests", res.Counts, hits.Load(), res.Interrupted, want)
+	}
+	segs := map[string]bool{}
+	var iters uint64
+	for _, a := range res.Agents {
+		segs[a.Segment] = true
+		iters += a.Iterations
+		if a.Iterations == 0 || a.Err != "" || a.Lost {
+			t.Errorf("agent %+v: want its segment run", a)
+		}
+	}
+	if !segs["0:1/3"] || !segs["1/3:2/3"] || !segs["2/3:1"] || iters != want {
+		t.Errorf("segments %v, %d iterations: want the three thirds and %d", segs, iters, want)
+	}
+	if n := rec.Summary().Overall.Count; n != want {
+		t.Errorf("merged latency histogram holds %d requests, want %d", n, want)
+	}
+}
+
+// TestScriptSegmentsTaken: a script run's segments are given once; an
+// extra agent is refused.
+func TestScriptSegmentsTaken(t *testing.T) {
+	spec := scriptSpec(t, map[string]string{"main.js": `export default function () {}`}, nil)
+	c := newController(t, ControllerConfig{Agents: 1, Spec: spec})
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
+	defer cancel()
+	first := runAgent(ctx, c, "a", testToken)
+	testwait.Until(t, testwait.Deadline, "the first agent joined", func() bool { return len(c.Agents()) == 1 })
+	err := <-runAgent(ctx, c, "b", testToken)
+	if err == nil || !contains(err.Error(), "every one is taken") {
+		t.Errorf("second agent: %v, want refused: every segment taken", err)
+	}
+	done := startRun(t, c, ctx)
+	if res := <-done; res == nil || res.Counts.IterOK != 1 {
+		t.Errorf("result %+v: want the one iteration", res)
+	}
+	if err := <-first; err != nil {
+		t.Error(err)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
