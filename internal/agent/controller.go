@@ -74,14 +74,14 @@ type AgentInfo struct {
 	// Late: it joined after the start. Lost: it fell silent and lost its
 	// share (and never spoke again); Returned counts the times a lost agent
 	// spoke again and got a share back. Err: its phase failed.
-	Late     bool   `json:"late,omitempty"`
-	Lost     bool   `json:"lost,omitempty"`
+	Late bool `json:"late,omitempty"`
+	Lost bool `json:"lost,omitempty"`
 	// Segment is its execution segment of a k6 script run.
 	Segment string `json:"segment,omitempty"`
 	// Iterations are the script iterations it ran (ok and failed).
 	Iterations uint64 `json:"iterations,omitempty"`
-	Returned int    `json:"returned,omitempty"`
-	Err      string `json:"error,omitempty"`
+	Returned   int    `json:"returned,omitempty"`
+	Err        string `json:"error,omitempty"`
 }
 
 type member struct {

@@ -207,9 +207,9 @@ func subscribe(nc *nats.Conn, id string, abort func()) (*signals, error) {
 	s := &signals{start: make(chan struct{}), stop: make(chan struct{}), heard: make(chan struct{}, 1)}
 	var startOnce, stopOnce, abortOnce sync.Once
 	handlers := map[string]nats.MsgHandler{
-		subjStart:           func(*nats.Msg) { startOnce.Do(func() { close(s.start) }) },
+		subjStart:            func(*nats.Msg) { startOnce.Do(func() { close(s.start) }) },
 		subjStart + "." + id: func(*nats.Msg) { startOnce.Do(func() { close(s.start) }) },
-		subjStop:            func(*nats.Msg) { stopOnce.Do(func() { close(s.stop) }) },
+		subjStop:             func(*nats.Msg) { stopOnce.Do(func() { close(s.stop) }) },
 		subjAbort: func(*nats.Msg) {
 			stopOnce.Do(func() { close(s.stop) })
 			abortOnce.Do(abort)
