@@ -61,6 +61,9 @@ type Metric struct {
 	// them: its percentiles then are exact, as k6's (a trend of whole
 	// numbers has a whole median), and the histogram's beyond.
 	exact []float64
+	// pending, on an agent (Config.Deltas), is what the metric gained
+	// since its last TakeDeltas; nil otherwise.
+	pending *pendingDelta
 }
 
 // exactValues is how many values a Trend keeps for exact percentiles.
@@ -115,6 +118,9 @@ func (m *Metric) add(phase string, v float64) error {
 		} else {
 			m.exact = nil
 		}
+	}
+	if m.pending != nil {
+		m.pending.add(v, m.Type == Trend, m.exact != nil)
 	}
 	return nil
 }
@@ -208,6 +214,8 @@ type metrics struct {
 	points func(m *Metric, v float64, tags map[string]string)
 	// perScenario is given to every metric made (keepPerScenario).
 	perScenario bool
+	// deltas: every metric made keeps what it gains for TakeDeltas.
+	deltas bool
 }
 
 // get returns the metric name, making it on first use; a second
@@ -240,6 +248,9 @@ func (ms *metrics) getKey(name string, t MetricType, isTime bool) (*Metric, erro
 	}
 	if t == Trend {
 		m.hist = hdr.New(0, 3_600_000*trendScale, 3)
+	}
+	if ms.deltas {
+		m.pending = newPending(t)
 	}
 	if metricName.MatchString(name) {
 		m.point = ms.points

@@ -139,6 +139,9 @@ type Config struct {
 	// each: its modules (bundle.Options.Read's kinds) and open()'s files
 	// (kind "open"), with their size in bytes.
 	Read func(kind, name string, n int)
+	// Deltas makes the run keep what every metric and check gains for
+	// TakeDeltas (an agent sends them to its controller every tick).
+	Deltas bool
 	// Archive, if set, is the script to run (Runner.Archive of a
 	// controller's load): its modules and open()'s files come from it
 	// alone, and the path given to Load is not read.
@@ -191,6 +194,9 @@ type Runner struct {
 	// setupChecks count setup's and teardown's checks, which belong to no
 	// phase but are in the summary, as in k6.
 	setupChecks checks
+	// deltaMu guards sentChecks: the check counts TakeDeltas sent so far.
+	deltaMu    sync.Mutex
+	sentChecks map[checkKey]CheckDelta
 	// systemTags are the system tags in force (options.systemTags).
 	systemTags map[string]bool
 	// resolved: r.opts holds the resolved options (after the init context).
@@ -247,6 +253,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	r := &Runner{cfg: cfg, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
 	r.panics.Logger = cfg.Logger
 	r.custom.points = cfg.Points
+	r.custom.deltas = cfg.Deltas
 	r.builtin = newBuiltins(&r.custom)
 	r.custom.export = cfg.Custom
 	// The setup VU's runtime is made first: the k6 modules' exported

@@ -39,6 +39,9 @@ func (m *Metric) scenarioMetric(scenario string) *Metric {
 		if m.Type == Trend {
 			s.hist = hdr.New(0, 3_600_000*trendScale, 3)
 		}
+		if m.pending != nil {
+			s.pending = newPending(m.Type)
+		}
 		if m.scen == nil {
 			m.scen = map[string]*Metric{}
 		}

@@ -14,9 +14,10 @@ import (
 // parts of one sequence together run the authored test.
 //
 // Whole numbers (VUs, iterations, stage targets of ramping-vus) are split
-// by one rule, ceil(n·To) − ceil(n·From): the parts of any partition of
-// 0..1 then sum to n exactly (the terms telescope), each part is within
-// one of n·length, and the odd units go to the earliest parts. k6 splits
+// by one rule: the part is units ceil(n·From) to ceil(n·To) − 1 of n, so
+// the parts of any partition of 0..1 sum to n exactly (the terms
+// telescope), each is within one of n·length, and the odd units go to the
+// earliest parts. k6 splits
 // them by striping over the sequence, which also sums exactly but may put
 // a unit on a different instance. Arrival rates are multiplied by the
 // length, so the parts' rates sum to the authored one.
@@ -205,6 +206,7 @@ func (sc Scenario) Segmented(seg Segment) Scenario {
 	case SharedIterations:
 		// A part with iterations needs a VU to run them, even where
 		// its share of the VUs rounds to none.
+		sc.IterationBase = ceilMul(sc.Iterations, seg.from)
 		sc.Iterations = seg.Scale(sc.Iterations)
 		sc.VUs = min(max(seg.Scale(sc.VUs), 1), sc.Iterations)
 	default: // constant-vus, per-vu-iterations

@@ -1,0 +1,254 @@
+package script
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Deltas are what a run's k6 metrics and checks gained since the last
+// TakeDeltas: an agent's share of a run spread over agents, merged by the
+// controller's runner (Merge) into the one set of metrics its summary,
+// thresholds and handleSummary read. Only counts and histograms travel:
+// counters and rates add up, trends merge their histograms (never their
+// percentiles), a gauge keeps the value it got last.
+type Deltas struct {
+	Metrics []MetricDelta `json:"metrics,omitempty"`
+	Checks  []CheckDelta  `json:"checks,omitempty"`
+}
+
+// MetricDelta is what one metric (a sub-metric: its name{tag:value} key;
+// a scenario's copy under summaryMode full: Scenario) gained.
+type MetricDelta struct {
+	Name     string     `json:"name"`
+	Scenario string     `json:"scenario,omitempty"`
+	Type     MetricType `json:"type"`
+	IsTime   bool       `json:"is_time,omitempty"`
+	// Count values, NonZero of them non-zero (a Rate's passes).
+	Count   uint64  `json:"count"`
+	NonZero uint64  `json:"non_zero,omitempty"`
+	Sum     float64 `json:"sum"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	Last    float64 `json:"last"`
+	// Hist is a Trend's histogram of these values (the metric's own
+	// geometry), HDR V2-encoded.
+	Hist []byte `json:"hist,omitempty"`
+	// Exact are a Trend's values themselves, while the agent still keeps
+	// its values exact (the controller keeps them while the merged count
+	// is within exactValues, as one process does).
+	Exact []float64 `json:"exact,omitempty"`
+}
+
+// CheckDelta is what one check gained.
+type CheckDelta struct {
+	Group string `json:"group"`
+	Name  string `json:"name"`
+	Pass  uint64 `json:"pass"`
+	Fail  uint64 `json:"fail"`
+}
+
+// pendingDelta is a metric's gain since the last take; the metric's mu
+// guards it.
+type pendingDelta struct {
+	count, nonZero      uint64
+	sum, min, max, last float64
+	hist, spare         *hdr.Histogram // a Trend's
+	exact               []float64
+	exactOK             bool // every value since the take is in exact
+}
+
+func newPending(t MetricType) *pendingDelta {
+	p := &pendingDelta{exactOK: true}
+	if t == Trend {
+		p.hist, p.spare = hdr.New(0, 3_600_000*trendScale, 3), hdr.New(0, 3_600_000*trendScale, 3)
+	}
+	return p
+}
+
+// add records v; exact says the metric still keeps its values exact.
+func (p *pendingDelta) add(v float64, trend, exact bool) {
+	if p.count == 0 || v < p.min {
+		p.min = v
+	}
+	if p.count == 0 || v > p.max {
+		p.max = v
+	}
+	p.count++
+	p.sum += v
+	p.last = v
+	if v != 0 {
+		p.nonZero++
+	}
+	if trend {
+		_ = p.hist.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
+		if exact && p.exactOK {
+			p.exact = append(p.exact, v)
+		} else {
+			p.exactOK, p.exact = false, nil
+		}
+	}
+}
+
+// take is m's delta since the last take, and starts over; ok false when
+// it gained nothing.
+func (m *Metric) take(scenario string) (MetricDelta, bool, error) {
+	m.mu.Lock()
+	p := m.pending
+	if p == nil || p.count == 0 {
+		m.mu.Unlock()
+		return MetricDelta{}, false, nil
+	}
+	d := MetricDelta{Name: m.Name, Scenario: scenario, Type: m.Type, IsTime: m.IsTime, Count: p.count, NonZero: p.nonZero,
+		Sum: p.sum, Min: p.min, Max: p.max, Last: p.last}
+	if p.exactOK {
+		d.Exact = p.exact
+	}
+	h := p.hist
+	m.pending = &pendingDelta{exactOK: true, hist: p.spare, spare: h}
+	m.mu.Unlock()
+	if h == nil {
+		return d, true, nil
+	}
+	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	h.Reset()
+	d.Hist = b
+	return d, true, err
+}
+
+// TakeDeltas returns what every metric and check gained since the last
+// call (Config.Deltas must be set) and starts over.
+func (r *Runner) TakeDeltas() (Deltas, error) {
+	var out Deltas
+	for _, m := range r.Metrics() {
+		d, ok, err := m.take("")
+		if err != nil {
+			return out, fmt.Errorf("metric %s: %w", m.Name, err)
+		}
+		if ok {
+			out.Metrics = append(out.Metrics, d)
+		}
+		m.mu.Lock()
+		scen := make(map[string]*Metric, len(m.scen))
+		for k, v := range m.scen {
+			scen[k] = v
+		}
+		m.mu.Unlock()
+		for name, s := range scen {
+			if d, ok, err := s.take(name); err != nil {
+				return out, err
+			} else if ok {
+				out.Metrics = append(out.Metrics, d)
+			}
+		}
+	}
+	now := map[checkKey]*CheckDelta{}
+	sets := [][]CheckResult{r.setupChecks.results()}
+	for _, p := range r.phases {
+		sets = append(sets, p.Checks())
+	}
+	for _, set := range sets {
+		for _, c := range set {
+			k := checkKey{c.Group, c.Name}
+			if now[k] == nil {
+				now[k] = &CheckDelta{Group: c.Group, Name: c.Name}
+			}
+			now[k].Pass += c.Pass
+			now[k].Fail += c.Failed
+		}
+	}
+	r.deltaMu.Lock()
+	defer r.deltaMu.Unlock()
+	if r.sentChecks == nil {
+		r.sentChecks = map[checkKey]CheckDelta{}
+	}
+	for k, c := range now {
+		prev := r.sentChecks[k]
+		if c.Pass == prev.Pass && c.Fail == prev.Fail {
+			continue
+		}
+		out.Checks = append(out.Checks, CheckDelta{Group: c.Group, Name: c.Name, Pass: c.Pass - prev.Pass, Fail: c.Fail - prev.Fail})
+		r.sentChecks[k] = *c
+	}
+	sort.Slice(out.Checks, func(i, j int) bool {
+		return out.Checks[i].Group+"::"+out.Checks[i].Name < out.Checks[j].Group+"::"+out.Checks[j].Name
+	})
+	return out, nil
+}
+
+// Merge adds an agent's deltas to this runner's metrics and checks (the
+// controller's runner, which loaded the same script and runs nothing).
+func (r *Runner) Merge(d Deltas) error {
+	for _, md := range d.Metrics {
+		m, err := r.custom.getKey(md.Name, md.Type, md.IsTime)
+		if err != nil {
+			return err
+		}
+		if md.Scenario != "" {
+			m = m.scenarioMetric(md.Scenario)
+		}
+		if err := m.merge(md); err != nil {
+			return fmt.Errorf("metric %s: %w", md.Name, err)
+		}
+	}
+	for _, c := range d.Checks {
+		r.setupChecks.addN(c.Group, c.Name, c.Pass, c.Fail)
+	}
+	return nil
+}
+
+// merge adds d to m as if m had seen d's values itself.
+func (m *Metric) merge(d MetricDelta) error {
+	if d.Count == 0 {
+		return nil
+	}
+	var h *hdr.Histogram
+	if m.Type == Trend && len(d.Hist) > 0 {
+		var err error
+		if h, err = hdr.Decode(d.Hist); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.count == 0 || d.Min < m.min {
+		m.min = d.Min
+	}
+	if m.count == 0 || d.Max > m.max {
+		m.max = d.Max
+	}
+	m.count += d.Count
+	m.nonZero += d.NonZero
+	m.sum += d.Sum
+	m.last = d.Last
+	if m.Type == Trend {
+		if h != nil {
+			m.hist.Merge(h)
+		}
+		if m.count <= exactValues && uint64(len(m.exact)+len(d.Exact)) == m.count {
+			m.exact = append(m.exact, d.Exact...)
+		} else {
+			m.exact = nil
+		}
+	}
+	return nil
+}
+
+// addN adds pass and fail results of one check.
+func (c *checks) addN(group, name string, pass, fail uint64) {
+	k := checkKey{group, name}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[checkKey]*checkCount{}
+	}
+	n := c.m[k]
+	if n == nil {
+		n = &checkCount{seq: checkSeq.Add(1)}
+		c.m[k] = n
+	}
+	c.mu.Unlock()
+	n.pass.Add(pass)
+	n.fail.Add(fail)
+}
