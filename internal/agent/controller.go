@@ -15,6 +15,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/script/options"
 )
 
@@ -51,6 +52,15 @@ type ControllerConfig struct {
 	Observer func(governor.Window)
 	// Joined, if set, is called as each agent joins (tests, --local-agents).
 	Joined func(AgentInfo)
+	// K6, for a script run, receives every agent's k6 metric and check
+	// deltas as they arrive (the controller's runner merges them).
+	K6 func(*script.Deltas)
+	// Started, if set, is told when the agents start.
+	Started func(time.Time)
+	// Crossed, if set, is asked every tick whether an abortOnFail
+	// threshold is crossed over the merged metrics: a non-empty answer
+	// ends the run, stopping every agent, and is the Result's Aborted.
+	Crossed func() string
 }
 
 // AgentInfo is what the report says about one agent.
@@ -103,6 +113,8 @@ type Result struct {
 	Counts      engine.Counts
 	Capacity    governor.Estimate
 	Agents      []AgentInfo
+	// Aborted is why Crossed ended the run ("" it did not).
+	Aborted string
 	// Generator sums the agents' watches: ticks and saturated ticks.
 	Generator engine.GeneratorSummary
 }
@@ -353,6 +365,9 @@ func (c *Controller) onTick(msg *nats.Msg) {
 		m.done, m.Err = true, d.Err
 	}
 	c.mu.Unlock()
+	if d.K6 != nil && c.cfg.K6 != nil {
+		c.cfg.K6(d.K6) // a member's: an unknown agent's deltas count nothing
+	}
 	if back {
 		c.log.Warn("throttle agent back", "agent", d.Agent)
 		c.publish()

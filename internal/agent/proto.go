@@ -9,6 +9,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/targets"
 )
 
@@ -176,6 +177,9 @@ type Delta struct {
 	Workers   int     `json:"workers"`
 	// Hist is the HDR histogram of this tick's latencies (µs), V2-encoded.
 	Hist []byte `json:"hist,omitempty"`
+	// K6 are a script run's k6 metric and check deltas since the last
+	// tick (the controller's runner merges them).
+	K6 *script.Deltas `json:"k6,omitempty"`
 	// Final is the agent's last tick: its phase is over.
 	Final bool `json:"final,omitempty"`
 	// Err, on a final tick, says why the agent's phase failed.

@@ -28,6 +28,9 @@ func (c *Controller) Run(ctx context.Context) (*Result, error) {
 	}
 	c.mu.Unlock()
 	_ = c.nc.Publish(subjStart, nil)
+	if c.cfg.Started != nil {
+		c.cfg.Started(start)
+	}
 	_, stopGov := c.gov.Start(governor.ApplierFunc(c.Apply))
 	defer stopGov()
 
@@ -39,7 +42,7 @@ func (c *Controller) Run(ctx context.Context) (*Result, error) {
 		defer timer.Stop()
 		end = timer.C
 	}
-	interrupted := false
+	interrupted, aborted := false, ""
 loop:
 	for {
 		select {
@@ -49,6 +52,12 @@ loop:
 		case <-end:
 			break loop
 		case <-t.C:
+			if c.cfg.Crossed != nil {
+				if aborted = c.cfg.Crossed(); aborted != "" {
+					c.log.Warn("throttle "+aborted+": the run ends", "agents", "stopped")
+					break loop
+				}
+			}
 			if c.checkLost() == 0 {
 				if c.cfg.Spec.Script != nil && !c.anyLost() {
 					break loop // every agent ran its segment to its end
@@ -79,7 +88,7 @@ loop:
 			c.loseAll("no last tick after the stop")
 		}
 	}
-	res := &Result{Start: start, End: time.Now(), Interrupted: interrupted, Windows: c.windows(), Counts: c.m.Counts(), Agents: c.Agents()}
+	res := &Result{Start: start, End: time.Now(), Interrupted: interrupted, Aborted: aborted, Windows: c.windows(), Counts: c.m.Counts(), Agents: c.Agents()}
 	res.Capacity = governor.Capacity(res.Windows, c.cfg.Spec.Limits.High)
 	for _, a := range res.Agents {
 		res.Generator.Ticks += int(a.Ticks)

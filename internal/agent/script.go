@@ -39,7 +39,7 @@ type ScriptSpec struct {
 
 // Config is the script configuration an agent runs its segment with.
 func (s *ScriptSpec) Config(segment string, log *slog.Logger) (script.Config, error) {
-	cfg := script.Config{Archive: s.Archive, Env: s.Env, EnvOptions: s.EnvOptions, CLIOptions: s.CLIOptions, Fixed: true,
+	cfg := script.Config{Archive: s.Archive, Env: s.Env, EnvOptions: s.EnvOptions, CLIOptions: s.CLIOptions, Fixed: true, Deltas: true,
 		Timeout: s.Timeout, Insecure: s.Insecure, HTTP2: s.HTTP2, Logger: log}
 	if cfg.Env == nil {
 		cfg.Env = map[string]string{}
@@ -148,6 +148,11 @@ func (a *scriptAgent) run(ctx context.Context, every, silent time.Duration, sig 
 		d.CID, _ = a.nc.GetClientID()
 		if h, err := a.lat.Take(); err == nil {
 			d.Hist = h
+		}
+		if k, err := a.r.TakeDeltas(); err != nil {
+			log.Warn("throttle agent k6 metrics", "err", err)
+		} else if len(k.Metrics) > 0 || len(k.Checks) > 0 {
+			d.K6 = &k
 		}
 		_ = a.nc.Publish(subjTick, encode(d))
 	}

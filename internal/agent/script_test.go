@@ -19,7 +19,7 @@ import (
 
 // scriptSpec loads a script the way the controller does and ships it as an
 // archive; the script's folder is gone before any agent runs it.
-func scriptSpec(t *testing.T, files map[string]string, env map[string]string) Spec {
+func scriptSpec(t *testing.T, files map[string]string, env map[string]string) (Spec, *script.Runner) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, src := range files {
@@ -40,7 +40,7 @@ func scriptSpec(t *testing.T, files map[string]string, env map[string]string) Sp
 		t.Fatal(err)
 	}
 	return Spec{Limits: governor.NewLimits(governor.Rate, 1), Fixed: true, Tick: 50 * time.Millisecond,
-		Script: &ScriptSpec{Archive: a, Env: env}}
+		Script: &ScriptSpec{Archive: a, Env: env}}, r
 }
 
 // TestScriptOverThreeAgents: an ungoverned k6 script on three agents runs
@@ -52,7 +52,7 @@ func TestScriptOverThreeAgents(t *testing.T) {
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
 	t.Cleanup(srv.Close)
-	spec := scriptSpec(t, map[string]string{
+	spec, ctl := scriptSpec(t, map[string]string{
 		"main.js": `
 import http from 'k6/http';
 import { SharedArray } from 'k6/data';
@@ -72,7 +72,12 @@ export function pv() { http.get(__ENV.BASE + path(names[1])); }
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newController(t, ControllerConfig{Agents: 3, Spec: spec, Latency: rec})
+	c := newController(t, ControllerConfig{Agents: 3, Spec: spec, Latency: rec, Started: ctl.StartMerged,
+		K6: func(d *script.Deltas) {
+			if err := ctl.Merge(*d); err != nil {
+				t.Error(err)
+			}
+		}})
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
 	defer cancel()
 	done := startRun(t, c, ctx)
@@ -108,12 +113,48 @@ export function pv() { http.get(__ENV.BASE + path(names[1])); }
 	if n := rec.Summary().Overall.Count; n != want {
 		t.Errorf("merged latency histogram holds %d requests, want %d", n, want)
 	}
+	if _, err := ctl.FinishMerged(&script.RunResult{Start: res.Start}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ctl.Summary(res.End.Sub(res.Start)).Metrics {
+		switch m.Name {
+		case "iterations", "http_reqs", "http_req_duration":
+			if m.Count != want {
+				t.Errorf("merged %s: %d values, want %d", m.Name, m.Count, want)
+			}
+		}
+	}
+}
+
+// TestScriptAbortOnFail: an abortOnFail threshold crossed over the merged
+// metrics stops every agent long before the script's end.
+func TestScriptAbortOnFail(t *testing.T) {
+	spec, ctl := scriptSpec(t, map[string]string{"main.js": `
+import { check, sleep } from 'k6';
+export const options = {
+  vus: 2, duration: '1m',
+  thresholds: { checks: [{ threshold: 'rate>0.9', abortOnFail: true }] },
+};
+export default function () { check(1, { 'never': () => false }); sleep(0.01); }
+`}, nil)
+	c := newController(t, ControllerConfig{Agents: 2, Spec: spec, Started: ctl.StartMerged, Crossed: ctl.AbortCrossed,
+		K6: func(d *script.Deltas) { _ = ctl.Merge(*d) }})
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
+	defer cancel()
+	done := startRun(t, c, ctx)
+	a, b := runAgent(ctx, c, "a", testToken), runAgent(ctx, c, "b", testToken)
+	res := <-done
+	<-a
+	<-b
+	if res == nil || !strings.Contains(res.Aborted, "rate>0.9 on checks crossed") || res.End.Sub(res.Start) > 30*time.Second {
+		t.Fatalf("result %+v: want the run aborted by the checks threshold", res)
+	}
 }
 
 // TestScriptSegmentsTaken: a script run's segments are given once; an
 // extra agent is refused.
 func TestScriptSegmentsTaken(t *testing.T) {
-	spec := scriptSpec(t, map[string]string{"main.js": `export default function () {}`}, nil)
+	spec, _ := scriptSpec(t, map[string]string{"main.js": `export default function () {}`}, nil)
 	c := newController(t, ControllerConfig{Agents: 1, Spec: spec})
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
 	defer cancel()
