@@ -201,3 +201,13 @@ func newAgentCmd(e env) *cobra.Command {
 	registerTLS(fs, &cfg.TLS, false)
 	return cmd
 }
+
+// runScriptAgents runs a k6 script over agents: each runs its execution
+// segment of it, this process merges their k6 metrics.
+func (f *runFlags) runScriptAgents(fs *pflag.FlagSet, e env, s scriptRun) error {
+	sc, err := f.scriptRun(fs, s, nil)
+	if err != nil {
+		return err
+	}
+	return f.session(e).RunScriptAgents(sc, f.agents.config(e))
+}

@@ -85,11 +85,11 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	}
 	for _, a := range args {
 		if session.IsScript(a) {
-			if agents {
-				return usagef("k6 scripts over agents (--agents, --local-agents) are not supported yet: agents run URL/targets runs")
-			}
 			if len(args) > 1 {
 				return usagef("a k6 script runs alone: give %s without URLs", a)
+			}
+			if agents {
+				return f.runScriptAgents(fs, e, scriptRun{path: a, env: f.env, insecure: f.insecure, http2: f.http2})
 			}
 			return f.runScript(fs, e, scriptRun{path: a, env: f.env, insecure: f.insecure, http2: f.http2})
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +25,9 @@ import (
 // they run the authored test (options.Segment).
 type ScriptSpec struct {
 	Archive *bundle.Archive `json:"archive"`
-	// Env is -e's __ENV. The agent's own environment is not the script's:
-	// __ENV holds only what the controller's command line gave.
+	// Env is -e's __ENV. Under it, as k6 puts the process environment,
+	// is the agent's own environment (as a k6-operator runner has its
+	// pod's): the controller's is never shipped.
 	Env map[string]string `json:"env,omitempty"`
 	// EnvOptions and CLIOptions are the controller's K6_* variables and
 	// k6 flags, resolved over the script's options on every agent.
@@ -44,6 +47,12 @@ func (s *ScriptSpec) Config(segment string, log *slog.Logger) (script.Config, er
 	if cfg.Env == nil {
 		cfg.Env = map[string]string{}
 	}
+	cfg.SystemEnv = map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != tokenEnv {
+			cfg.SystemEnv[k] = v
+		}
+	}
 	if err := cfg.CLIOptions.Set("execution-segment", segment); err != nil {
 		return cfg, err
 	}
@@ -52,6 +61,10 @@ func (s *ScriptSpec) Config(segment string, log *slog.Logger) (script.Config, er
 	}
 	return cfg, nil
 }
+
+// tokenEnv is where `throttle agent` reads the run's token: never the
+// script's to see.
+const tokenEnv = "THROTTLE_TOKEN"
 
 // scriptAgent runs its segment of a k6 script for the controller.
 type scriptAgent struct {

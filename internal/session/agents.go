@@ -111,7 +111,14 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 func writeAgents(w io.Writer, agents []agent.AgentInfo) {
 	fmt.Fprintf(w, "agents       %d\n", len(agents))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  agent\tcores\tattempts\tfailed\tshare\tsaturated ticks\tlate ticks\tstate")
+	script := len(agents) > 0 && agents[0].Segment != ""
+	if script {
+		// A script's agents run their execution segments as authored:
+		// no share of an offer.
+		fmt.Fprintln(tw, "  agent\tcores\tsegment\titerations\trequests\tfailed\tlate ticks\tstate")
+	} else {
+		fmt.Fprintln(tw, "  agent\tcores\tattempts\tfailed\tshare\tsaturated ticks\tlate ticks\tstate")
+	}
 	for _, a := range agents {
 		state := "ok"
 		switch {
@@ -121,6 +128,10 @@ func writeAgents(w io.Writer, agents []agent.AgentInfo) {
 			state = "lost"
 		case a.Late:
 			state = "joined late"
+		}
+		if script {
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%d\t%d\t%d\t%s\n", a.ID, a.Cores, a.Segment, a.Iterations, a.Attempts, a.Failed, a.LateTicks, state)
+			continue
 		}
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.4g\t%d/%d\t%d\t%s\n", a.ID, a.Cores, a.Attempts, a.Failed, a.Share, a.SaturatedTicks, a.Ticks, a.LateTicks, state)
 	}

@@ -1,0 +1,171 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/agent"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/report"
+	"github.com/throttlekit/throttle/internal/script"
+	"github.com/throttlekit/throttle/internal/script/bundle"
+	"github.com/throttlekit/throttle/internal/script/k6out"
+)
+
+// RunScriptAgents runs an ungoverned k6 script over agents, this process
+// the controller: it loads the script (every script problem is bad input,
+// before any agent is waited for), ships it as one archive, gives each
+// agent its execution segment of an equal split, merges the agents' k6
+// metric and check deltas into its own runner of the script, and ends as
+// `k6 run` does: abortOnFail thresholds over the merged metrics, k6's
+// end-of-test summary (or handleSummary, run here with the merged data),
+// --summary-export, and k6's exit codes. The agents' table goes to stderr
+// and, with --report-json, the "agents" array.
+func (s *Session) RunScriptAgents(sc Script, a Agents) error {
+	if len(sc.Outs) > 0 {
+		return BadInput{errors.New("--out with --agents is not supported: the agents' metric points are not shipped to the controller (--summary-export and handleSummary are)")}
+	}
+	if err := CheckPaths(map[string]string{"--summary-export": sc.SummaryExport}); err != nil {
+		return err
+	}
+	con := s.console()
+	cfg := sc.Config
+	cfg.StdoutTTY, cfg.StderrTTY = s.StdoutTTY, s.StderrTTY
+	red := newRedactor(cfg.Env)
+	cfg.Logger = slog.New(red.Handler(s.logger(slog.LevelWarn).Handler()))
+	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
+	r, err := s.loadInterruptible(sc.Path, cfg)
+	if errors.Is(err, script.ErrInterrupted) {
+		return ExitCode{Code: ExitExternalAbort, Err: err}
+	}
+	if err != nil {
+		if ie := initError(err); ie != nil {
+			return ie
+		}
+		var pe *os.PathError
+		if !errors.As(err, new(*bundle.Error)) && errors.As(err, &pe) {
+			return BadInput{fmt.Errorf("%s: %v", sc.Path, pe.Err)}
+		}
+		return BadInput{err}
+	}
+	switch {
+	case governed(r):
+		return BadInput{errors.New("a governed k6 script (k6/x/throttle, --govern) over agents is not supported yet: run it with --no-governor, or on one machine")}
+	case r.Options().ExecutionSegment != "":
+		return BadInput{errors.New("--execution-segment with --agents: the controller gives each agent its segment")}
+	}
+	opts := r.Options()
+	var grace time.Duration
+	for _, scn := range opts.Scenarios {
+		grace = max(grace, scn.GracefulStop, scn.GracefulRampDown)
+	}
+	spec := agent.Spec{Limits: governor.NewLimits(governor.Rate, 1), Fixed: true, Tick: cfg.Tick,
+		Grace: grace + opts.TeardownTimeout,
+		Script: &agent.ScriptSpec{Archive: r.Archive(), Env: cfg.Env, EnvOptions: cfg.EnvOptions, CLIOptions: cfg.CLIOptions,
+			Timeout: cfg.Timeout, Insecure: cfg.Insecure, HTTP2: cfg.HTTP2}}
+	rec, err := report.NewRecorder(spec.Limits.High)
+	if err != nil {
+		return err
+	}
+	var mergeMu sync.Mutex
+	var mergeErr error
+	log := s.logger(slog.LevelWarn)
+	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, TLS: a.TLS, Agents: a.N, Wait: a.Wait,
+		Spec: spec, Version: a.Version, Logger: log, Latency: rec, Started: r.StartMerged, Crossed: r.AbortCrossed,
+		K6: func(d *script.Deltas) {
+			mergeMu.Lock()
+			defer mergeMu.Unlock()
+			if err := r.Merge(*d); err != nil && mergeErr == nil {
+				mergeErr = err
+				log.Warn("throttle agent k6 metrics not merged", "err", err)
+			}
+		}})
+	if err != nil {
+		return BadInput{err}
+	}
+	defer ctl.Close()
+	fmt.Fprintf(s.Stderr, "throttle controller listening at %s, waiting for %d agent(s) to run %s in %d segments\n", ctl.URL(), a.N, sc.Path, a.N)
+	if a.Spawn != nil {
+		stop, err := a.Spawn(ctl.URL(), a.Token)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, grace)
+	res, err := watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+		return ctl.Snapshot(), governor.Rate, rec, ""
+	})
+	if err != nil {
+		return err
+	}
+	run, err := r.FinishMerged(&script.RunResult{Start: res.Start, Interrupted: res.Interrupted})
+	if err != nil {
+		return err
+	}
+	summary := r.Summary(res.End.Sub(res.Start))
+	var werr error
+	keep := func(err error) {
+		if err != nil && werr == nil {
+			werr = err
+		}
+	}
+	switch {
+	case run.HandleSummary:
+		keep(run.SummaryErr)
+		keep(safely(func() error { return k6out.WriteOutputs(s.Stdout, s.Stderr, run.Outputs) }))
+	case !opts.NoSummary:
+		k6out.WriteSummary(s.Stdout, summary)
+		fmt.Fprintln(s.Stdout)
+	}
+	writeAgents(s.Stderr, res.Agents)
+	if s.Outputs.JSON != "" {
+		keep(safely(func() error {
+			b, err := json.MarshalIndent(struct {
+				Start  time.Time         `json:"start"`
+				End    time.Time         `json:"end"`
+				Counts engine.Counts     `json:"counts"`
+				Agents []agent.AgentInfo `json:"agents"`
+			}{res.Start, res.End, res.Counts, res.Agents}, "", "  ")
+			if err != nil {
+				return err
+			}
+			return report.WriteFileAtomic(s.Outputs.JSON, append(b, '\n'))
+		}))
+	}
+	if sc.SummaryExport != "" {
+		err := safely(func() error { return k6out.WriteSummaryExport(sc.SummaryExport, summary) })
+		keep(err)
+		if err == nil {
+			fmt.Fprintf(s.Stderr, "wrote        %s\n", sc.SummaryExport)
+		}
+	}
+	keep(mergeErr)
+	if werr != nil {
+		return werr
+	}
+	for _, ag := range res.Agents {
+		if ag.Err != "" {
+			return fmt.Errorf("agent %s: %s", ag.ID, ag.Err)
+		}
+	}
+	if res.Interrupted {
+		return ExitCode{Code: ExitExternalAbort, Err: errors.New("the run over agents was interrupted")}
+	}
+	if n := crossed(summary); n > 0 || res.Aborted != "" {
+		return ThresholdsCrossed(max(n, 1))
+	}
+	return nil
+}
