@@ -54,7 +54,7 @@ type ControllerConfig struct {
 	Joined func(AgentInfo)
 	// K6, for a script run, receives every agent's k6 metric and check
 	// deltas as they arrive (the controller's runner merges them).
-	K6 func(*script.Deltas)
+	K6 func(agent string, d *script.Deltas)
 	// Started, if set, is told when the agents start.
 	Started func(time.Time)
 	// Crossed, if set, is asked every tick whether an abortOnFail
@@ -366,7 +366,7 @@ func (c *Controller) onTick(msg *nats.Msg) {
 	}
 	c.mu.Unlock()
 	if d.K6 != nil && c.cfg.K6 != nil {
-		c.cfg.K6(d.K6) // a member's: an unknown agent's deltas count nothing
+		c.cfg.K6(d.Agent, d.K6) // a member's: an unknown agent's deltas count nothing
 	}
 	if back {
 		c.log.Warn("throttle agent back", "agent", d.Agent)

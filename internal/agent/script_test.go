@@ -73,8 +73,8 @@ export function pv() { http.get(__ENV.BASE + path(names[1])); }
 		t.Fatal(err)
 	}
 	c := newController(t, ControllerConfig{Agents: 3, Spec: spec, Latency: rec, Started: ctl.StartMerged,
-		K6: func(d *script.Deltas) {
-			if err := ctl.Merge(*d); err != nil {
+		K6: func(id string, d *script.Deltas) {
+			if err := ctl.Merge(id, *d); err != nil {
 				t.Error(err)
 			}
 		}})
@@ -138,7 +138,7 @@ export const options = {
 export default function () { check(1, { 'never': () => false }); sleep(0.01); }
 `}, nil)
 	c := newController(t, ControllerConfig{Agents: 2, Spec: spec, Started: ctl.StartMerged, Crossed: ctl.AbortCrossed,
-		K6: func(d *script.Deltas) { _ = ctl.Merge(*d) }})
+		K6: func(id string, d *script.Deltas) { _ = ctl.Merge(id, *d) }})
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
 	defer cancel()
 	done := startRun(t, c, ctx)

@@ -178,9 +178,12 @@ func (r *Runner) TakeDeltas() (Deltas, error) {
 	return out, nil
 }
 
-// Merge adds an agent's deltas to this runner's metrics and checks (the
-// controller's runner, which loaded the same script and runs nothing).
-func (r *Runner) Merge(d Deltas) error {
+// Merge adds the deltas of the agent source to this runner's metrics and
+// checks (the controller's runner, which loaded the same script and runs
+// nothing). A gauge keeps the last value any agent sent, but vus and
+// vus_max, which count each instance's VUs, are the sum of every agent's
+// last value, as the whole test's VUs.
+func (r *Runner) Merge(source string, d Deltas) error {
 	for _, md := range d.Metrics {
 		m, err := r.custom.getKey(md.Name, md.Type, md.IsTime)
 		if err != nil {
@@ -188,6 +191,9 @@ func (r *Runner) Merge(d Deltas) error {
 		}
 		if md.Scenario != "" {
 			m = m.scenarioMetric(md.Scenario)
+		}
+		if md.Type == Gauge && md.Scenario == "" && (md.Name == "vus" || md.Name == "vus_max") {
+			md = r.summedGauge(source, md)
 		}
 		if err := m.merge(md); err != nil {
 			return fmt.Errorf("metric %s: %w", md.Name, err)
@@ -197,6 +203,32 @@ func (r *Runner) Merge(d Deltas) error {
 		r.setupChecks.addN(c.Group, c.Name, c.Pass, c.Fail)
 	}
 	return nil
+}
+
+// summedGauge turns an agent's gauge delta into one of the sum over the
+// agents: its last value replaces the agent's in the sum; min and max are
+// the sum's own (the other agents' values held at their last).
+func (r *Runner) summedGauge(source string, d MetricDelta) MetricDelta {
+	r.deltaMu.Lock()
+	defer r.deltaMu.Unlock()
+	if r.gauges == nil {
+		r.gauges = map[string]map[string]float64{}
+	}
+	by := r.gauges[d.Name]
+	if by == nil {
+		by = map[string]float64{}
+		r.gauges[d.Name] = by
+	}
+	var others float64
+	for src, v := range by {
+		if src != source {
+			others += v
+		}
+	}
+	by[source] = d.Last
+	d.Min, d.Max, d.Last = others+d.Min, others+d.Max, others+d.Last
+	d.Sum = d.Last * float64(d.Count)
+	return d
 }
 
 // merge adds d to m as if m had seen d's values itself.

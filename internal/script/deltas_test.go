@@ -104,7 +104,7 @@ function exec() { return e.scenario.iterationInTest; }
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ctl.Merge(d); err != nil {
+		if err := ctl.Merge(seg, d); err != nil {
 			t.Fatal(err)
 		}
 		if d, _ := r.TakeDeltas(); len(d.Metrics) != 0 || len(d.Checks) != 0 {
@@ -129,6 +129,9 @@ function exec() { return e.scenario.iterationInTest; }
 		if ws.Count != gs.Count || ws.NonZero != gs.NonZero || ws.Sum != gs.Sum || ws.Med != gs.Med || ws.P90 != gs.P90 || ws.Max != gs.Max {
 			t.Errorf("%s: merged %+v, want %+v", name, gs, ws)
 		}
+	}
+	if g["vus_max"].Last != w["vus_max"].Last || g["vus_max"].Max != 3 {
+		t.Errorf("vus_max: merged %+v, want the sum of the agents' (%+v)", g["vus_max"].MetricStats, w["vus_max"].MetricStats)
 	}
 	if len(sum.Root.Checks) != 1 || sum.Root.Checks[0].Passes != 15 || sum.Root.Checks[0].Fails != 15 {
 		t.Errorf("checks %+v: want 'even' 15 passes, 15 fails", sum.Root.Checks)

@@ -194,9 +194,11 @@ type Runner struct {
 	// setupChecks count setup's and teardown's checks, which belong to no
 	// phase but are in the summary, as in k6.
 	setupChecks checks
-	// deltaMu guards sentChecks: the check counts TakeDeltas sent so far.
+	// deltaMu guards sentChecks, the check counts TakeDeltas sent so
+	// far, and gauges, a controller's last vus and vus_max by agent.
 	deltaMu    sync.Mutex
 	sentChecks map[checkKey]CheckDelta
+	gauges     map[string]map[string]float64
 	// systemTags are the system tags in force (options.systemTags).
 	systemTags map[string]bool
 	// resolved: r.opts holds the resolved options (after the init context).

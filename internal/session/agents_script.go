@@ -80,10 +80,10 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 	log := s.logger(slog.LevelWarn)
 	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, TLS: a.TLS, Agents: a.N, Wait: a.Wait,
 		Spec: spec, Version: a.Version, Logger: log, Latency: rec, Started: r.StartMerged, Crossed: r.AbortCrossed,
-		K6: func(d *script.Deltas) {
+		K6: func(id string, d *script.Deltas) {
 			mergeMu.Lock()
 			defer mergeMu.Unlock()
-			if err := r.Merge(*d); err != nil && mergeErr == nil {
+			if err := r.Merge(id, *d); err != nil && mergeErr == nil {
 				mergeErr = err
 				log.Warn("throttle agent k6 metrics not merged", "err", err)
 			}
