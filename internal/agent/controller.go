@@ -207,6 +207,10 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	return c, nil
 }
 
+// Tick is the run's tick (the spec's, or the governor's default for its
+// window).
+func (c *Controller) Tick() time.Duration { return c.cfg.Spec.Tick }
+
 // URL is the nats:// address agents join.
 func (c *Controller) URL() string { return clientURL(c.srv) }
 

@@ -34,16 +34,22 @@ type ScriptSpec struct {
 	EnvOptions options.Flags `json:"env_options"`
 	CLIOptions options.Flags `json:"cli_options"`
 	// Sequence is the run's execution segment sequence ("0,1/3,2/3,1").
-	Sequence string        `json:"sequence"`
-	Timeout  time.Duration `json:"timeout,omitempty"`
-	Insecure bool          `json:"insecure,omitempty"`
-	HTTP2    bool          `json:"http2,omitempty"`
+	Sequence string `json:"sequence"`
+	// Govern, Fixed and Governance are the command line's (--govern,
+	// --no-governor, the governor flags): they decide which scenario is
+	// governed, on the agents as on the controller.
+	Govern     bool              `json:"govern,omitempty"`
+	Fixed      bool              `json:"fixed,omitempty"`
+	Governance script.Governance `json:"governance"`
+	Timeout    time.Duration     `json:"timeout,omitempty"`
+	Insecure   bool              `json:"insecure,omitempty"`
+	HTTP2      bool              `json:"http2,omitempty"`
 }
 
 // Config is the script configuration an agent runs its segment with.
 func (s *ScriptSpec) Config(segment string, log *slog.Logger) (script.Config, error) {
-	cfg := script.Config{Archive: s.Archive, Env: s.Env, EnvOptions: s.EnvOptions, CLIOptions: s.CLIOptions, Fixed: true, Deltas: true,
-		Timeout: s.Timeout, Insecure: s.Insecure, HTTP2: s.HTTP2, Logger: log}
+	cfg := script.Config{Archive: s.Archive, Env: s.Env, EnvOptions: s.EnvOptions, CLIOptions: s.CLIOptions, Deltas: true,
+		Govern: s.Govern, Fixed: s.Fixed, Governance: s.Governance, Timeout: s.Timeout, Insecure: s.Insecure, HTTP2: s.HTTP2, Logger: log}
 	if cfg.Env == nil {
 		cfg.Env = map[string]string{}
 	}
@@ -72,6 +78,10 @@ type scriptAgent struct {
 	nc  *nats.Conn
 	lat *Latencies
 	r   *script.Runner
+	// gov is the governed scenario's phase (nil: none): it follows the
+	// controller's share, and its counters alone are the agent's deltas,
+	// the window the controller's governor judges.
+	gov *script.Phase
 }
 
 // joinScript loads the shipped script for w's segment, says it is ready,
@@ -82,16 +92,24 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 		return nil, fmt.Errorf("the run's script: %w", err)
 	}
 	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}
-	cfg.Points = func(m *script.Metric, v float64, _ map[string]string) {
-		if m.Name == "http_req_duration" {
+	fol := &agent{id: w.ID, shares: make(chan float64, 1), heard: make(chan struct{}, 1)}
+	cfg.Follow = fol
+	governed := "" // the governed scenario's name, set before the run
+	cfg.Points = func(m *script.Metric, v float64, tags map[string]string) {
+		if m.Name == "http_req_duration" && (governed == "" || tags["scenario"] == governed) {
 			a.lat.Record(time.Duration(v * float64(time.Millisecond)))
 		}
 	}
 	if a.r, err = script.Load(w.Spec.Script.Archive.Entry, cfg); err != nil {
 		return nil, fmt.Errorf("the run's script: %w", err)
 	}
+	for _, p := range a.r.Phases() {
+		if p.Governed() {
+			a.gov, governed = p, p.Name()
+		}
+	}
 	log.Info("throttle agent joined", "as", w.ID, "segment", w.Segment)
-	sig, err := subscribe(nc, w.ID, a.r.Abort)
+	sig, err := subscribe(nc, w.ID, a.r.Abort, fol)
 	if err != nil {
 		return nil, err
 	}
@@ -114,14 +132,19 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 	if every <= 0 {
 		every = w.Spec.Tick
 	}
-	return a.run(ctx, every, w.Spec.silence(), sig, closed, log)
+	return a.run(ctx, every, w.Spec.Tick, w.Spec.silence(), sig, closed, log)
 }
 
-// counts sums the script's phases: the agent's counters.
+// counts sums the script's phases, or is the governed one's: the agent's
+// counters.
 func (a *scriptAgent) counts() (engine.Counts, governor.Load) {
 	var c engine.Counts
 	var l governor.Load
-	for _, p := range a.r.Phases() {
+	phases := a.r.Phases()
+	if a.gov != nil {
+		phases = []*script.Phase{a.gov}
+	}
+	for _, p := range phases {
 		pc, pl := p.Counts(), p.Load()
 		c.OK, c.Failed, c.IterOK, c.IterFailed = c.OK+pc.OK, c.Failed+pc.Failed, c.IterOK+pc.IterOK, c.IterFailed+pc.IterFailed
 		c.Dropped, c.Aborted, c.Started = c.Dropped+pc.Dropped, c.Aborted+pc.Aborted, c.Started+pc.Started
@@ -135,7 +158,7 @@ func (a *scriptAgent) counts() (engine.Counts, governor.Load) {
 }
 
 // run runs the script and ships its deltas every tick until it ends.
-func (a *scriptAgent) run(ctx context.Context, every, silent time.Duration, sig *signals, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+func (a *scriptAgent) run(ctx context.Context, every, tick, silent time.Duration, sig *signals, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type out struct {
@@ -152,6 +175,7 @@ func (a *scriptAgent) run(ctx context.Context, every, silent time.Duration, sig 
 	var prev engine.Counts
 	var prevLoad governor.Load
 	var seq uint64
+	var lastK6 time.Time
 	send := func(final bool, errText string) {
 		c, l := a.counts()
 		d := deltaOf(c, prev, l, prevLoad)
@@ -159,13 +183,21 @@ func (a *scriptAgent) run(ctx context.Context, every, silent time.Duration, sig 
 		seq++
 		d.Agent, d.Seq, d.Final, d.Err = a.id, seq, final, errText
 		d.CID, _ = a.nc.GetClientID()
+		if a.gov != nil {
+			d.Saturated, d.SatRate = a.gov.Saturated()
+			snap := a.gov.Snapshot()
+			d.InFlight, d.Workers = snap.InFlight, snap.Workers
+		}
 		if h, err := a.lat.Take(); err == nil {
 			d.Hist = h
 		}
-		if k, err := a.r.TakeDeltas(); err != nil {
-			log.Warn("throttle agent k6 metrics", "err", err)
-		} else if len(k.Metrics) > 0 || len(k.Checks) > 0 {
-			d.K6 = &k
+		// The k6 metrics go once a tick (and with the last delta): the
+		// governor's reads between need only the counters.
+		if final || time.Since(lastK6) >= tick {
+			lastK6 = time.Now()
+			if k := a.r.TakeDeltas(); len(k.Metrics) > 0 || len(k.Checks) > 0 {
+				d.K6 = &k
+			}
 		}
 		_ = a.nc.Publish(subjTick, encode(d))
 	}
@@ -220,9 +252,10 @@ type signals struct {
 }
 
 // subscribe listens for the controller's start (the run's or this agent's
-// own), stop, offers (its heartbeat) and abort, which calls abort once.
-func subscribe(nc *nats.Conn, id string, abort func()) (*signals, error) {
-	s := &signals{start: make(chan struct{}), stop: make(chan struct{}), heard: make(chan struct{}, 1)}
+// own), stop, offers (its heartbeat, and the governed phase's shares for
+// fol) and abort, which calls abort once.
+func subscribe(nc *nats.Conn, id string, abort func(), fol *agent) (*signals, error) {
+	s := &signals{start: make(chan struct{}), stop: make(chan struct{}), heard: fol.heard}
 	var startOnce, stopOnce, abortOnce sync.Once
 	handlers := map[string]nats.MsgHandler{
 		subjStart:            func(*nats.Msg) { startOnce.Do(func() { close(s.start) }) },
@@ -232,12 +265,7 @@ func subscribe(nc *nats.Conn, id string, abort func()) (*signals, error) {
 			stopOnce.Do(func() { close(s.stop) })
 			abortOnce.Do(abort)
 		},
-		subjOffer: func(*nats.Msg) {
-			select {
-			case s.heard <- struct{}{}:
-			default:
-			}
-		},
+		subjOffer: fol.onOffer,
 	}
 	for subj, h := range handlers {
 		sub, err := nc.Subscribe(subj, h)

@@ -33,9 +33,13 @@ type MetricDelta struct {
 	Min     float64 `json:"min"`
 	Max     float64 `json:"max"`
 	Last    float64 `json:"last"`
-	// Hist is a Trend's histogram of these values (the metric's own
-	// geometry), HDR V2-encoded.
-	Hist []byte `json:"hist,omitempty"`
+	// HistV and HistN are a Trend's histogram of these values, sparse: the
+	// counts HistN of the filled buckets, each named by a value in it
+	// (HistV, scaled by trendScale), of the metric's own HDR geometry, so
+	// that each count lands in the same bucket of the controller's
+	// histogram: the merged histogram is the one a single process has.
+	HistV []int64 `json:"hist_v,omitempty"`
+	HistN []int64 `json:"hist_n,omitempty"`
 	// Exact are a Trend's values themselves, while the agent still keeps
 	// its values exact (the controller keeps them while the merged count
 	// is within exactValues, as one process does).
@@ -55,15 +59,19 @@ type CheckDelta struct {
 type pendingDelta struct {
 	count, nonZero      uint64
 	sum, min, max, last float64
-	hist, spare         *hdr.Histogram // a Trend's
+	hist                *hdr.PackedHistogram // a Trend's: sparse, as few buckets fill in a tick
 	exact               []float64
 	exactOK             bool // every value since the take is in exact
 }
 
+// newTrendDelta is a Trend's histogram of one tick: the geometry of
+// Metric.hist.
+func newTrendDelta() *hdr.PackedHistogram { return hdr.NewPacked(1, 3_600_000*trendScale, 3) }
+
 func newPending(t MetricType) *pendingDelta {
 	p := &pendingDelta{exactOK: true}
 	if t == Trend {
-		p.hist, p.spare = hdr.New(0, 3_600_000*trendScale, 3), hdr.New(0, 3_600_000*trendScale, 3)
+		p.hist = newTrendDelta()
 	}
 	return p
 }
@@ -94,12 +102,12 @@ func (p *pendingDelta) add(v float64, trend, exact bool) {
 
 // take is m's delta since the last take, and starts over; ok false when
 // it gained nothing.
-func (m *Metric) take(scenario string) (MetricDelta, bool, error) {
+func (m *Metric) take(scenario string) (MetricDelta, bool) {
 	m.mu.Lock()
 	p := m.pending
 	if p == nil || p.count == 0 {
 		m.mu.Unlock()
-		return MetricDelta{}, false, nil
+		return MetricDelta{}, false
 	}
 	d := MetricDelta{Name: m.Name, Scenario: scenario, Type: m.Type, IsTime: m.IsTime, Count: p.count, NonZero: p.nonZero,
 		Sum: p.sum, Min: p.min, Max: p.max, Last: p.last}
@@ -107,27 +115,24 @@ func (m *Metric) take(scenario string) (MetricDelta, bool, error) {
 		d.Exact = p.exact
 	}
 	h := p.hist
-	m.pending = &pendingDelta{exactOK: true, hist: p.spare, spare: h}
+	m.pending = newPending(m.Type)
 	m.mu.Unlock()
 	if h == nil {
-		return d, true, nil
+		return d, true
 	}
-	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
-	h.Reset()
-	d.Hist = b
-	return d, true, err
+	h.ForEachBucket(func(v, n int64) bool {
+		d.HistV, d.HistN = append(d.HistV, v), append(d.HistN, n)
+		return true
+	})
+	return d, true
 }
 
 // TakeDeltas returns what every metric and check gained since the last
 // call (Config.Deltas must be set) and starts over.
-func (r *Runner) TakeDeltas() (Deltas, error) {
+func (r *Runner) TakeDeltas() Deltas {
 	var out Deltas
 	for _, m := range r.Metrics() {
-		d, ok, err := m.take("")
-		if err != nil {
-			return out, fmt.Errorf("metric %s: %w", m.Name, err)
-		}
-		if ok {
+		if d, ok := m.take(""); ok {
 			out.Metrics = append(out.Metrics, d)
 		}
 		m.mu.Lock()
@@ -137,9 +142,7 @@ func (r *Runner) TakeDeltas() (Deltas, error) {
 		}
 		m.mu.Unlock()
 		for name, s := range scen {
-			if d, ok, err := s.take(name); err != nil {
-				return out, err
-			} else if ok {
+			if d, ok := s.take(name); ok {
 				out.Metrics = append(out.Metrics, d)
 			}
 		}
@@ -175,7 +178,7 @@ func (r *Runner) TakeDeltas() (Deltas, error) {
 	sort.Slice(out.Checks, func(i, j int) bool {
 		return out.Checks[i].Group+"::"+out.Checks[i].Name < out.Checks[j].Group+"::"+out.Checks[j].Name
 	})
-	return out, nil
+	return out
 }
 
 // Merge adds the deltas of the agent source to this runner's metrics and
@@ -236,12 +239,8 @@ func (m *Metric) merge(d MetricDelta) error {
 	if d.Count == 0 {
 		return nil
 	}
-	var h *hdr.Histogram
-	if m.Type == Trend && len(d.Hist) > 0 {
-		var err error
-		if h, err = hdr.Decode(d.Hist); err != nil {
-			return err
-		}
+	if len(d.HistV) != len(d.HistN) {
+		return fmt.Errorf("a histogram of %d buckets and %d counts", len(d.HistV), len(d.HistN))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -256,8 +255,10 @@ func (m *Metric) merge(d MetricDelta) error {
 	m.sum += d.Sum
 	m.last = d.Last
 	if m.Type == Trend {
-		if h != nil {
-			m.hist.Merge(h)
+		for i, v := range d.HistV {
+			if err := m.hist.RecordValues(v, d.HistN[i]); err != nil {
+				return err
+			}
 		}
 		if m.count <= exactValues && uint64(len(m.exact)+len(d.Exact)) == m.count {
 			m.exact = append(m.exact, d.Exact...)

@@ -142,6 +142,9 @@ type Config struct {
 	// Deltas makes the run keep what every metric and check gains for
 	// TakeDeltas (an agent sends them to its controller every tick).
 	Deltas bool
+	// Follow, if set, gives the governed scenario's phase its offer (an
+	// agent following its controller's share): phase.Config.Follow.
+	Follow phase.Follower
 	// Archive, if set, is the script to run (Runner.Archive of a
 	// controller's load): its modules and open()'s files come from it
 	// alone, and the path given to Load is not read.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -20,15 +21,18 @@ import (
 	"github.com/throttlekit/throttle/internal/script/k6out"
 )
 
-// RunScriptAgents runs an ungoverned k6 script over agents, this process
-// the controller: it loads the script (every script problem is bad input,
+// RunScriptAgents runs a k6 script over agents, this process the
+// controller: it loads the script (every script problem is bad input,
 // before any agent is waited for), ships it as one archive, gives each
 // agent its execution segment of an equal split, merges the agents' k6
 // metric and check deltas into its own runner of the script, and ends as
 // `k6 run` does: abortOnFail thresholds over the merged metrics, k6's
 // end-of-test summary (or handleSummary, run here with the merged data),
-// --summary-export, and k6's exit codes. The agents' table goes to stderr
-// and, with --report-json, the "agents" array.
+// --summary-export, and k6's exit codes. A governed scenario (one at most)
+// is judged here by one governor over every agent's window of it, each
+// agent's phase following its share of the offer; throttle's report of
+// it goes to stderr as on one machine. The agents' table goes to stderr
+// and, in the JSON report, the "agents" array.
 func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 	if len(sc.Outs) > 0 {
 		return BadInput{errors.New("--out with --agents is not supported: the agents' metric points are not shipped to the controller (--summary-export and handleSummary are)")}
@@ -56,10 +60,17 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		}
 		return BadInput{err}
 	}
-	switch {
-	case governed(r):
-		return BadInput{errors.New("a governed k6 script (k6/x/throttle, --govern) over agents is not supported yet: run it with --no-governor, or on one machine")}
-	case r.Options().ExecutionSegment != "":
+	var gov *script.Phase
+	for _, ph := range r.Phases() {
+		if !ph.Governed() {
+			continue
+		}
+		if gov != nil {
+			return BadInput{fmt.Errorf("a k6 script with more than one governed scenario (%s, %s) over agents is not supported yet: one governor moves one offer", gov.Name(), ph.Name())}
+		}
+		gov = ph
+	}
+	if r.Options().ExecutionSegment != "" {
 		return BadInput{errors.New("--execution-segment with --agents: the controller gives each agent its segment")}
 	}
 	opts := r.Options()
@@ -70,7 +81,12 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 	spec := agent.Spec{Limits: governor.NewLimits(governor.Rate, 1), Fixed: true, Tick: cfg.Tick,
 		Grace: grace + opts.TeardownTimeout,
 		Script: &agent.ScriptSpec{Archive: r.Archive(), Env: cfg.Env, EnvOptions: cfg.EnvOptions, CLIOptions: cfg.CLIOptions,
-			Timeout: cfg.Timeout, Insecure: cfg.Insecure, HTTP2: cfg.HTTP2}}
+			Govern: cfg.Govern, Fixed: cfg.Fixed, Governance: cfg.Governance, Timeout: cfg.Timeout, Insecure: cfg.Insecure, HTTP2: cfg.HTTP2}}
+	if gov != nil {
+		// One governor here judges the governed scenario's merged window
+		// and moves one offer; each agent's phase follows its share.
+		spec.Limits, spec.Fixed = gov.Limits(), false
+	}
 	rec, err := report.NewRecorder(spec.Limits.High)
 	if err != nil {
 		return err
@@ -79,7 +95,8 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 	var mergeErr error
 	log := s.logger(slog.LevelWarn)
 	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, TLS: a.TLS, Agents: a.N, Wait: a.Wait,
-		Spec: spec, Version: a.Version, Logger: log, Latency: rec, Started: r.StartMerged, Crossed: r.AbortCrossed,
+		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: rec.Observe,
+		Started: r.StartMerged, Crossed: r.AbortCrossed,
 		K6: func(id string, d *script.Deltas) {
 			mergeMu.Lock()
 			defer mergeMu.Unlock()
@@ -106,7 +123,7 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 	defer close(done)
 	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, grace)
 	res, err := watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
-		return ctl.Snapshot(), governor.Rate, rec, ""
+		return ctl.Snapshot(), spec.Limits.Mode, rec, ""
 	})
 	if err != nil {
 		return err
@@ -130,8 +147,33 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		k6out.WriteSummary(s.Stdout, summary)
 		fmt.Fprintln(s.Stdout)
 	}
+	var rep *report.Report
+	if gov != nil {
+		// throttle's own report, as for a governed script on one machine:
+		// on stderr, after k6's summary.
+		in := report.Input{Settings: sc.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
+			Latency: rec.Summary(), Generator: generatorOf(res.Generator)}
+		in.Settings.Limits, in.Settings.Tick, in.Settings.Governed = spec.Limits, ctl.Tick(), true
+		in.Settings.Target = fmt.Sprintf("%s scenario %s over %d agents", filepath.Base(sc.Path), gov.Name(), a.N)
+		countsInto(&in, res.Counts)
+		if rep, err = report.Build(in); err != nil {
+			return err
+		}
+		keep(rep.WriteText(s.Stderr))
+	}
 	writeAgents(s.Stderr, res.Agents)
-	if s.Outputs.JSON != "" {
+	if rep != nil {
+		keep(s.writeFiles(s.Stderr, rep, func(path string) error {
+			b, err := json.MarshalIndent(struct {
+				*report.Report
+				Agents []agent.AgentInfo `json:"agents"`
+			}{rep, res.Agents}, "", "  ")
+			if err != nil {
+				return err
+			}
+			return report.WriteFileAtomic(path, append(b, '\n'))
+		}))
+	} else if s.Outputs.JSON != "" {
 		keep(safely(func() error {
 			b, err := json.MarshalIndent(struct {
 				Start  time.Time         `json:"start"`
