@@ -101,14 +101,35 @@ func TestScriptOverAgentsRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{`import 'k6/x/throttle'; export const options = { vus: 1, duration: '1s' }; export default function () {}`, nil, "a governed k6 script (k6/x/throttle, --govern) over agents is not supported yet"},
-		{`export const options = { vus: 1, duration: '1s' }; export default function () {}`, []string{"--govern"}, "a governed k6 script"},
+		{`import 'k6/x/throttle'; export const options = { scenarios: {
+  a: { executor: 'constant-vus', vus: 1, duration: '1s' }, b: { executor: 'constant-vus', vus: 1, duration: '1s' } } };
+export default function () {}`, nil, "more than one governed scenario (a, b) over agents is not supported yet"},
 		{`export default function () {}`, []string{"--out", "json=x.json"}, "--out with --agents is not supported"},
 		{`export default function () {}`, []string{"--execution-segment", "0:1/2"}, "--execution-segment with --agents"},
 	} {
 		code, _, stderr := runScriptOverAgents(t, c.src, 1, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// A governed k6 script over agents: the controller's governor judges the
+// scenario's merged window, throttle's report of it goes to stderr with
+// the agents' table, k6's summary to stdout.
+func TestGovernedScriptOverAgents(t *testing.T) {
+	code, stdout, stderr := runScriptOverAgents(t, `
+import http from 'k6/http';
+import 'k6/x/throttle';
+export const options = { scenarios: { main: { executor: 'constant-arrival-rate', rate: 300, duration: '2s', preAllocatedVUs: 6, maxVUs: 60 } } };
+export default function () { http.get(__ENV.BASE + '/'); }
+`, 2, "--window", "250ms", "--min-attempts", "5", "--tick", "50ms")
+	if code != 0 || !strings.Contains(stdout, "http_reqs") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"throttle report: governed rate phase", "scenario main over 2 agents", "0:1/2", "1/2:1"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
 }
