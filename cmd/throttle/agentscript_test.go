@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -18,6 +20,13 @@ import (
 // runScriptOverAgents runs `throttle run --agents n` on a script from the
 // command line, with n in-process agents joining the controller it starts.
 func runScriptOverAgents(t *testing.T, src string, n int, extra ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return runScriptOverAgentsWhile(t, src, n, nil, extra...)
+}
+
+// runScriptOverAgentsWhile is runScriptOverAgents calling during, if set,
+// once the agents joined, with the controller's stderr so far.
+func runScriptOverAgentsWhile(t *testing.T, src string, n int, during func(stderr *testwait.Buffer), extra ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	tg, err := target.New(target.NewConfig(1e6))
 	if err != nil {
@@ -50,6 +59,9 @@ func runScriptOverAgents(t *testing.T, src string, n int, extra ...string) (code
 			_, err := agent.Join(ctx, agent.Config{Join: url, Token: "tok", Version: buildVersion()})
 			joined <- err
 		}()
+	}
+	if during != nil {
+		during(&errb)
 	}
 	code = testwait.Receive(t, done, "the run's end")
 	for range n {
@@ -131,5 +143,35 @@ export default function () { http.get(__ENV.BASE + '/'); }
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// --metrics over agents serves the run's phase series from the
+// controller's merged view while the run lasts.
+func TestScriptOverAgentsMetrics(t *testing.T) {
+	var body string
+	code, _, stderr := runScriptOverAgentsWhile(t, `
+import http from 'k6/http';
+export const options = { scenarios: { main: { executor: 'constant-arrival-rate', rate: 50, duration: '3s', preAllocatedVUs: 4 } } };
+export default function () { http.get(__ENV.BASE + '/'); }
+`, 2, func(stderr *testwait.Buffer) {
+		addr := regexp.MustCompile(`metrics: serving (\S+)`).FindStringSubmatch(stderr.String())
+		if addr == nil {
+			t.Errorf("no metrics address in %q", stderr.String())
+			return
+		}
+		testwait.Until(t, testwait.Deadline, "attempts in the served metrics", func() bool {
+			resp, err := http.Get(addr[1])
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			body = string(b)
+			return regexp.MustCompile(`throttle_attempts_total\{class="ok",phase="main",result="ok"\} [1-9]`).MatchString(body)
+		})
+	}, "--metrics", "127.0.0.1:0")
+	if code != 0 || !strings.Contains(body, "throttle_offer") {
+		t.Fatalf("exit %d, metrics %q\nstderr:\n%s", code, body, stderr)
 	}
 }

@@ -79,7 +79,7 @@ func newRunCmd(e env) *cobra.Command {
 
 func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	fs := cmd.Flags()
-	agents, err := f.agents.on(fs, &f.phaseFlags)
+	agents, err := f.agents.on(fs)
 	if err != nil {
 		return err
 	}

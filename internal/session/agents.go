@@ -14,6 +14,7 @@ import (
 	"github.com/throttlekit/throttle/internal/agent"
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
 )
 
@@ -55,12 +56,16 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 	}
 	defer m.Stop()
 	spec := agent.SpecOf(cfg, a.N)
+	mp := m.urlPhase(rec)
 	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, TLS: a.TLS, Agents: a.N, Wait: a.Wait,
-		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: rec.Observe})
+		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: observers(rec, mp)})
 	if err != nil {
 		return BadInput{err}
 	}
 	defer ctl.Close()
+	if err := m.attachAgents(mp, cfg.Limits, ctl); err != nil {
+		return err
+	}
 	fmt.Fprintf(s.Stderr, "throttle controller listening at %s, waiting for %d agent(s)\n", ctl.URL(), a.N)
 	if a.Spawn != nil {
 		stop, err := a.Spawn(ctl.URL(), a.Token)
@@ -136,4 +141,23 @@ func writeAgents(w io.Writer, agents []agent.AgentInfo) {
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.4g\t%d/%d\t%d\t%s\n", a.ID, a.Cores, a.Attempts, a.Failed, a.Share, a.SaturatedTicks, a.Ticks, a.LateTicks, state)
 	}
 	_ = tw.Flush()
+}
+
+// observers is the controller's window observer: the report's recorder
+// and, with --metrics, the phase's exporter.
+func observers(rec *report.Recorder, mp *metrics.Phase) func(governor.Window) {
+	if mp == nil {
+		return rec.Observe
+	}
+	return func(w governor.Window) { rec.Observe(w); mp.Observe(w) }
+}
+
+// attachAgents serves, with --metrics, the run's phase series from the
+// controller's merged view (offer, attempts, windows, latency); a no-op
+// for a nil p.
+func (m *Metrics) attachAgents(p *metrics.Phase, l governor.Limits, ctl *agent.Controller) error {
+	if p == nil {
+		return nil
+	}
+	return m.reg.Register(p, metrics.Source{Limits: l, Snapshot: ctl.Snapshot})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/throttlekit/throttle/internal/agent"
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/script/bundle"
@@ -91,11 +92,24 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 	if err != nil {
 		return err
 	}
+	m := s.metrics()
+	if err := m.Start(s.Stderr); err != nil {
+		return err
+	}
+	defer m.Stop()
+	var mp *metrics.Phase
+	if m.reg != nil {
+		name := MainPhase
+		if gov != nil {
+			name = gov.Name()
+		}
+		mp = metrics.NewPhase(name, rec)
+	}
 	var mergeMu sync.Mutex
 	var mergeErr error
 	log := s.logger(slog.LevelWarn)
 	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, TLS: a.TLS, Agents: a.N, Wait: a.Wait,
-		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: rec.Observe,
+		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: observers(rec, mp),
 		Started: r.StartMerged, Crossed: r.AbortCrossed,
 		K6: func(id string, d *script.Deltas) {
 			mergeMu.Lock()
@@ -109,6 +123,9 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		return BadInput{err}
 	}
 	defer ctl.Close()
+	if err := m.attachAgents(mp, spec.Limits, ctl); err != nil {
+		return err
+	}
 	fmt.Fprintf(s.Stderr, "throttle controller listening at %s, waiting for %d agent(s) to run %s in %d segments\n", ctl.URL(), a.N, sc.Path, a.N)
 	if a.Spawn != nil {
 		stop, err := a.Spawn(ctl.URL(), a.Token)
