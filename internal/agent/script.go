@@ -157,32 +157,15 @@ func (a *scriptAgent) counts() (engine.Counts, governor.Load) {
 	return c, l
 }
 
-// run runs the script and ships its deltas every tick until it ends.
+// run runs the script and ships its deltas every tick until it ends; its
+// k6 metrics go once a tick (and with the last delta): the governor's
+// reads between need only the counters.
 func (a *scriptAgent) run(ctx context.Context, every, tick, silent time.Duration, sig *signals, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type out struct {
-		res *script.RunResult
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		r, err := a.r.Run(runCtx)
-		done <- out{r, err}
-	}()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var prev engine.Counts
-	var prevLoad governor.Load
-	var seq uint64
+	sh := &shipper{id: a.id, nc: a.nc}
 	var lastK6 time.Time
 	send := func(final bool, errText string) {
 		c, l := a.counts()
-		d := deltaOf(c, prev, l, prevLoad)
-		prev, prevLoad = c, l
-		seq++
-		d.Agent, d.Seq, d.Final, d.Err = a.id, seq, final, errText
-		d.CID, _ = a.nc.GetClientID()
+		d := sh.delta(c, l, final, errText)
 		if a.gov != nil {
 			d.Saturated, d.SatRate = a.gov.Saturated()
 			snap := a.gov.Snapshot()
@@ -191,8 +174,6 @@ func (a *scriptAgent) run(ctx context.Context, every, tick, silent time.Duration
 		if h, err := a.lat.Take(); err == nil {
 			d.Hist = h
 		}
-		// The k6 metrics go once a tick (and with the last delta): the
-		// governor's reads between need only the counters.
 		if final || time.Since(lastK6) >= tick {
 			lastK6 = time.Now()
 			if k := a.r.TakeDeltas(); len(k.Metrics) > 0 || len(k.Checks) > 0 {
@@ -201,47 +182,10 @@ func (a *scriptAgent) run(ctx context.Context, every, tick, silent time.Duration
 		}
 		_ = a.nc.Publish(subjTick, encode(d))
 	}
-	lastHeard := time.Now()
-	why := ""
-	stop := sig.stop
-	for {
-		select {
-		case o := <-done:
-			if why == "" {
-				why = "the script ended"
-			}
-			errText := ""
-			if o.err != nil {
-				errText = o.err.Error()
-			}
-			send(true, errText)
-			_ = a.nc.FlushTimeout(5 * time.Second)
-			c, _ := a.counts()
-			s := &Summary{ID: a.id, Stopped: why, Attempts: c.OK + c.Failed}
-			log.Info("throttle agent stopped", "as", a.id, "why", why, "attempts", s.Attempts)
-			return s, o.err
-		case <-sig.heard:
-			lastHeard = time.Now()
-		case <-t.C:
-			send(false, "")
-			if why == "" && time.Since(lastHeard) > silent {
-				why = fmt.Sprintf("the controller was silent for %v", silent)
-				cancel()
-			}
-		case <-stop:
-			if why == "" {
-				why = "the controller stopped the run"
-			}
-			stop = nil
-			cancel()
-		case <-closed:
-			if why == "" {
-				why = "the connection to the controller closed"
-			}
-			closed = nil
-			cancel()
-		}
-	}
+	run := func(ctx context.Context) error { _, err := a.r.Run(ctx); return err }
+	why, err := ship(ctx, run, send, every, silent, sig.heard, sig.stop, closed, func() { _ = a.nc.FlushTimeout(5 * time.Second) })
+	c, _ := a.counts()
+	return stopped(log, a.id, why, "the script ended", c.OK+c.Failed), err
 }
 
 // signals are the controller's start, stop and heartbeat as channels.
