@@ -207,6 +207,9 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	return c, nil
 }
 
+// Mode is the run's governor mode.
+func (c *Controller) Mode() governor.Mode { return c.cfg.Spec.Limits.Mode }
+
 // Tick is the run's tick (the spec's, or the governor's default for its
 // window).
 func (c *Controller) Tick() time.Duration { return c.cfg.Spec.Tick }

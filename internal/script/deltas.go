@@ -57,11 +57,10 @@ type CheckDelta struct {
 // pendingDelta is a metric's gain since the last take; the metric's mu
 // guards it.
 type pendingDelta struct {
-	count, nonZero      uint64
-	sum, min, max, last float64
-	hist                *hdr.PackedHistogram // a Trend's: sparse, as few buckets fill in a tick
-	exact               []float64
-	exactOK             bool // every value since the take is in exact
+	tally
+	hist    *hdr.PackedHistogram // a Trend's: sparse, as few buckets fill in a tick
+	exact   []float64
+	exactOK bool // every value since the take is in exact
 }
 
 // newTrendDelta is a Trend's histogram of one tick: the geometry of
@@ -78,18 +77,7 @@ func newPending(t MetricType) *pendingDelta {
 
 // add records v; exact says the metric still keeps its values exact.
 func (p *pendingDelta) add(v float64, trend, exact bool) {
-	if p.count == 0 || v < p.min {
-		p.min = v
-	}
-	if p.count == 0 || v > p.max {
-		p.max = v
-	}
-	p.count++
-	p.sum += v
-	p.last = v
-	if v != 0 {
-		p.nonZero++
-	}
+	p.record(v)
 	if trend {
 		_ = p.hist.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
 		if exact && p.exactOK {

@@ -53,10 +53,9 @@ type Metric struct {
 	perScenario bool
 	scen        map[string]*Metric // guarded by mu
 
-	mu                  sync.Mutex
-	count, nonZero      uint64
-	sum, min, max, last float64
-	hist                *hdr.Histogram // Trend: values × trendScale
+	mu sync.Mutex
+	tally
+	hist *hdr.Histogram // Trend: values × trendScale
 	// exact are a Trend's values while there are at most exactValues of
 	// them: its percentiles then are exact, as k6's (a trend of whole
 	// numbers has a whole median), and the histogram's beyond.
@@ -64,6 +63,29 @@ type Metric struct {
 	// pending, on an agent (Config.Deltas), is what the metric gained
 	// since its last TakeDeltas; nil otherwise.
 	pending *pendingDelta
+}
+
+// tally is a metric's running figures over the values it got: count,
+// how many were non-zero, sum, min, max and the last.
+type tally struct {
+	count, nonZero      uint64
+	sum, min, max, last float64
+}
+
+// record counts v.
+func (t *tally) record(v float64) {
+	if t.count == 0 || v < t.min {
+		t.min = v
+	}
+	if t.count == 0 || v > t.max {
+		t.max = v
+	}
+	t.count++
+	t.sum += v
+	t.last = v
+	if v != 0 {
+		t.nonZero++
+	}
 }
 
 // exactValues is how many values a Trend keeps for exact percentiles.
@@ -99,18 +121,7 @@ func (m *Metric) add(phase string, v float64) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.count == 0 || v < m.min {
-		m.min = v
-	}
-	if m.count == 0 || v > m.max {
-		m.max = v
-	}
-	m.count++
-	m.sum += v
-	m.last = v
-	if v != 0 {
-		m.nonZero++
-	}
+	m.record(v)
 	if m.Type == Trend {
 		_ = m.hist.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
 		if m.count <= exactValues {

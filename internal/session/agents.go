@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -67,25 +66,8 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 		return err
 	}
 	fmt.Fprintf(s.Stderr, "throttle controller listening at %s, waiting for %d agent(s)\n", ctl.URL(), a.N)
-	if a.Spawn != nil {
-		stop, err := a.Spawn(ctl.URL(), a.Token)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	defer close(done)
-	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, max(spec.Grace, 0))
-	res, err := watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
-		return ctl.Snapshot(), cfg.Limits.Mode, rec, ""
-	})
+	res, err := s.runController(ctl, a, con, max(spec.Grace, 0), rec)
 	if err != nil {
-		if errors.Is(err, agent.ErrNotEnoughAgents) {
-			return err
-		}
 		return err
 	}
 	in := report.Input{Settings: u.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
@@ -160,4 +142,25 @@ func (m *Metrics) attachAgents(p *metrics.Phase, l governor.Limits, ctl *agent.C
 		return nil
 	}
 	return m.reg.Register(p, metrics.Source{Limits: l, Snapshot: ctl.Snapshot})
+}
+
+// runController starts the local agents if any, runs the controller with
+// the live view, and stops on Ctrl-C as a run on one machine does (a
+// second one aborts the agents' in-flight iterations).
+func (s *Session) runController(ctl *agent.Controller, a Agents, con *live.Console, grace time.Duration, rec *report.Recorder) (*agent.Result, error) {
+	if a.Spawn != nil {
+		stop, err := a.Spawn(ctl.URL(), a.Token)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, grace)
+	return watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+		return ctl.Snapshot(), ctl.Mode(), rec, ""
+	})
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/agent"
 	"github.com/throttlekit/throttle/internal/engine"
-	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
@@ -127,21 +125,7 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		return err
 	}
 	fmt.Fprintf(s.Stderr, "throttle controller listening at %s, waiting for %d agent(s) to run %s in %d segments\n", ctl.URL(), a.N, sc.Path, a.N)
-	if a.Spawn != nil {
-		stop, err := a.Spawn(ctl.URL(), a.Token)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	defer close(done)
-	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, grace)
-	res, err := watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
-		return ctl.Snapshot(), spec.Limits.Mode, rec, ""
-	})
+	res, err := s.runController(ctl, a, con, grace, rec)
 	if err != nil {
 		return err
 	}
