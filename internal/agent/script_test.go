@@ -206,37 +206,16 @@ export default function () { http.get(__ENV.BASE + '/'); }
 		t.Fatal("the scenario is not governed")
 	}
 	spec.Limits, spec.Fixed, spec.Tick, spec.Grace = ph.Limits(), false, 100*time.Millisecond, 30*time.Second
-	var mu sync.Mutex
-	var windows []governor.Window
-	var log lines
-	defer func() { t.Log(strings.Join(log.with("lost"), "\n")) }()
-	c := newController(t, ControllerConfig{Agents: 3, Spec: spec, Started: ctl.StartMerged, Logger: log.logger(),
-		Observer: func(w governor.Window) { mu.Lock(); windows = append(windows, w); mu.Unlock() },
-		K6:       func(id string, d *script.Deltas) { _ = ctl.Merge(id, *d) }})
-	ctx, cancel := context.WithCancel(context.Background())
-	var agents []<-chan error
-	for _, name := range []string{"a", "b", "c"} {
-		agents = append(agents, runAgent(context.Background(), c, name, testToken))
-	}
-	done := startRun(t, c, ctx)
+	var ws windowLog
+	c := newController(t, ControllerConfig{Agents: 3, Spec: spec, Started: ctl.StartMerged, Observer: ws.observe,
+		K6: func(id string, d *script.Deltas) { _ = ctl.Merge(id, *d) }})
 	// Eight windows judged: the race detector's three sobek runtimes can
 	// saturate a loaded two-core machine, and then the windows do not
 	// settle; the estimate is checked only where they did.
-	testwait.Until(t, 3*testwait.Deadline, "eight judged windows", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(windows) >= 8 && (governor.Capacity(windows, 0.05).Windows >= 5 || len(windows) >= 16)
+	res := runThreeUntil(t, c, "eight judged windows", func() bool {
+		n, settled := ws.count()
+		return n >= 8 && (settled >= 5 || n >= 16)
 	})
-	cancel()
-	res := <-done
-	for _, a := range agents {
-		if err := testwait.Receive(t, a, "an agent's end"); err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("agent: %v", err)
-		}
-	}
-	if res == nil {
-		t.FailNow()
-	}
 	est := res.Capacity
 	t.Logf("estimate %+v; agents %+v", est, res.Agents)
 	moved := false
@@ -258,4 +237,44 @@ export default function () { http.get(__ENV.BASE + '/'); }
 	if got := res.Counts.OK + res.Counts.Failed; got != st.OK+st.Shed {
 		t.Errorf("merged attempts %d, target saw %d", got, st.OK+st.Shed)
 	}
+}
+
+// windowLog keeps a controller's closed windows for a test to wait on.
+type windowLog struct {
+	mu sync.Mutex
+	ws []governor.Window
+}
+
+func (l *windowLog) observe(w governor.Window) { l.mu.Lock(); l.ws = append(l.ws, w); l.mu.Unlock() }
+
+// count is how many windows closed and how many settled ones the capacity
+// estimate rests on.
+func (l *windowLog) count() (n, settled int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.ws), governor.Capacity(l.ws, 0.05).Windows
+}
+
+// runThreeUntil runs c with three agents until cond holds, then stops it
+// as Ctrl-C does and returns its result once every agent has ended.
+func runThreeUntil(t *testing.T, c *Controller, what string, cond func() bool) *Result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var agents []<-chan error
+	for _, name := range []string{"a", "b", "c"} {
+		agents = append(agents, runAgent(context.Background(), c, name, testToken))
+	}
+	done := startRun(t, c, ctx)
+	testwait.Until(t, 3*testwait.Deadline, what, cond)
+	cancel() // Ctrl-C: every agent stops
+	res := <-done
+	for _, a := range agents {
+		if err := testwait.Receive(t, a, "an agent's end"); err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("agent: %v", err)
+		}
+	}
+	if res == nil {
+		t.FailNow()
+	}
+	return res
 }

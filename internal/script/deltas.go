@@ -123,24 +123,14 @@ func (r *Runner) TakeDeltas() Deltas {
 		if d, ok := m.take(""); ok {
 			out.Metrics = append(out.Metrics, d)
 		}
-		m.mu.Lock()
-		scen := make(map[string]*Metric, len(m.scen))
-		for k, v := range m.scen {
-			scen[k] = v
-		}
-		m.mu.Unlock()
-		for name, s := range scen {
+		for name, s := range m.scenarios() {
 			if d, ok := s.take(name); ok {
 				out.Metrics = append(out.Metrics, d)
 			}
 		}
 	}
 	now := map[checkKey]*CheckDelta{}
-	sets := [][]CheckResult{r.setupChecks.results()}
-	for _, p := range r.phases {
-		sets = append(sets, p.Checks())
-	}
-	for _, set := range sets {
+	for _, set := range r.checkSets() {
 		for _, c := range set {
 			k := checkKey{c.Group, c.Name}
 			if now[k] == nil {

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -50,6 +51,13 @@ func (m *Metric) scenarioMetric(scenario string) *Metric {
 	return s
 }
 
+// scenarios are m's per-scenario copies by scenario, read under its lock.
+func (m *Metric) scenarios() map[string]*Metric {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.scen)
+}
+
 // scenarioSummaries are the metrics of each scenario that added values,
 // scenarios and metrics sorted by name; nil unless keepPerScenario.
 func (r *Runner) scenarioSummaries(span time.Duration) []ScenarioSummary {
@@ -58,13 +66,7 @@ func (r *Runner) scenarioSummaries(span time.Duration) []ScenarioSummary {
 		if !m.perScenario {
 			continue
 		}
-		m.mu.Lock()
-		scen := make(map[string]*Metric, len(m.scen))
-		for k, v := range m.scen {
-			scen[k] = v
-		}
-		m.mu.Unlock()
-		for name, s := range scen {
+		for name, s := range m.scenarios() {
 			st := s.Stats()
 			if st.Count == 0 {
 				continue

@@ -45,19 +45,9 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 	red := newRedactor(cfg.Env)
 	cfg.Logger = slog.New(red.Handler(s.logger(slog.LevelWarn).Handler()))
 	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
-	r, err := s.loadInterruptible(sc.Path, cfg)
-	if errors.Is(err, script.ErrInterrupted) {
-		return ExitCode{Code: ExitExternalAbort, Err: err}
-	}
+	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
-		if ie := initError(err); ie != nil {
-			return ie
-		}
-		var pe *os.PathError
-		if !errors.As(err, new(*bundle.Error)) && errors.As(err, &pe) {
-			return BadInput{fmt.Errorf("%s: %v", sc.Path, pe.Err)}
-		}
-		return BadInput{err}
+		return err
 	}
 	var gov *script.Phase
 	for _, ph := range r.Phases() {
@@ -211,4 +201,25 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		return ThresholdsCrossed(max(n, 1))
 	}
 	return nil
+}
+
+// loadScript loads a script for a run (with the init notice and Ctrl-C of
+// loadInterruptible), its failure worded as the run ends: Ctrl-C 105, an
+// init-context exception 107, anything else bad input.
+func (s *Session) loadScript(path string, cfg script.Config) (*script.Runner, error) {
+	r, err := s.loadInterruptible(path, cfg)
+	if errors.Is(err, script.ErrInterrupted) {
+		return nil, ExitCode{Code: ExitExternalAbort, Err: err}
+	}
+	if err != nil {
+		if ie := initError(err); ie != nil {
+			return nil, ie
+		}
+		var pe *os.PathError
+		if !errors.As(err, new(*bundle.Error)) && errors.As(err, &pe) {
+			return nil, BadInput{fmt.Errorf("%s: %v", path, pe.Err)}
+		}
+		return nil, BadInput{err}
+	}
+	return r, nil
 }

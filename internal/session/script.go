@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
-	"github.com/throttlekit/throttle/internal/script/bundle"
 	"github.com/throttlekit/throttle/internal/script/k6out"
 )
 
@@ -90,19 +88,9 @@ func (s *Session) RunScript(sc Script) error {
 		}
 		cfg.InitMemory = limit
 	}
-	r, err := s.loadInterruptible(sc.Path, cfg)
-	if errors.Is(err, script.ErrInterrupted) {
-		return ExitCode{Code: ExitExternalAbort, Err: err}
-	}
+	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
-		if ie := initError(err); ie != nil {
-			return ie
-		}
-		var pe *os.PathError
-		if !errors.As(err, new(*bundle.Error)) && errors.As(err, &pe) {
-			return BadInput{fmt.Errorf("%s: %v", sc.Path, pe.Err)}
-		}
-		return BadInput{err}
+		return err
 	}
 	for _, w := range outs {
 		if j, ok := unguarded(w).(*k6out.JSON); ok {
