@@ -232,17 +232,7 @@ func TestOtherVersionRefused(t *testing.T) {
 // target saw counted once in the merged counters.
 func TestThreeAgentsFindCapacity(t *testing.T) {
 	const capacity = 400.0
-	tc := target.NewConfig(capacity)
-	// nginx's limit_req burst=20 at 400 r/s: three generators' arrivals
-	// are not one evenly spaced stream, and a 20 ms bucket sheds their
-	// jitter at the capacity itself.
-	tc.Burst = 50 * time.Millisecond
-	tg, err := target.New(tc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tg)
-	defer srv.Close()
+	tg, srv := shedTarget(t, capacity)
 	var ws windowLog
 	rec, _ := report.NewRecorder(0.05)
 	spec := testSpec(t, srv.URL+"/", 5000, 50)
@@ -274,4 +264,21 @@ func TestThreeAgentsFindCapacity(t *testing.T) {
 	if n := rec.Summary().Overall.Count; uint64(n) != res.Counts.OK+res.Counts.Failed {
 		t.Errorf("latencies merged %d, attempts %d", n, res.Counts.OK+res.Counts.Failed)
 	}
+}
+
+// shedTarget serves the built-in target shedding above capacity until the
+// test ends. Its burst is nginx's limit_req burst=20 at 400 r/s: three
+// generators' arrivals are not one evenly spaced stream, and a 20 ms
+// bucket sheds their jitter at the capacity itself.
+func shedTarget(t *testing.T, capacity float64) (*target.Target, *httptest.Server) {
+	t.Helper()
+	tc := target.NewConfig(capacity)
+	tc.Burst = 50 * time.Millisecond
+	tg, err := target.New(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	t.Cleanup(srv.Close)
+	return tg, srv
 }

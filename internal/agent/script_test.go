@@ -16,7 +16,6 @@ import (
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
-	"github.com/throttlekit/throttle/internal/target"
 	"github.com/throttlekit/throttle/internal/testwait"
 )
 
@@ -184,14 +183,7 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 // finds the target's capacity as one process does.
 func TestGovernedScriptOverThreeAgents(t *testing.T) {
 	const capacity = 400.0
-	tc := target.NewConfig(capacity)
-	tc.Burst = 50 * time.Millisecond
-	tg, err := target.New(tc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tg)
-	defer srv.Close()
+	tg, srv := shedTarget(t, capacity)
 	spec, ctl := scriptSpec(t, map[string]string{"main.js": `
 import http from 'k6/http';
 import throttle from 'k6/x/throttle';

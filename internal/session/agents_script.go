@@ -13,6 +13,7 @@ import (
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/agent"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
@@ -41,10 +42,7 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 	}
 	con := s.console()
 	cfg := sc.Config
-	cfg.StdoutTTY, cfg.StderrTTY = s.StdoutTTY, s.StderrTTY
-	red := newRedactor(cfg.Env)
-	cfg.Logger = slog.New(red.Handler(s.logger(slog.LevelWarn).Handler()))
-	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
+	s.scriptOutput(&cfg, con)
 	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
 		return err
@@ -124,12 +122,8 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		return err
 	}
 	summary := r.Summary(res.End.Sub(res.Start))
-	var werr error
-	keep := func(err error) {
-		if err != nil && werr == nil {
-			werr = err
-		}
-	}
+	var first firstErr
+	keep := first.keep
 	switch {
 	case run.HandleSummary:
 		keep(run.SummaryErr)
@@ -186,8 +180,8 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		}
 	}
 	keep(mergeErr)
-	if werr != nil {
-		return werr
+	if first.err != nil {
+		return first.err
 	}
 	for _, ag := range res.Agents {
 		if ag.Err != "" {
@@ -222,4 +216,27 @@ func (s *Session) loadScript(path string, cfg script.Config) (*script.Runner, er
 		return nil, BadInput{err}
 	}
 	return r, nil
+}
+
+// firstErr keeps the first error of the outputs a run writes: each is
+// written even when one before failed.
+type firstErr struct{ err error }
+
+func (f *firstErr) keep(err error) {
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+// scriptOutput points a script's logger and console.log at the session's
+// console, and its handleSummary state at the session's terminals. Secret
+// -e values stay out of what throttle writes (its log lines, exception
+// lines, the k6 outputs' tags) through the redactor it returns;
+// console.log is the script's.
+func (s *Session) scriptOutput(cfg *script.Config, con *live.Console) *redactor {
+	cfg.StdoutTTY, cfg.StderrTTY = s.StdoutTTY, s.StderrTTY
+	red := newRedactor(cfg.Env)
+	cfg.Logger = slog.New(red.Handler(s.logger(slog.LevelWarn).Handler())) // quiet: warnings (a throwing iteration) still show
+	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
+	return red
 }

@@ -46,12 +46,7 @@ func (s *Session) RunScript(sc Script) error {
 	}
 	con := s.console()
 	cfg := sc.Config
-	cfg.StdoutTTY, cfg.StderrTTY = s.StdoutTTY, s.StderrTTY
-	// Secret -e values stay out of what throttle writes (its log lines,
-	// exception lines, the k6 outputs' tags); console.log is the script's.
-	red := newRedactor(cfg.Env)
-	cfg.Logger = slog.New(red.Handler(s.logger(slog.LevelWarn).Handler())) // quiet: warnings (a throwing iteration) still show
-	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
+	red := s.scriptOutput(&cfg, con)
 	var read reads
 	cfg.Read = read.hook(s.Verbose, con.Line, red)
 	cfg.HTTPDebug = func(dump string) { con.Line(dump) } // k6's --http-debug dump, as its docs show it
