@@ -184,8 +184,11 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		return first.err
 	}
 	for _, ag := range res.Agents {
-		if ag.Err != "" {
+		switch {
+		case ag.Err != "":
 			return fmt.Errorf("agent %s: %s", ag.ID, ag.Err)
+		case ag.Lost:
+			return fmt.Errorf("agent %s was lost: its segment %s of the test did not run to its end (the summary is of what the agents sent)", ag.ID, ag.Segment)
 		}
 	}
 	if res.Interrupted {
