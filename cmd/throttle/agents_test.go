@@ -163,3 +163,43 @@ export default function () { check(http.get(__ENV.BASE + pathOf(names[0])), { ok
 		t.Fatalf("one process: %v iterations, %v checks; three agents: %v, %v; want 65 each", oneI, oneC, agentsI, agentsC)
 	}
 }
+
+// A k6 script's agent killed with SIGKILL mid-run: the controller declares
+// it lost in one line, the others run their segments to the end, and the
+// run ends with one line naming the lost agent's segment (exit 1), after
+// k6's summary of what the agents sent.
+func TestLocalAgentsScriptLost(t *testing.T) {
+	t.Setenv(asThrottle, "1")
+	tg, err := target.New(target.NewConfig(1e6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "s.js")
+	if err := os.WriteFile(path, []byte(`
+import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { vus: 3, duration: '6s' };
+export default function () { http.get(__ENV.BASE + '/'); sleep(0.05); }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr testwait.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"run", "-e", "BASE=" + srv.URL, "--local-agents", "3", "--listen", "127.0.0.1:0", path},
+			env{stdout: &stdout, stderr: &stderr})
+	}()
+	testwait.Until(t, testwait.Deadline, "three agents and requests", func() bool {
+		return len(children(t)) == 3 && tg.Stats().OK > 30
+	})
+	if err := syscall.Kill(children(t)[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code := testwait.Receive(t, done, "the run's end")
+	if code != 1 || strings.Count(stderr.String(), "throttle agent lost") != 1 || !strings.Contains(stderr.String(), "was lost: its segment") ||
+		!strings.Contains(stdout.String(), "http_reqs") {
+		t.Fatalf("exit %d, want 1 with one lost line and the summary\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
