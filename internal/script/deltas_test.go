@@ -138,3 +138,16 @@ function exec() { return e.scenario.iterationInTest; }
 		}
 	}
 }
+
+// TestDeltasRunLeavesHandleSummary: an agent's run (Deltas) does not call
+// handleSummary; its controller does, with the whole test's data.
+func TestDeltasRunLeavesHandleSummary(t *testing.T) {
+	path := writeScript(t, "h.js", `
+export default function () {}
+export function handleSummary() { return { stdout: 'called' }; }
+`)
+	_, res := runScript(t, path, "", Config{Deltas: true}, 30*time.Second)
+	if res.HandleSummary || len(res.Outputs) != 0 {
+		t.Fatalf("result %+v: handleSummary ran on an agent", res)
+	}
+}

@@ -140,7 +140,8 @@ type Config struct {
 	// (kind "open"), with their size in bytes.
 	Read func(kind, name string, n int)
 	// Deltas makes the run keep what every metric and check gains for
-	// TakeDeltas (an agent sends them to its controller every tick).
+	// TakeDeltas (an agent sends them to its controller every tick); such
+	// a run does not call handleSummary, its controller does.
 	Deltas bool
 	// Follow, if set, gives the governed scenario's phase its offer (an
 	// agent following its controller's share): phase.Config.Follow.
