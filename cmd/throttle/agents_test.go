@@ -180,7 +180,7 @@ func TestLocalAgentsScriptLost(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`
 import http from 'k6/http';
 import { sleep } from 'k6';
-export const options = { vus: 3, duration: '6s' };
+export const options = { vus: 3, duration: '12s' };
 export default function () { http.get(__ENV.BASE + '/'); sleep(0.05); }
 `), 0o644); err != nil {
 		t.Fatal(err)

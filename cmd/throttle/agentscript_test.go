@@ -152,7 +152,7 @@ func TestScriptOverAgentsMetrics(t *testing.T) {
 	var body string
 	code, _, stderr := runScriptOverAgentsWhile(t, `
 import http from 'k6/http';
-export const options = { scenarios: { main: { executor: 'constant-arrival-rate', rate: 50, duration: '3s', preAllocatedVUs: 4 } } };
+export const options = { scenarios: { main: { executor: 'constant-arrival-rate', rate: 50, duration: '5s', preAllocatedVUs: 4 } } };
 export default function () { http.get(__ENV.BASE + '/'); }
 `, 2, func(stderr *testwait.Buffer) {
 		addr := regexp.MustCompile(`metrics: serving (\S+)`).FindStringSubmatch(stderr.String())
