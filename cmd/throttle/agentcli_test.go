@@ -20,8 +20,6 @@ func TestAgentFlagsRefused(t *testing.T) {
 		{[]string{"run", "--rate", "10", "--agents", "0", "http://127.0.0.1:1/"}, "--agents must be >= 1"},
 		{[]string{"run", "--rate", "10", "--agents", "2", "--local-agents", "2", "http://127.0.0.1:1/"}, "--agents and --local-agents conflict"},
 		{[]string{"run", "--rate", "10", "--agents", "2", "http://127.0.0.1:1/"}, "--agents needs a token"},
-		{[]string{"run", "--rate", "10", "--local-agents", "2", "--metrics", "127.0.0.1:0", "http://127.0.0.1:1/"}, "--metrics is not supported with --agents"},
-		{[]string{"run", "--local-agents", "2", "script.js"}, "k6 scripts over agents"},
 		{[]string{"agent", "--token", "x"}, "give --join"},
 		{[]string{"run", "--rate", "10", "--tls-ca", "ca.pem", "http://127.0.0.1:1/"}, "--tls-ca applies to a run over agents"},
 		{[]string{"run", "--rate", "10", "--local-agents", "2", "--tls-cert", "c.pem", "http://127.0.0.1:1/"}, "the TLS flags apply to --agents"},

@@ -59,7 +59,7 @@ func (a *agentFlags) register(g *flagGroups) {
 
 // on reports whether the run goes over agents, and refuses what agents do
 // not support yet.
-func (a *agentFlags) on(fs *pflag.FlagSet, p *phaseFlags) (bool, error) {
+func (a *agentFlags) on(fs *pflag.FlagSet) (bool, error) {
 	if !fs.Changed("agents") && !fs.Changed("local-agents") {
 		for _, n := range []string{"listen", "token", "agent-wait", "tls-cert", "tls-key", "tls-ca"} {
 			if fs.Changed(n) {
@@ -77,8 +77,6 @@ func (a *agentFlags) on(fs *pflag.FlagSet, p *phaseFlags) (bool, error) {
 		return false, usagef("--local-agents must be >= 1, got %d", a.local)
 	case fs.Changed("local-agents") && (fs.Changed("tls-cert") || fs.Changed("tls-key") || fs.Changed("tls-ca")):
 		return false, usagef("--local-agents talk to this process over loopback: the TLS flags apply to --agents")
-	case p.metrics.Addr != "":
-		return false, usagef("--metrics is not supported with --agents yet")
 	}
 	if a.token == "" {
 		a.token = os.Getenv(tokenEnv)
@@ -200,4 +198,14 @@ func newAgentCmd(e env) *cobra.Command {
 	fs.BoolVarP(&quiet, "quiet", "q", false, "only warnings and errors")
 	registerTLS(fs, &cfg.TLS, false)
 	return cmd
+}
+
+// runScriptAgents runs a k6 script over agents: each runs its execution
+// segment of it, this process merges their k6 metrics.
+func (f *runFlags) runScriptAgents(fs *pflag.FlagSet, e env, s scriptRun) error {
+	sc, err := f.scriptRun(fs, s, nil)
+	if err != nil {
+		return err
+	}
+	return f.session(e).RunScriptAgents(sc, f.agents.config(e))
 }

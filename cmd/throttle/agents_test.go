@@ -104,3 +104,102 @@ func TestLocalAgentsSurviveSIGKILL(t *testing.T) {
 		t.Errorf("goodput %.1f after losing an agent, want in [%.0f, %.0f]", g, 0.3*capacity, 1.08*capacity)
 	}
 }
+
+// An ungoverned k6 script on three local agent processes makes the same
+// iteration total, checks and requests as on one process: the agents run
+// its segments from the shipped archive (a local module and an open()ed
+// file in it), the controller merges their k6 metrics.
+func TestLocalAgentsScriptSameTotals(t *testing.T) {
+	t.Setenv(asThrottle, "1")
+	tg, err := target.New(target.NewConfig(1e6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	defer srv.Close()
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"main.js": `
+import http from 'k6/http';
+import { check } from 'k6';
+import { pathOf } from './lib.js';
+const names = JSON.parse(open('./names.json'));
+export const options = { scenarios: {
+  si: { executor: 'shared-iterations', vus: 4, iterations: 50 },
+  pv: { executor: 'per-vu-iterations', vus: 5, iterations: 3 },
+} };
+export default function () { check(http.get(__ENV.BASE + pathOf(names[0])), { ok: (r) => r.status === 200 }); }
+`,
+		"lib.js":     `export function pathOf(n) { return '/' + n; }`,
+		"names.json": `["x"]`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func(args ...string) (iterations, checks float64) {
+		out := filepath.Join(t.TempDir(), "sum.json")
+		var stdout, stderr testwait.Buffer
+		code := run(append(append([]string{"run", "-q", "-e", "BASE=" + srv.URL, "--summary-export", out}, args...), filepath.Join(dir, "main.js")),
+			env{stdout: &stdout, stderr: &stderr})
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout.String(), stderr.String())
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct {
+			Metrics map[string]map[string]float64 `json:"metrics"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s.Metrics["iterations"]["count"], s.Metrics["checks"]["passes"]
+	}
+	oneI, oneC := counts()
+	agentsI, agentsC := counts("--local-agents", "3", "--listen", "127.0.0.1:0")
+	if oneI != 65 || agentsI != oneI || agentsC != oneC {
+		t.Fatalf("one process: %v iterations, %v checks; three agents: %v, %v; want 65 each", oneI, oneC, agentsI, agentsC)
+	}
+}
+
+// A k6 script's agent killed with SIGKILL mid-run: the controller declares
+// it lost in one line, the others run their segments to the end, and the
+// run ends with one line naming the lost agent's segment (exit 1), after
+// k6's summary of what the agents sent.
+func TestLocalAgentsScriptLost(t *testing.T) {
+	t.Setenv(asThrottle, "1")
+	tg, err := target.New(target.NewConfig(1e6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "s.js")
+	if err := os.WriteFile(path, []byte(`
+import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { vus: 3, duration: '12s' };
+export default function () { http.get(__ENV.BASE + '/'); sleep(0.05); }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr testwait.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"run", "-e", "BASE=" + srv.URL, "--local-agents", "3", "--listen", "127.0.0.1:0", path},
+			env{stdout: &stdout, stderr: &stderr})
+	}()
+	testwait.Until(t, testwait.Deadline, "three agents and requests", func() bool {
+		return len(children(t)) == 3 && tg.Stats().OK > 30
+	})
+	if err := syscall.Kill(children(t)[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code := testwait.Receive(t, done, "the run's end")
+	if code != 1 || strings.Count(stderr.String(), "throttle agent lost") != 1 || !strings.Contains(stderr.String(), "was lost: its segment") ||
+		!strings.Contains(stdout.String(), "http_reqs") {
+		t.Fatalf("exit %d, want 1 with one lost line and the summary\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}

@@ -79,17 +79,17 @@ func newRunCmd(e env) *cobra.Command {
 
 func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	fs := cmd.Flags()
-	agents, err := f.agents.on(fs, &f.phaseFlags)
+	agents, err := f.agents.on(fs)
 	if err != nil {
 		return err
 	}
 	for _, a := range args {
 		if session.IsScript(a) {
-			if agents {
-				return usagef("k6 scripts over agents (--agents, --local-agents) are not supported yet: agents run URL/targets runs")
-			}
 			if len(args) > 1 {
 				return usagef("a k6 script runs alone: give %s without URLs", a)
+			}
+			if agents {
+				return f.runScriptAgents(fs, e, scriptRun{path: a, env: f.env, insecure: f.insecure, http2: f.http2})
 			}
 			return f.runScript(fs, e, scriptRun{path: a, env: f.env, insecure: f.insecure, http2: f.http2})
 		}

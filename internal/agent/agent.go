@@ -14,7 +14,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
 )
 
@@ -83,6 +82,9 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	if w.Refused != "" || w.Spec == nil {
 		return nil, fmt.Errorf("%w: %s", ErrRefused, w.Refused)
+	}
+	if w.Spec.Script != nil {
+		return joinScript(ctx, nc, w, closed, log)
 	}
 	ec, err := w.Spec.engineConfig()
 	if err != nil {
@@ -234,29 +236,9 @@ func (a *agent) Follow(ctx context.Context, apply func(float64) float64) {
 
 // run runs the phase and ships its deltas every tick until it ends.
 func (a *agent) run(ctx context.Context, eng *engine.Engine, every, silent time.Duration, stop, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type out struct {
-		res *engine.Result
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		r, err := eng.Run(runCtx)
-		done <- out{r, err}
-	}()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var prev engine.Counts
-	var prevLoad governor.Load
-	var seq uint64
+	sh := &shipper{id: a.id, nc: a.nc}
 	send := func(final bool, errText string) {
-		c, l := eng.Meter().Counts(), eng.Meter().Load()
-		d := deltaOf(c, prev, l, prevLoad)
-		prev, prevLoad = c, l
-		seq++
-		d.Agent, d.Seq, d.Final, d.Err = a.id, seq, final, errText
-		d.CID, _ = a.nc.GetClientID()
+		d := sh.delta(eng.Meter().Counts(), eng.Meter().Load(), final, errText)
 		d.Saturated, d.SatRate = eng.Meter().Saturated()
 		snap := eng.Snapshot()
 		d.InFlight, d.Workers = snap.InFlight, snap.Workers
@@ -265,46 +247,8 @@ func (a *agent) run(ctx context.Context, eng *engine.Engine, every, silent time.
 		}
 		_ = a.nc.Publish(subjTick, encode(d))
 	}
-	lastHeard := time.Now()
-	why := ""
-	for {
-		select {
-		case o := <-done:
-			if why == "" {
-				why = "the run's duration passed"
-			}
-			errText := ""
-			if o.err != nil {
-				errText = o.err.Error()
-			}
-			send(true, errText)
-			_ = a.nc.FlushTimeout(5 * time.Second)
-			s := &Summary{ID: a.id, Stopped: why}
-			if o.res != nil {
-				s.Attempts = o.res.Counts.OK + o.res.Counts.Failed
-			}
-			log.Info("throttle agent stopped", "as", a.id, "why", why, "attempts", s.Attempts)
-			return s, o.err
-		case <-a.heard:
-			lastHeard = time.Now()
-		case <-t.C:
-			send(false, "")
-			if why == "" && time.Since(lastHeard) > silent {
-				why = fmt.Sprintf("the controller was silent for %v", silent)
-				cancel()
-			}
-		case <-stop:
-			if why == "" {
-				why = "the controller stopped the run"
-			}
-			stop = nil
-			cancel()
-		case <-closed:
-			if why == "" {
-				why = "the connection to the controller closed"
-			}
-			closed = nil
-			cancel()
-		}
-	}
+	run := func(ctx context.Context) error { _, err := eng.Run(ctx); return err }
+	why, err := ship(ctx, run, send, every, silent, a.heard, stop, closed, func() { _ = a.nc.FlushTimeout(5 * time.Second) })
+	c := eng.Meter().Counts()
+	return stopped(log, a.id, why, "the run's duration passed", c.OK+c.Failed), err
 }

@@ -232,45 +232,16 @@ func TestOtherVersionRefused(t *testing.T) {
 // target saw counted once in the merged counters.
 func TestThreeAgentsFindCapacity(t *testing.T) {
 	const capacity = 400.0
-	tc := target.NewConfig(capacity)
-	// nginx's limit_req burst=20 at 400 r/s: three generators' arrivals
-	// are not one evenly spaced stream, and a 20 ms bucket sheds their
-	// jitter at the capacity itself.
-	tc.Burst = 50 * time.Millisecond
-	tg, err := target.New(tc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tg)
-	defer srv.Close()
-	var mu sync.Mutex
-	var windows []governor.Window
+	tg, srv := shedTarget(t, capacity)
+	var ws windowLog
 	rec, _ := report.NewRecorder(0.05)
 	spec := testSpec(t, srv.URL+"/", 5000, 50)
 	spec.Duration = 4 * testwait.Deadline
-	c := newController(t, ControllerConfig{Agents: 3, Spec: spec, Latency: rec,
-		Observer: func(w governor.Window) { mu.Lock(); windows = append(windows, w); mu.Unlock() }})
-	ctx, cancel := context.WithCancel(context.Background())
-	var agents []<-chan error
-	for _, name := range []string{"a", "b", "c"} {
-		agents = append(agents, runAgent(context.Background(), c, name, testToken))
-	}
-	done := startRun(t, c, ctx)
-	testwait.Until(t, 3*testwait.Deadline, "an estimate resting on 6 settled windows", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return governor.Capacity(windows, 0.05).Windows >= 6
+	c := newController(t, ControllerConfig{Agents: 3, Spec: spec, Latency: rec, Observer: ws.observe})
+	res := runThreeUntil(t, c, "an estimate resting on 6 settled windows", func() bool {
+		_, settled := ws.count()
+		return settled >= 6
 	})
-	cancel() // Ctrl-C: every agent stops
-	res := <-done
-	for _, a := range agents {
-		if err := testwait.Receive(t, a, "an agent's end"); err != nil {
-			t.Errorf("agent: %v", err)
-		}
-	}
-	if res == nil {
-		t.FailNow()
-	}
 	est := res.Capacity
 	t.Logf("estimate %+v; agents %+v", est, res.Agents)
 	// Tight above: the target's capacity bounds the goodput. Below, the
@@ -293,4 +264,21 @@ func TestThreeAgentsFindCapacity(t *testing.T) {
 	if n := rec.Summary().Overall.Count; uint64(n) != res.Counts.OK+res.Counts.Failed {
 		t.Errorf("latencies merged %d, attempts %d", n, res.Counts.OK+res.Counts.Failed)
 	}
+}
+
+// shedTarget serves the built-in target shedding above capacity until the
+// test ends. Its burst is nginx's limit_req burst=20 at 400 r/s: three
+// generators' arrivals are not one evenly spaced stream, and a 20 ms
+// bucket sheds their jitter at the capacity itself.
+func shedTarget(t *testing.T, capacity float64) (*target.Target, *httptest.Server) {
+	t.Helper()
+	tc := target.NewConfig(capacity)
+	tc.Burst = 50 * time.Millisecond
+	tg, err := target.New(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	t.Cleanup(srv.Close)
+	return tg, srv
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script"
+	"github.com/throttlekit/throttle/internal/script/options"
 )
 
 // DefaultWait is how long a controller waits for its agents.
@@ -50,6 +52,15 @@ type ControllerConfig struct {
 	Observer func(governor.Window)
 	// Joined, if set, is called as each agent joins (tests, --local-agents).
 	Joined func(AgentInfo)
+	// K6, for a script run, receives every agent's k6 metric and check
+	// deltas as they arrive (the controller's runner merges them).
+	K6 func(agent string, d *script.Deltas)
+	// Started, if set, is told when the agents start.
+	Started func(time.Time)
+	// Crossed, if set, is asked every tick whether an abortOnFail
+	// threshold is crossed over the merged metrics: a non-empty answer
+	// ends the run, stopping every agent, and is the Result's Aborted.
+	Crossed func() string
 }
 
 // AgentInfo is what the report says about one agent.
@@ -73,10 +84,14 @@ type AgentInfo struct {
 	// Late: it joined after the start. Lost: it fell silent and lost its
 	// share (and never spoke again); Returned counts the times a lost agent
 	// spoke again and got a share back. Err: its phase failed.
-	Late     bool   `json:"late,omitempty"`
-	Lost     bool   `json:"lost,omitempty"`
-	Returned int    `json:"returned,omitempty"`
-	Err      string `json:"error,omitempty"`
+	Late bool `json:"late,omitempty"`
+	Lost bool `json:"lost,omitempty"`
+	// Segment is its execution segment of a k6 script run.
+	Segment string `json:"segment,omitempty"`
+	// Iterations are the script iterations it ran (ok and failed).
+	Iterations uint64 `json:"iterations,omitempty"`
+	Returned   int    `json:"returned,omitempty"`
+	Err        string `json:"error,omitempty"`
 }
 
 type member struct {
@@ -98,6 +113,8 @@ type Result struct {
 	Counts      engine.Counts
 	Capacity    governor.Estimate
 	Agents      []AgentInfo
+	// Aborted is why Crossed ended the run ("" it did not).
+	Aborted string
 	// Generator sums the agents' watches: ticks and saturated ticks.
 	Generator engine.GeneratorSummary
 }
@@ -126,6 +143,9 @@ type Controller struct {
 	seq     uint64
 	readyN  chan struct{} // signalled when a member gets ready
 	finals  chan struct{} // signalled on every final delta or loss
+	// segments are a script run's execution segments, given out in the
+	// order agents join; one run's segments are never given twice.
+	segments []string
 }
 
 // NewController starts the embedded NATS server and listens for agents.
@@ -159,6 +179,12 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	}
 	c.gov = gov
 	c.cfg.Spec.Every = gov.Check()
+	if cfg.Spec.Script != nil {
+		for _, seg := range options.Split(cfg.Agents) {
+			c.segments = append(c.segments, seg.String())
+		}
+		c.cfg.Spec.Script.Sequence = options.Sequence(cfg.Agents)
+	}
 	if c.srv, err = serve(cfg.Listen, cfg.Token, cfg.TLS, c.log); err != nil {
 		return nil, err
 	}
@@ -180,6 +206,13 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	}
 	return c, nil
 }
+
+// Mode is the run's governor mode.
+func (c *Controller) Mode() governor.Mode { return c.cfg.Spec.Limits.Mode }
+
+// Tick is the run's tick (the spec's, or the governor's default for its
+// window).
+func (c *Controller) Tick() time.Duration { return c.cfg.Spec.Tick }
 
 // URL is the nats:// address agents join.
 func (c *Controller) URL() string { return clientURL(c.srv) }
@@ -223,16 +256,26 @@ func (c *Controller) onHello(msg *nats.Msg) {
 		reply(Welcome{Refused: "the run is over"})
 		return
 	}
+	segment := ""
+	if c.cfg.Spec.Script != nil {
+		if len(c.segments) == 0 {
+			c.mu.Unlock()
+			c.log.Warn("throttle agent refused: every segment of the script is taken", "agent", h.Name)
+			reply(Welcome{Refused: fmt.Sprintf("the script runs in %d segments and every one is taken", c.cfg.Agents)})
+			return
+		}
+		segment, c.segments = c.segments[0], c.segments[1:]
+	}
 	id := h.Name
 	for n := 2; c.members[id] != nil; n++ {
 		id = fmt.Sprintf("%s-%d", h.Name, n)
 	}
-	c.members[id] = &member{AgentInfo: AgentInfo{ID: id, Name: h.Name, Cores: h.Cores, Version: h.Version, Weight: 1, Late: c.running}, cid: h.CID}
+	c.members[id] = &member{AgentInfo: AgentInfo{ID: id, Name: h.Name, Cores: h.Cores, Version: h.Version, Weight: 1, Late: c.running, Segment: segment}, cid: h.CID}
 	c.order = append(c.order, id)
 	spec := c.cfg.Spec
 	c.mu.Unlock()
 	c.log.Info("throttle agent joined", "agent", id, "cores", h.Cores, "version", h.Version)
-	reply(Welcome{ID: id, Spec: &spec})
+	reply(Welcome{ID: id, Spec: &spec, Segment: segment})
 }
 
 // onReady marks an agent ready; one that is ready after the start starts
@@ -303,6 +346,7 @@ func (c *Controller) onTick(msg *nats.Msg) {
 	if d.CID != 0 {
 		m.cid = d.CID
 	}
+	m.Iterations += d.IterOK + d.IterFailed
 	for i, n := range d.Classes {
 		m.Attempts += n
 		if engine.Class(i) != engine.ClassOK {
@@ -328,6 +372,9 @@ func (c *Controller) onTick(msg *nats.Msg) {
 		m.done, m.Err = true, d.Err
 	}
 	c.mu.Unlock()
+	if d.K6 != nil && c.cfg.K6 != nil {
+		c.cfg.K6(d.Agent, d.K6) // a member's: an unknown agent's deltas count nothing
+	}
 	if back {
 		c.log.Warn("throttle agent back", "agent", d.Agent)
 		c.publish()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/targets"
 )
 
@@ -53,8 +54,10 @@ type Hello struct {
 // Welcome answers a Hello: the agent's id in this run and what to run, or
 // why it is refused.
 type Welcome struct {
-	ID      string `json:"id,omitempty"`
-	Spec    *Spec  `json:"spec,omitempty"`
+	ID   string `json:"id,omitempty"`
+	Spec *Spec  `json:"spec,omitempty"`
+	// Segment is the agent's execution segment of a k6 script run.
+	Segment string `json:"segment,omitempty"`
 	Refused string `json:"refused,omitempty"`
 }
 
@@ -90,6 +93,10 @@ type Spec struct {
 	Silence  time.Duration `json:"silence,omitempty"`
 	Insecure bool          `json:"insecure,omitempty"`
 	HTTP2    bool          `json:"http2,omitempty"`
+	// Script, if set, makes the run a k6 script's: the agents run their
+	// segments of it as authored (Targets and the phase settings above
+	// are unused but Tick, Every and Silence).
+	Script *ScriptSpec `json:"script,omitempty"`
 }
 
 // SpecOf is the Spec of a URL run's engine configuration (with its
@@ -170,6 +177,9 @@ type Delta struct {
 	Workers   int     `json:"workers"`
 	// Hist is the HDR histogram of this tick's latencies (µs), V2-encoded.
 	Hist []byte `json:"hist,omitempty"`
+	// K6 are a script run's k6 metric and check deltas since the last
+	// tick (the controller's runner merges them).
+	K6 *script.Deltas `json:"k6,omitempty"`
 	// Final is the agent's last tick: its phase is over.
 	Final bool `json:"final,omitempty"`
 	// Err, on a final tick, says why the agent's phase failed.

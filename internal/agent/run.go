@@ -28,6 +28,9 @@ func (c *Controller) Run(ctx context.Context) (*Result, error) {
 	}
 	c.mu.Unlock()
 	_ = c.nc.Publish(subjStart, nil)
+	if c.cfg.Started != nil {
+		c.cfg.Started(start)
+	}
 	_, stopGov := c.gov.Start(governor.ApplierFunc(c.Apply))
 	defer stopGov()
 
@@ -39,7 +42,7 @@ func (c *Controller) Run(ctx context.Context) (*Result, error) {
 		defer timer.Stop()
 		end = timer.C
 	}
-	interrupted := false
+	interrupted, aborted := false, ""
 loop:
 	for {
 		select {
@@ -49,7 +52,16 @@ loop:
 		case <-end:
 			break loop
 		case <-t.C:
+			if c.cfg.Crossed != nil {
+				if aborted = c.cfg.Crossed(); aborted != "" {
+					c.log.Warn("throttle "+aborted+": the run ends", "agents", "stopped")
+					break loop
+				}
+			}
 			if c.checkLost() == 0 {
+				if c.cfg.Spec.Script != nil && !c.anyLost() {
+					break loop // every agent ran its segment to its end
+				}
 				c.log.Warn("throttle every agent is lost or done: the run ends")
 				interrupted = c.cfg.Spec.Duration <= 0 || time.Since(start) < c.cfg.Spec.Duration
 				break loop
@@ -76,7 +88,7 @@ loop:
 			c.loseAll("no last tick after the stop")
 		}
 	}
-	res := &Result{Start: start, End: time.Now(), Interrupted: interrupted, Windows: c.windows(), Counts: c.m.Counts(), Agents: c.Agents()}
+	res := &Result{Start: start, End: time.Now(), Interrupted: interrupted, Aborted: aborted, Windows: c.windows(), Counts: c.m.Counts(), Agents: c.Agents()}
 	res.Capacity = governor.Capacity(res.Windows, c.cfg.Spec.Limits.High)
 	for _, a := range res.Agents {
 		res.Generator.Ticks += int(a.Ticks)
@@ -155,6 +167,18 @@ func (c *Controller) checkLost() int {
 func (c *Controller) connected(cid uint64) bool {
 	z, err := c.srv.Connz(&server.ConnzOptions{CID: cid})
 	return err != nil || len(z.Conns) > 0 // unknown counts as connected
+}
+
+// anyLost reports whether an agent was lost (and not back).
+func (c *Controller) anyLost() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.Lost {
+			return true
+		}
+	}
+	return false
 }
 
 // loseAll declares every agent still running lost.

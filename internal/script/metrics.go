@@ -53,14 +53,39 @@ type Metric struct {
 	perScenario bool
 	scen        map[string]*Metric // guarded by mu
 
-	mu                  sync.Mutex
-	count, nonZero      uint64
-	sum, min, max, last float64
-	hist                *hdr.Histogram // Trend: values × trendScale
+	mu sync.Mutex
+	tally
+	hist *hdr.Histogram // Trend: values × trendScale
 	// exact are a Trend's values while there are at most exactValues of
 	// them: its percentiles then are exact, as k6's (a trend of whole
 	// numbers has a whole median), and the histogram's beyond.
 	exact []float64
+	// pending, on an agent (Config.Deltas), is what the metric gained
+	// since its last TakeDeltas; nil otherwise.
+	pending *pendingDelta
+}
+
+// tally is a metric's running figures over the values it got: count,
+// how many were non-zero, sum, min, max and the last.
+type tally struct {
+	count, nonZero      uint64
+	sum, min, max, last float64
+}
+
+// record counts v.
+func (t *tally) record(v float64) {
+	if t.count == 0 || v < t.min {
+		t.min = v
+	}
+	if t.count == 0 || v > t.max {
+		t.max = v
+	}
+	t.count++
+	t.sum += v
+	t.last = v
+	if v != 0 {
+		t.nonZero++
+	}
 }
 
 // exactValues is how many values a Trend keeps for exact percentiles.
@@ -96,18 +121,7 @@ func (m *Metric) add(phase string, v float64) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.count == 0 || v < m.min {
-		m.min = v
-	}
-	if m.count == 0 || v > m.max {
-		m.max = v
-	}
-	m.count++
-	m.sum += v
-	m.last = v
-	if v != 0 {
-		m.nonZero++
-	}
+	m.record(v)
 	if m.Type == Trend {
 		_ = m.hist.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
 		if m.count <= exactValues {
@@ -115,6 +129,9 @@ func (m *Metric) add(phase string, v float64) error {
 		} else {
 			m.exact = nil
 		}
+	}
+	if m.pending != nil {
+		m.pending.add(v, m.Type == Trend, m.exact != nil)
 	}
 	return nil
 }
@@ -208,6 +225,8 @@ type metrics struct {
 	points func(m *Metric, v float64, tags map[string]string)
 	// perScenario is given to every metric made (keepPerScenario).
 	perScenario bool
+	// deltas: every metric made keeps what it gains for TakeDeltas.
+	deltas bool
 }
 
 // get returns the metric name, making it on first use; a second
@@ -240,6 +259,9 @@ func (ms *metrics) getKey(name string, t MetricType, isTime bool) (*Metric, erro
 	}
 	if t == Trend {
 		m.hist = hdr.New(0, 3_600_000*trendScale, 3)
+	}
+	if ms.deltas {
+		m.pending = newPending(t)
 	}
 	if metricName.MatchString(name) {
 		m.point = ms.points

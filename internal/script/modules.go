@@ -252,7 +252,7 @@ func (vu *VU) executionModule() *sobek.Object {
 			"executor":            func() any { return string(sc().Executor) },
 			"startTime":           func() any { return vu.phaseStartMs() },
 			"progress":            func() any { return vu.progress() },
-			"iterationInTest":     func() any { return vu.scenarioIter },
+			"iterationInTest":     func() any { return vu.scenarioIter + int64(sc().IterationBase) },
 			"iterationInInstance": func() any { return vu.scenarioIter },
 		})
 	})

@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -96,6 +97,10 @@ func (p *Phase) State() (offer, ceiling float64, lastBad float64, signal string)
 	return offer, ceiling, lastBad, signal
 }
 
+// Saturated is the phase's watch's verdict now: the generator, not the
+// target, limits it; and the attempt rate it reached then.
+func (p *Phase) Saturated() (bool, float64) { return p.meter.Saturated() }
+
 // Windows are the phase's closed governor windows.
 func (p *Phase) Windows() []governor.Window { return p.rt.Windows() }
 
@@ -125,6 +130,17 @@ func (r *Runner) newPhase(sc options.Scenario) (*Phase, error) {
 	if err != nil {
 		return nil, err
 	}
+	follow := p.governed && r.cfg.Follow != nil
+	if follow {
+		// An agent's share of a controller's offer may lie anywhere from
+		// the least a gate runs to the scenario's ceiling: the controller's
+		// governor holds the run's own floor and start.
+		l.Floor = math.Min(phase.MinRate, l.Ceiling)
+		if mode == governor.Concurrency {
+			l.Floor = math.Min(1, l.Ceiling)
+		}
+		l.Start = l.Floor
+	}
 	p.limits = l
 	if p.rec, err = report.NewRecorder(l.High); err != nil {
 		return nil, err
@@ -151,6 +167,9 @@ func (r *Runner) newPhase(sc options.Scenario) (*Phase, error) {
 			_ = r.builtin.droppedIterations.addTagged(sc.Name, 1, func() map[string]string { return map[string]string{"scenario": sc.Name} })
 		},
 		Aborting: p.interruptVUs,
+	}
+	if follow {
+		cfg.Follow = r.cfg.Follow
 	}
 	switch sc.Executor {
 	case options.RampingArrivalRate, options.RampingVUs:

@@ -143,6 +143,17 @@ type Config struct {
 	// each: its modules (bundle.Options.Read's kinds) and open()'s files
 	// (kind "open"), with their size in bytes.
 	Read func(kind, name string, n int)
+	// Deltas makes the run keep what every metric and check gains for
+	// TakeDeltas (an agent sends them to its controller every tick); such
+	// a run does not call handleSummary, its controller does.
+	Deltas bool
+	// Follow, if set, gives the governed scenario's phase its offer (an
+	// agent following its controller's share): phase.Config.Follow.
+	Follow phase.Follower
+	// Archive, if set, is the script to run (Runner.Archive of a
+	// controller's load): its modules and open()'s files come from it
+	// alone, and the path given to Load is not read.
+	Archive *bundle.Archive
 }
 
 // Runner runs one k6 script: Load prepares it (loads its modules, runs the
@@ -191,6 +202,11 @@ type Runner struct {
 	// setupChecks count setup's and teardown's checks, which belong to no
 	// phase but are in the summary, as in k6.
 	setupChecks checks
+	// deltaMu guards sentChecks, the check counts TakeDeltas sent so
+	// far, and gauges, a controller's last vus and vus_max by agent.
+	deltaMu    sync.Mutex
+	sentChecks map[checkKey]CheckDelta
+	gauges     map[string]map[string]float64
 	// systemTags are the system tags in force (options.systemTags).
 	systemTags map[string]bool
 	// resolved: r.opts holds the resolved options (after the init context).
@@ -250,6 +266,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	r := &Runner{cfg: cfg, files: map[string][]byte{}, configured: map[string]Governance{}, setupMeter: engine.NewMeter()}
 	r.panics.Logger = cfg.Logger
 	r.custom.points = cfg.Points
+	r.custom.deltas = cfg.Deltas
 	r.builtin = newBuiltins(&r.custom)
 	r.custom.export = cfg.Custom
 	// The setup VU's runtime is made first: the k6 modules' exported
@@ -257,7 +274,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	vu := r.newRuntime(nil)
 	r.setupVU = vu
 	r.k6 = r.k6Records()
-	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline, Read: cfg.Read})
+	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline, Read: cfg.Read, Archive: cfg.Archive})
 	if err != nil {
 		return nil, err
 	}
@@ -315,6 +332,9 @@ func Load(path string, cfg Config) (*Runner, error) {
 	for _, sc := range r.opts.Scenarios {
 		if _, ok := sobek.AssertFunction(vu.exports.Get(sc.Exec)); !ok {
 			return nil, fmt.Errorf("scenario %q: exec function %q is not exported by the script", sc.Name, sc.Exec)
+		}
+		if sc.Idle() {
+			continue // this execution segment's part of it is nothing
 		}
 		p, err := r.newPhase(sc)
 		if err != nil {
@@ -611,7 +631,7 @@ func (r *Runner) readFile(path string) ([]byte, error) {
 	if b, ok := r.files[path]; ok {
 		return b, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := r.read(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

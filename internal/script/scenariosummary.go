@@ -1,6 +1,7 @@
 package script
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -39,12 +40,22 @@ func (m *Metric) scenarioMetric(scenario string) *Metric {
 		if m.Type == Trend {
 			s.hist = hdr.New(0, 3_600_000*trendScale, 3)
 		}
+		if m.pending != nil {
+			s.pending = newPending(m.Type)
+		}
 		if m.scen == nil {
 			m.scen = map[string]*Metric{}
 		}
 		m.scen[scenario] = s
 	}
 	return s
+}
+
+// scenarios are m's per-scenario copies by scenario, read under its lock.
+func (m *Metric) scenarios() map[string]*Metric {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.scen)
 }
 
 // scenarioSummaries are the metrics of each scenario that added values,
@@ -55,13 +66,7 @@ func (r *Runner) scenarioSummaries(span time.Duration) []ScenarioSummary {
 		if !m.perScenario {
 			continue
 		}
-		m.mu.Lock()
-		scen := make(map[string]*Metric, len(m.scen))
-		for k, v := range m.scen {
-			scen[k] = v
-		}
-		m.mu.Unlock()
-		for name, s := range scen {
+		for name, s := range m.scenarios() {
 			st := s.Stats()
 			if st.Count == 0 {
 				continue

@@ -122,6 +122,15 @@ func (r *Runner) stats(m *Metric, st MetricStats, span time.Duration) []Stat {
 	return out
 }
 
+// checkSets are the checks of setup and teardown, then of each phase.
+func (r *Runner) checkSets() [][]CheckResult {
+	sets := [][]CheckResult{r.setupChecks.results()}
+	for _, p := range r.phases {
+		sets = append(sets, p.Checks())
+	}
+	return sets
+}
+
 // checkTree merges every phase's checks into the tree of groups, checks
 // and groups each in the order they were first seen.
 func (r *Runner) checkTree() *Group {
@@ -145,11 +154,7 @@ func (r *Runner) checkTree() *Group {
 	}
 	idx := map[checkKey]int{}
 	var all []merged
-	sets := [][]CheckResult{r.setupChecks.results()}
-	for _, p := range r.phases {
-		sets = append(sets, p.Checks())
-	}
-	for _, set := range sets {
+	for _, set := range r.checkSets() {
 		for _, c := range set {
 			k := checkKey{c.Group, c.Name}
 			if i, ok := idx[k]; ok {

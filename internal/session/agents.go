@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"github.com/throttlekit/throttle/internal/agent"
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
 )
 
@@ -55,32 +55,19 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 	}
 	defer m.Stop()
 	spec := agent.SpecOf(cfg, a.N)
+	mp := m.urlPhase(rec)
 	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, TLS: a.TLS, Agents: a.N, Wait: a.Wait,
-		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: rec.Observe})
+		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: observers(rec, mp)})
 	if err != nil {
 		return BadInput{err}
 	}
 	defer ctl.Close()
-	fmt.Fprintf(s.Stderr, "throttle controller listening at %s, waiting for %d agent(s)\n", ctl.URL(), a.N)
-	if a.Spawn != nil {
-		stop, err := a.Spawn(ctl.URL(), a.Token)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	if err := m.attachAgents(mp, cfg.Limits, ctl); err != nil {
+		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	defer close(done)
-	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, max(spec.Grace, 0))
-	res, err := watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
-		return ctl.Snapshot(), cfg.Limits.Mode, rec, ""
-	})
+	fmt.Fprintf(s.Stderr, "throttle controller listening at %s, waiting for %d agent(s)\n", ctl.URL(), a.N)
+	res, err := s.runController(ctl, a, con, max(spec.Grace, 0), rec)
 	if err != nil {
-		if errors.Is(err, agent.ErrNotEnoughAgents) {
-			return err
-		}
 		return err
 	}
 	in := report.Input{Settings: u.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
@@ -111,7 +98,14 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 func writeAgents(w io.Writer, agents []agent.AgentInfo) {
 	fmt.Fprintf(w, "agents       %d\n", len(agents))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  agent\tcores\tattempts\tfailed\tshare\tsaturated ticks\tlate ticks\tstate")
+	script := len(agents) > 0 && agents[0].Segment != ""
+	if script {
+		// A script's agents run their execution segments as authored:
+		// no share of an offer.
+		fmt.Fprintln(tw, "  agent\tcores\tsegment\titerations\trequests\tfailed\tlate ticks\tstate")
+	} else {
+		fmt.Fprintln(tw, "  agent\tcores\tattempts\tfailed\tshare\tsaturated ticks\tlate ticks\tstate")
+	}
 	for _, a := range agents {
 		state := "ok"
 		switch {
@@ -122,7 +116,51 @@ func writeAgents(w io.Writer, agents []agent.AgentInfo) {
 		case a.Late:
 			state = "joined late"
 		}
+		if script {
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%d\t%d\t%d\t%s\n", a.ID, a.Cores, a.Segment, a.Iterations, a.Attempts, a.Failed, a.LateTicks, state)
+			continue
+		}
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.4g\t%d/%d\t%d\t%s\n", a.ID, a.Cores, a.Attempts, a.Failed, a.Share, a.SaturatedTicks, a.Ticks, a.LateTicks, state)
 	}
 	_ = tw.Flush()
+}
+
+// observers is the controller's window observer: the report's recorder
+// and, with --metrics, the phase's exporter.
+func observers(rec *report.Recorder, mp *metrics.Phase) func(governor.Window) {
+	if mp == nil {
+		return rec.Observe
+	}
+	return func(w governor.Window) { rec.Observe(w); mp.Observe(w) }
+}
+
+// attachAgents serves, with --metrics, the run's phase series from the
+// controller's merged view (offer, attempts, windows, latency); a no-op
+// for a nil p.
+func (m *Metrics) attachAgents(p *metrics.Phase, l governor.Limits, ctl *agent.Controller) error {
+	if p == nil {
+		return nil
+	}
+	return m.reg.Register(p, metrics.Source{Limits: l, Snapshot: ctl.Snapshot})
+}
+
+// runController starts the local agents if any, runs the controller with
+// the live view, and stops on Ctrl-C as a run on one machine does (a
+// second one aborts the agents' in-flight iterations).
+func (s *Session) runController(ctl *agent.Controller, a Agents, con *live.Console, grace time.Duration, rec *report.Recorder) (*agent.Result, error) {
+	if a.Spawn != nil {
+		stop, err := a.Spawn(ctl.URL(), a.Token)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, grace)
+	return watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+		return ctl.Snapshot(), ctl.Mode(), rec, ""
+	})
 }

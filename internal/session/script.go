@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -16,7 +14,6 @@ import (
 	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
 	"github.com/throttlekit/throttle/internal/script"
-	"github.com/throttlekit/throttle/internal/script/bundle"
 	"github.com/throttlekit/throttle/internal/script/k6out"
 )
 
@@ -48,12 +45,7 @@ func (s *Session) RunScript(sc Script) error {
 	}
 	con := s.console()
 	cfg := sc.Config
-	cfg.StdoutTTY, cfg.StderrTTY = s.StdoutTTY, s.StderrTTY
-	// Secret -e values stay out of what throttle writes (its log lines,
-	// exception lines, the k6 outputs' tags); console.log is the script's.
-	red := newRedactor(cfg.Env)
-	cfg.Logger = slog.New(red.Handler(s.logger(slog.LevelWarn).Handler())) // quiet: warnings (a throwing iteration) still show
-	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
+	red := s.scriptOutput(&cfg, con)
 	var read reads
 	cfg.Read = read.hook(s.Verbose, con.Line, red)
 	// k6's --http-debug dump, as its docs show it, credentials blanked.
@@ -96,19 +88,9 @@ func (s *Session) RunScript(sc Script) error {
 			return BadInput{err}
 		}
 	}
-	r, err := s.loadInterruptible(sc.Path, cfg)
-	if errors.Is(err, script.ErrInterrupted) {
-		return ExitCode{Code: ExitExternalAbort, Err: err}
-	}
+	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
-		if ie := initError(err); ie != nil {
-			return ie
-		}
-		var pe *os.PathError
-		if !errors.As(err, new(*bundle.Error)) && errors.As(err, &pe) {
-			return BadInput{fmt.Errorf("%s: %v", sc.Path, pe.Err)}
-		}
-		return BadInput{err}
+		return err
 	}
 	for _, w := range outs {
 		if j, ok := unguarded(w).(*k6out.JSON); ok {

@@ -61,6 +61,10 @@ type Options struct {
 	// (from ModuleCache) or "jslib module" (built in); name the path or
 	// URL; n its size in bytes.
 	Read func(kind, name string, n int)
+	// Archive, if set, is where every module comes from (an agent running
+	// a controller's script): the path given to Load is Archive.Entry's,
+	// and a module not in it is an error.
+	Archive *Archive
 }
 
 // Bundle is a loaded script: its entry module and every module it
@@ -87,6 +91,9 @@ type Bundle struct {
 	// runtime does not provide, each as file:line: reason; Load names
 	// them all at once.
 	refused []string
+	// sources are the local and remote modules' sources as read: the
+	// script's Archive.
+	sources map[string][]byte
 }
 
 // module is one local file.
@@ -119,13 +126,15 @@ func Load(path string, opts Options) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(abs); err != nil {
+	if opts.Archive != nil {
+		abs = opts.Archive.Entry
+	} else if st, err := os.Stat(abs); err != nil {
 		return nil, &Error{Msg: fmt.Sprintf("script %s: %v", path, errors.Unwrap(err))}
 	} else if st.IsDir() {
 		return nil, &Error{Msg: fmt.Sprintf("script %s is a directory", path)}
 	}
 	b := &Bundle{Path: abs, Dir: filepath.Dir(abs), opts: opts, byPath: map[string]*module{},
-		byRec: map[sobek.ModuleRecord]*module{}, k6: map[string]sobek.ModuleRecord{}, loading: map[string]bool{}}
+		byRec: map[sobek.ModuleRecord]*module{}, k6: map[string]sobek.ModuleRecord{}, loading: map[string]bool{}, sources: map[string][]byte{}}
 	b.mu.Lock()
 	main, err := b.load(abs)
 	b.mu.Unlock()

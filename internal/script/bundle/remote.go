@@ -39,7 +39,14 @@ func (b *Bundle) read(path string) (src []byte, dir string, err error) {
 		}
 	}()
 	if !isHTTP(path) {
-		src, err = os.ReadFile(path)
+		if b.opts.Archive != nil {
+			src, err = b.fromArchive(path)
+		} else {
+			src, err = os.ReadFile(path)
+		}
+		if err == nil {
+			b.sources[path] = src
+		}
 		return src, filepath.Dir(path), err
 	}
 	// jslib: built in, never fetched (bundle/jslib).
@@ -48,10 +55,19 @@ func (b *Bundle) read(path string) (src []byte, dir string, err error) {
 		return src, path, err
 	}
 	kind = "remote module"
-	if b.opts.Offline {
+	switch {
+	case b.opts.Archive != nil:
+		kind = "archived remote module"
+		src, err = b.fromArchive(path)
+	case b.opts.Offline:
 		kind = "cached remote module"
+		src, err = b.fetch(path)
+	default:
+		src, err = b.fetch(path)
 	}
-	src, err = b.fetch(path)
+	if err == nil {
+		b.sources[path] = src
+	}
 	return src, path, err
 }
 

@@ -53,6 +53,9 @@ type Flags struct {
 	CompatibilityMode     *string
 	Out                   []string
 
+	ExecutionSegment         *string
+	ExecutionSegmentSequence *string
+
 	// refused are the documented k6 options this source gave that
 	// throttle does not support; Resolve reports them with the rest.
 	refused Errors

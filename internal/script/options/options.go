@@ -103,6 +103,13 @@ type Scenario struct {
 	// Stages: ramping-vus (targets are VUs) and ramping-arrival-rate
 	// (targets are iterations per TimeUnit).
 	Stages []Stage
+
+	// IterationBase is the test-wide number of this execution segment's
+	// first iteration of a shared-iterations scenario (its part is the
+	// contiguous run Segment.Scale counts), so that
+	// exec.scenario.iterationInTest is unique across instances, as k6
+	// documents; 0 without a segment and for the other executors.
+	IterationBase int
 }
 
 // Governed reports whether the governor drives the scenario: the

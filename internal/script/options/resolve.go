@@ -85,6 +85,12 @@ type Options struct {
 	// Hosts maps a host name (or name:port) to the address to dial.
 	Hosts map[string]string
 
+	// ExecutionSegment and ExecutionSegmentSequence are the options as
+	// given; Segment is the part of the test this instance runs, already
+	// applied to Scenarios (whose Idle parts have nothing to run here).
+	ExecutionSegment, ExecutionSegmentSequence string
+	Segment                                    Segment
+
 	// Notices are what the CLI should print as warnings: things k6 also
 	// accepts without acting on (a cloud option, an unknown key, vus beside
 	// scenarios, a flag replacing the script's scenarios).
@@ -159,6 +165,14 @@ func Resolve(script []byte, env, cli Flags) (Options, error) {
 	scenarios, notes, es := execution(sl, env, cli)
 	o.Scenarios, o.Notices = scenarios, append(o.Notices, notes...)
 	errs = append(errs, es...)
+	if seg, err := resolveSegment(o.ExecutionSegment, o.ExecutionSegmentSequence); err != nil {
+		errs = append(errs, err)
+	} else {
+		o.Segment = seg
+		for i := range o.Scenarios {
+			o.Scenarios[i] = o.Scenarios[i].Segmented(seg)
+		}
+	}
 	if sl.thresholds != nil {
 		var es Errors
 		o.Thresholds, es = parseThresholds(sl.thresholds)

@@ -1,0 +1,229 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script"
+	"github.com/throttlekit/throttle/internal/script/bundle"
+	"github.com/throttlekit/throttle/internal/script/options"
+)
+
+// ScriptSpec is a k6 script run as the controller ships it: the script as
+// one archive (its modules and open()ed files: an agent reads nothing of
+// its own) and what resolves its options, the same for every agent. Each
+// agent runs the execution segment its Welcome names, so that together
+// they run the authored test (options.Segment).
+type ScriptSpec struct {
+	Archive *bundle.Archive `json:"archive"`
+	// Env is -e's __ENV. Under it, as k6 puts the process environment,
+	// is the agent's own environment (as a k6-operator runner has its
+	// pod's): the controller's is never shipped.
+	Env map[string]string `json:"env,omitempty"`
+	// EnvOptions and CLIOptions are the controller's K6_* variables and
+	// k6 flags, resolved over the script's options on every agent.
+	EnvOptions options.Flags `json:"env_options"`
+	CLIOptions options.Flags `json:"cli_options"`
+	// Sequence is the run's execution segment sequence ("0,1/3,2/3,1").
+	Sequence string `json:"sequence"`
+	// Govern, Fixed and Governance are the command line's (--govern,
+	// --no-governor, the governor flags): they decide which scenario is
+	// governed, on the agents as on the controller.
+	Govern     bool              `json:"govern,omitempty"`
+	Fixed      bool              `json:"fixed,omitempty"`
+	Governance script.Governance `json:"governance"`
+	Timeout    time.Duration     `json:"timeout,omitempty"`
+	Insecure   bool              `json:"insecure,omitempty"`
+	HTTP2      bool              `json:"http2,omitempty"`
+}
+
+// Config is the script configuration an agent runs its segment with.
+func (s *ScriptSpec) Config(segment string, log *slog.Logger) (script.Config, error) {
+	cfg := script.Config{Archive: s.Archive, Env: s.Env, EnvOptions: s.EnvOptions, CLIOptions: s.CLIOptions, Deltas: true,
+		Govern: s.Govern, Fixed: s.Fixed, Governance: s.Governance, Timeout: s.Timeout, Insecure: s.Insecure, HTTP2: s.HTTP2, Logger: log}
+	if cfg.Env == nil {
+		cfg.Env = map[string]string{}
+	}
+	cfg.SystemEnv = map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != tokenEnv {
+			cfg.SystemEnv[k] = v
+		}
+	}
+	if err := cfg.CLIOptions.Set("execution-segment", segment); err != nil {
+		return cfg, err
+	}
+	if err := cfg.CLIOptions.Set("execution-segment-sequence", s.Sequence); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// tokenEnv is where `throttle agent` reads the run's token: never the
+// script's to see.
+const tokenEnv = "THROTTLE_TOKEN"
+
+// scriptAgent runs its segment of a k6 script for the controller.
+type scriptAgent struct {
+	id  string
+	nc  *nats.Conn
+	lat *Latencies
+	r   *script.Runner
+	// gov is the governed scenario's phase (nil: none): it follows the
+	// controller's share, and its counters alone are the agent's deltas,
+	// the window the controller's governor judges.
+	gov *script.Phase
+}
+
+// joinScript loads the shipped script for w's segment, says it is ready,
+// and runs it from the controller's start until it ends or is stopped.
+func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+	cfg, err := w.Spec.Script.Config(w.Segment, log)
+	if err != nil {
+		return nil, fmt.Errorf("the run's script: %w", err)
+	}
+	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}
+	fol := &agent{id: w.ID, shares: make(chan float64, 1), heard: make(chan struct{}, 1)}
+	cfg.Follow = fol
+	governed := "" // the governed scenario's name, set before the run
+	cfg.Points = func(m *script.Metric, v float64, tags map[string]string) {
+		if m.Name == "http_req_duration" && (governed == "" || tags["scenario"] == governed) {
+			a.lat.Record(time.Duration(v * float64(time.Millisecond)))
+		}
+	}
+	if a.r, err = script.Load(w.Spec.Script.Archive.Entry, cfg); err != nil {
+		return nil, fmt.Errorf("the run's script: %w", err)
+	}
+	for _, p := range a.r.Phases() {
+		if p.Governed() {
+			a.gov, governed = p, p.Name()
+		}
+	}
+	log.Info("throttle agent joined", "as", w.ID, "segment", w.Segment)
+	sig, err := subscribe(nc, w.ID, a.r.Abort, fol)
+	if err != nil {
+		return nil, err
+	}
+	defer sig.close()
+	if err := nc.Publish(subjReady, []byte(w.ID)); err != nil {
+		return nil, err
+	}
+	_ = nc.Flush()
+	select {
+	case <-sig.start:
+	case <-sig.stop:
+		return &Summary{ID: w.ID, Stopped: "stopped before the start"}, nil
+	case <-closed:
+		return nil, fmt.Errorf("the connection to the controller closed before the start")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	log.Info("throttle agent started", "as", w.ID, "segment", w.Segment)
+	every := w.Spec.Every
+	if every <= 0 {
+		every = w.Spec.Tick
+	}
+	return a.run(ctx, every, w.Spec.Tick, w.Spec.silence(), sig, closed, log)
+}
+
+// counts sums the script's phases, or is the governed one's: the agent's
+// counters.
+func (a *scriptAgent) counts() (engine.Counts, governor.Load) {
+	var c engine.Counts
+	var l governor.Load
+	phases := a.r.Phases()
+	if a.gov != nil {
+		phases = []*script.Phase{a.gov}
+	}
+	for _, p := range phases {
+		pc, pl := p.Counts(), p.Load()
+		c.OK, c.Failed, c.IterOK, c.IterFailed = c.OK+pc.OK, c.Failed+pc.Failed, c.IterOK+pc.IterOK, c.IterFailed+pc.IterFailed
+		c.Dropped, c.Aborted, c.Started = c.Dropped+pc.Dropped, c.Aborted+pc.Aborted, c.Started+pc.Started
+		for i := range c.Classes {
+			c.Classes[i] += pc.Classes[i]
+		}
+		l.Latency += pl.Latency
+		l.Unreachable += pl.Unreachable
+	}
+	return c, l
+}
+
+// run runs the script and ships its deltas every tick until it ends; its
+// k6 metrics go once a tick (and with the last delta): the governor's
+// reads between need only the counters.
+func (a *scriptAgent) run(ctx context.Context, every, tick, silent time.Duration, sig *signals, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+	sh := &shipper{id: a.id, nc: a.nc}
+	var lastK6 time.Time
+	send := func(final bool, errText string) {
+		c, l := a.counts()
+		d := sh.delta(c, l, final, errText)
+		if a.gov != nil {
+			d.Saturated, d.SatRate = a.gov.Saturated()
+			snap := a.gov.Snapshot()
+			d.InFlight, d.Workers = snap.InFlight, snap.Workers
+		}
+		if h, err := a.lat.Take(); err == nil {
+			d.Hist = h
+		}
+		if final || time.Since(lastK6) >= tick {
+			lastK6 = time.Now()
+			if k := a.r.TakeDeltas(); len(k.Metrics) > 0 || len(k.Checks) > 0 {
+				d.K6 = &k
+			}
+		}
+		_ = a.nc.Publish(subjTick, encode(d))
+	}
+	run := func(ctx context.Context) error { _, err := a.r.Run(ctx); return err }
+	why, err := ship(ctx, run, send, every, silent, sig.heard, sig.stop, closed, func() { _ = a.nc.FlushTimeout(5 * time.Second) })
+	c, _ := a.counts()
+	return stopped(log, a.id, why, "the script ended", c.OK+c.Failed), err
+}
+
+// signals are the controller's start, stop and heartbeat as channels.
+type signals struct {
+	start, stop chan struct{}
+	heard       chan struct{}
+	subs        []*nats.Subscription
+}
+
+// subscribe listens for the controller's start (the run's or this agent's
+// own), stop, offers (its heartbeat, and the governed phase's shares for
+// fol) and abort, which calls abort once.
+func subscribe(nc *nats.Conn, id string, abort func(), fol *agent) (*signals, error) {
+	s := &signals{start: make(chan struct{}), stop: make(chan struct{}), heard: fol.heard}
+	var startOnce, stopOnce, abortOnce sync.Once
+	handlers := map[string]nats.MsgHandler{
+		subjStart:            func(*nats.Msg) { startOnce.Do(func() { close(s.start) }) },
+		subjStart + "." + id: func(*nats.Msg) { startOnce.Do(func() { close(s.start) }) },
+		subjStop:             func(*nats.Msg) { stopOnce.Do(func() { close(s.stop) }) },
+		subjAbort: func(*nats.Msg) {
+			stopOnce.Do(func() { close(s.stop) })
+			abortOnce.Do(abort)
+		},
+		subjOffer: fol.onOffer,
+	}
+	for subj, h := range handlers {
+		sub, err := nc.Subscribe(subj, h)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.subs = append(s.subs, sub)
+	}
+	return s, nil
+}
+
+func (s *signals) close() {
+	for _, sub := range s.subs {
+		_ = sub.Unsubscribe()
+	}
+}
