@@ -43,6 +43,9 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 	con := s.console()
 	cfg := sc.Config
 	s.scriptOutput(&cfg, con)
+	if err := envLimits(&cfg); err != nil {
+		return err
+	}
 	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
 		return err

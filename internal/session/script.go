@@ -69,24 +69,8 @@ func (s *Session) RunScript(sc Script) error {
 			_ = w.Close()
 		}
 	}()
-	if cfg.BodyLimit == 0 {
-		limit, err := bodyLimit()
-		if err != nil {
-			return BadInput{err}
-		}
-		cfg.BodyLimit = limit
-	}
-	if cfg.InitMemory == 0 {
-		limit, err := sizeEnv(InitMemoryEnv)
-		if err != nil {
-			return BadInput{err}
-		}
-		cfg.InitMemory = limit
-	}
-	if cfg.InitTimeout == 0 {
-		if cfg.InitTimeout, err = initTimeout(); err != nil {
-			return BadInput{err}
-		}
+	if err := envLimits(&cfg); err != nil {
+		return err
 	}
 	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
@@ -337,4 +321,29 @@ func inFlight(r *script.Runner) int64 {
 		n += ph.Snapshot().InFlight
 	}
 	return n
+}
+
+// envLimits fills the limits a script's environment variables set
+// (THROTTLE_BODY_LIMIT, THROTTLE_INIT_MEMORY, THROTTLE_INIT_TIMEOUT) where
+// the configuration leaves them at their defaults: one place, so that a
+// run on one machine and a controller loading the script for its agents
+// read them alike.
+func envLimits(cfg *script.Config) error {
+	var err error
+	if cfg.BodyLimit == 0 {
+		if cfg.BodyLimit, err = bodyLimit(); err != nil {
+			return BadInput{err}
+		}
+	}
+	if cfg.InitMemory == 0 {
+		if cfg.InitMemory, err = sizeEnv(InitMemoryEnv); err != nil {
+			return BadInput{err}
+		}
+	}
+	if cfg.InitTimeout == 0 {
+		if cfg.InitTimeout, err = initTimeout(); err != nil {
+			return BadInput{err}
+		}
+	}
+	return nil
 }
