@@ -287,10 +287,7 @@ func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Re
 		res.location = string(resp.Header.Peek("Location"))
 	}
 	if !r.DiscardBody || r.KeepHeader {
-		res.Header = make(http.Header)
-		for k, v := range resp.Header.All() {
-			res.Header.Add(string(k), string(v))
-		}
+		res.rawHeader = keepHeader(&resp.Header) // made into Header when asked (Response.Headers)
 		res.Body = body
 	}
 	return end
