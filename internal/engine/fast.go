@@ -32,6 +32,7 @@ type fastShared struct {
 	abort     context.Context
 	bodyLimit int64
 	resolver  *net.Resolver
+	bufs      *bufPools // every runner's connection buffers (bufpool.go)
 }
 
 func newFastShared(cfg DriverConfig) *fastShared {
@@ -43,6 +44,7 @@ func newFastShared(cfg DriverConfig) *fastShared {
 		abort:     cfg.Abort,
 		bodyLimit: cfg.BodyLimit,
 		resolver:  cfg.Resolver,
+		bufs:      &bufPools{},
 	}
 }
 
@@ -121,6 +123,7 @@ func (c *fastConn) host(isTLS bool, addr string) *fastHost {
 		// sent again (net/http does the same).
 		RetryIfErr: h.retry,
 	}
+	c.s.bufs.sharePools(h.hc)
 	c.hosts[i][addr] = h
 	return h
 }
