@@ -56,6 +56,7 @@ type fastConn struct {
 	lastHost *fastHost
 	req      *fasthttp.Request
 	resp     *fasthttp.Response
+	scratch  []byte // keepHeader's
 }
 
 func (s *fastShared) newConn() *fastConn {
@@ -290,7 +291,8 @@ func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Re
 		res.location = string(resp.Header.Peek("Location"))
 	}
 	if !r.DiscardBody || r.KeepHeader {
-		res.rawHeader = keepHeader(&resp.Header) // made into Header when asked (Response.Headers)
+		// Made into Header when asked (Response.Headers).
+		res.rawHeader, c.scratch = keepHeader(&resp.Header, c.scratch)
 		res.Body = body
 	}
 	return end

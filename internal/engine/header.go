@@ -18,23 +18,21 @@ import (
 // The buffer is a run of (uvarint length, name, uvarint length, value)
 // records, in fasthttp's order of the response's header lines.
 
-// keepHeader returns h's header lines as a rawHeader buffer, nil for none.
-func keepHeader(h *fasthttp.ResponseHeader) []byte {
-	n := 0
-	for k, v := range h.All() {
-		n += len(k) + len(v) + 2*binary.MaxVarintLen16
-	}
-	if n == 0 {
-		return nil
-	}
-	b := make([]byte, 0, n)
+// keepHeader returns h's header lines as a rawHeader buffer of its own
+// (nil for none), built in scratch, which it returns for the next call: one
+// pass over the headers and one allocation of exactly the buffer's size.
+func keepHeader(h *fasthttp.ResponseHeader, scratch []byte) (raw, next []byte) {
+	b := scratch[:0]
 	for k, v := range h.All() {
 		b = binary.AppendUvarint(b, uint64(len(k)))
 		b = append(b, k...)
 		b = binary.AppendUvarint(b, uint64(len(v)))
 		b = append(b, v...)
 	}
-	return b
+	if len(b) == 0 {
+		return nil, b
+	}
+	return append([]byte(nil), b...), b
 }
 
 // eachHeader calls f with each name and value of raw, in order, until f
