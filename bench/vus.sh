@@ -25,7 +25,12 @@
 # CAP_SYS_RESOURCE: 20 000 here) 100 000 of them do not fit. The open-file
 # limit is raised to the hard limit, as k6's large-test guide says.
 #
-# Knobs (environment): VUS (100000), DURATION_S (120), PORT (18090),
+# REUSE=1 drops noConnectionReuse: each VU keeps its keep-alive connection
+# through its sleep, as k6 does by default, so throttle and nginx each hold
+# one descriptor per VU: under this machine's 20 000 limit that fits about
+# 19 000 VUs (bench/vus.sh's largest keep-alive run here: VUS=18000 REUSE=1).
+#
+# Knobs (environment): VUS (100000), DURATION_S (120), PORT (18090), REUSE (0),
 # WORK (/tmp/density-vus), NGINX_WORKERS (1), BIN (a throttle binary;
 # built from this tree if unset). Traffic goes to 127.0.0.2-9 only.
 set -euo pipefail
@@ -35,6 +40,7 @@ cd "$(dirname "$0")/.."
 VUS=${VUS:-100000}
 DURATION_S=${DURATION_S:-120}
 DURATION=${DURATION_S}s
+REUSE=${REUSE:-0}
 PORT=${PORT:-18090}
 WORK=${WORK:-/tmp/density-vus}
 NGINX_WORKERS=${NGINX_WORKERS:-1}
@@ -90,7 +96,7 @@ const url = `http://127.0.0.${2 + (__VU % 8)}:${__ENV.PORT}/index.html`;
 if (__VU > 0 && __VU % Math.max(1, Number(__ENV.VUS) / 10) === 0) console.log(`initialised ${__VU}`);
 
 export const options = {
-  noConnectionReuse: true,
+  noConnectionReuse: __ENV.REUSE !== '1',
   scenarios: {
     density: { executor: 'constant-vus', vus: Number(__ENV.VUS), duration: __ENV.DURATION },
   },
@@ -120,7 +126,7 @@ cpus() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/
 # run VUS DURATION TAG: one run, sampled; leaves $WORK/TAG.{samples,gc,json,out}.
 run() {
 	local vus=$1 dur=$2 tag=$3
-	GODEBUG=gctrace=1 "$BIN" run -e PORT="$PORT" -e VUS="$vus" -e DURATION="$dur" \
+	GODEBUG=gctrace=1 "$BIN" run -e PORT="$PORT" -e VUS="$vus" -e DURATION="$dur" -e REUSE="$REUSE" \
 		--out "$WORK/$tag.json" "$WORK/vus.js" \
 		>"$WORK/$tag.out" 2>"$WORK/$tag.gc" &
 	TPID=$!
@@ -171,7 +177,7 @@ GC=$(awk '/^gc [0-9]+ @/ { split($5, c, "+"); print c[1] + c[3] }' "$WORK/main.g
 
 echo
 echo "machine      $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average during the run: $LOADS"
-echo "script       one GET, a check, sleep($SLEEP_S); constant-vus $VUS VUs for $DURATION, ungoverned, noConnectionReuse"
+echo "script       one GET, a check, sleep($SLEEP_S); constant-vus $VUS VUs for $DURATION, ungoverned, $([ "$REUSE" = 1 ] && echo "keep-alive (a connection per VU)" || echo noConnectionReuse)"
 echo "init         ${INIT:-never} s until all $VUS VUs were initialised, ${INIT_CPU:-?} s of CPU (load $INIT_LOAD; goal < 15 s)"
 awk -v s="$STEADY" -v p="$PEAK" -v b="$BASE_KIB" -v n="$VUS" 'BEGIN {
 	printf "rss/VU       steady %.1f KiB, peak %.1f KiB (RSS %.0f MiB steady, %.0f MiB peak, 1-VU run %.0f MiB; goal <= 64 KiB)\n", (s - b) / n, (p - b) / n, s / 1024, p / 1024, b / 1024 }'

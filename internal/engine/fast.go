@@ -32,6 +32,7 @@ type fastShared struct {
 	abort     context.Context
 	bodyLimit int64
 	resolver  *net.Resolver
+	bufs      *bufPools // every runner's connection buffers (bufpool.go)
 }
 
 func newFastShared(cfg DriverConfig) *fastShared {
@@ -43,6 +44,7 @@ func newFastShared(cfg DriverConfig) *fastShared {
 		abort:     cfg.Abort,
 		bodyLimit: cfg.BodyLimit,
 		resolver:  cfg.Resolver,
+		bufs:      &bufPools{},
 	}
 }
 
@@ -54,6 +56,7 @@ type fastConn struct {
 	lastHost *fastHost
 	req      *fasthttp.Request
 	resp     *fasthttp.Response
+	scratch  []byte // keepHeader's
 }
 
 func (s *fastShared) newConn() *fastConn {
@@ -121,6 +124,7 @@ func (c *fastConn) host(isTLS bool, addr string) *fastHost {
 		// sent again (net/http does the same).
 		RetryIfErr: h.retry,
 	}
+	c.s.bufs.sharePools(h.hc)
 	c.hosts[i][addr] = h
 	return h
 }
@@ -287,10 +291,8 @@ func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Re
 		res.location = string(resp.Header.Peek("Location"))
 	}
 	if !r.DiscardBody || r.KeepHeader {
-		res.Header = make(http.Header)
-		for k, v := range resp.Header.All() {
-			res.Header.Add(string(k), string(v))
-		}
+		// Made into Header when asked (Response.Headers).
+		res.rawHeader, c.scratch = keepHeader(&resp.Header, c.scratch)
 		res.Body = body
 	}
 	return end

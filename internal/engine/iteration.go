@@ -117,6 +117,8 @@ type Response struct {
 	// Request's after redirects).
 	URL string
 	// Header and Body are the response's, unless Request.DiscardBody.
+	// The fasthttp transport leaves Header nil and keeps the headers raw
+	// until Headers (or HeaderValues) is called: read them through those.
 	Header http.Header
 	Body   []byte
 	// Err is the attempt's transport error (nil when a response arrived),
@@ -152,7 +154,8 @@ type Response struct {
 	// every hop's; nil when no redirect was followed.
 	Hops []Hop
 
-	location string // a redirect's Location header, set by a transport for a 3xx
+	location  string // a redirect's Location header, set by a transport for a 3xx
+	rawHeader []byte // the headers not yet made into Header (header.go)
 }
 
 // Hop is one redirect an attempt followed: the request sent and the 3xx
@@ -446,7 +449,7 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) (end time.
 		r.hop(cur, res)
 		cur = next
 		res.URL = next.URL
-		res.Header, res.Body = nil, nil
+		res.Header, res.rawHeader, res.Body = nil, nil, nil
 	}
 	res.Elapsed = end.Sub(sent)
 	if res.Err != nil {

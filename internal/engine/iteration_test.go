@@ -112,16 +112,16 @@ func TestIterateTable(t *testing.T) {
 				checkFn func(t *testing.T, res Response)
 			}{
 				{name: "ok", req: Request{URL: base + "/ok"}, status: 200, checkFn: func(t *testing.T, res Response) {
-					if string(res.Body) != "hello" || res.Header.Get("X-Seen") != "yes" || !strings.HasPrefix(res.Proto, "HTTP/1.") {
-						t.Errorf("body %q, header %v, proto %q", res.Body, res.Header, res.Proto)
+					if string(res.Body) != "hello" || res.Headers().Get("X-Seen") != "yes" || !strings.HasPrefix(res.Proto, "HTTP/1.") {
+						t.Errorf("body %q, header %v, proto %q", res.Body, res.Headers(), res.Proto)
 					}
 					if res.BytesReceived < 5 || res.Timings.Duration <= 0 || res.Timings.TTFB() <= 0 || res.Elapsed < res.Timings.Duration {
 						t.Errorf("bytes %d, timings %+v, elapsed %v", res.BytesReceived, res.Timings, res.Elapsed)
 					}
 				}},
 				{name: "discard", req: Request{URL: base + "/ok", DiscardBody: true}, status: 200, checkFn: func(t *testing.T, res Response) {
-					if res.Body != nil || res.Header != nil {
-						t.Errorf("kept body %q header %v", res.Body, res.Header)
+					if res.Body != nil || res.Headers() != nil {
+						t.Errorf("kept body %q header %v", res.Body, res.Headers())
 					}
 				}},
 				{name: "echo", req: Request{Method: "POST", URL: base + "/echo", Header: http.Header{"X-T": {"7"}}, Host: "example.test", Body: []byte("data")}, status: 200,
@@ -139,8 +139,8 @@ func TestIterateTable(t *testing.T) {
 					}
 				}},
 				{name: "an 8 KiB header", req: Request{URL: base + "/big-header"}, status: 200, checkFn: func(t *testing.T, res Response) {
-					if len(res.Header.Get("X-Big")) != 8<<10 {
-						t.Errorf("header of %d bytes", len(res.Header.Get("X-Big")))
+					if len(res.Headers().Get("X-Big")) != 8<<10 {
+						t.Errorf("header of %d bytes", len(res.Headers().Get("X-Big")))
 					}
 				}},
 				{name: "404 is ok by default", req: Request{URL: base + "/status/404"}, status: 404, code: 1404},

@@ -107,7 +107,7 @@ func (vu *VU) addCookies(req *engine.Request, jar *cookieJar, params *sobek.Obje
 // storeCookies keeps a response's Set-Cookie cookies in the request's
 // jar (the VU's unless params.jar named another).
 func (vu *VU) storeCookies(jar *cookieJar, res *engine.Response) {
-	lines := res.Header["Set-Cookie"]
+	lines := res.HeaderValues("Set-Cookie")
 	if len(lines) == 0 {
 		return
 	}

@@ -522,12 +522,12 @@ func (r *response) Get(key string) sobek.Value {
 		}
 	case "headers":
 		h := rt.NewObject()
-		for k, vs := range r.res.Header {
+		for k, vs := range r.res.Headers() {
 			_ = h.Set(k, strings.Join(vs, ", "))
 		}
 		v = h
 	case "cookies":
-		v = r.m.vu.responseCookies(r.res.Header)
+		v = r.m.vu.responseCookies(r.res.Headers())
 	case "timings":
 		t := rt.NewObject()
 		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -199,7 +199,7 @@ func (m *httpModule) digestRequest(req *engine.Request, info *reqInfo) sobek.Val
 	if err := m.thrown(req, &m.res, out); err != nil {
 		m.vu.throw("%v", err)
 	}
-	challenge := m.res.Header.Get("WWW-Authenticate")
+	challenge := m.res.Headers().Get("WWW-Authenticate")
 	if out == engine.IterationAborted || m.res.Status != http.StatusUnauthorized || !strings.HasPrefix(strings.ToLower(challenge), "digest ") {
 		return first
 	}

@@ -176,7 +176,7 @@ func (m *httpModule) debugDump(req *engine.Request, res *engine.Response) {
 			proto = "HTTP/1.1"
 		}
 		fmt.Fprintf(&b, "Response:\n%s %d %s\n", proto, res.Status, http.StatusText(res.Status))
-		writeHeaders(&b, res.Header, "")
+		writeHeaders(&b, res.Headers(), "")
 		if mode == "full" && len(res.Body) > 0 {
 			b.WriteString("\n")
 			b.Write(res.Body)
