@@ -164,7 +164,7 @@ func (g *Governor) evidenceAt(now time.Time, okN, failN uint64, ld load) evidenc
 	// whole read. End − Start is what the window really covered.
 	e.full = !now.Before(g.winStart.Add(g.limits.Window - g.check/2))
 	e.tail = g.tail(now, okN, failN, ld)
-	e.breachFrac, e.breach = g.earlyFrac(e.w.Frac, e.damaged, e.n, now.Sub(g.winStart), e.tail)
+	e.breachFrac, e.breachSpan, e.breach = g.earlyFrac(e.w.Frac, e.damaged, e.n, now.Sub(g.winStart), e.tail)
 	e.unreach = ld.Unreachable - g.baseLoad.Unreachable
 	return e
 }
