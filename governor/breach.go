@@ -177,9 +177,9 @@ func (g *Governor) earlyFrac(frac float64, damaged, n uint64, span time.Duration
 
 // onsetFrac is, in the window after a multiplicative climb (slow start, a
 // safe climb) with the quick climb, the fraction of the window's evidence
-// since its damage began: what resolved (and, where it counts,
-// went unserved) since the newest read that leaves at least MinAttempts
-// after it, when the window before that read was within High. 0 when no
+// since its damage began: the failed share of what resolved since the
+// newest read that leaves at least MinAttempts after it, when the window
+// before that read was within High (failures only, see between). 0 when no
 // read qualifies (the damage was there from the start, or too little
 // followed it) or the quick climb is off. span is how long ago that read
 // was.
@@ -191,7 +191,7 @@ func (g *Governor) earlyFrac(frac float64, damaged, n uint64, span time.Duration
 // which holds a tick or five MinAttempts) mixes the two, and the seed's
 // back-off on it lands far above the target's rate, so a second and a third
 // back-off follow, each costing a breach's failures (256 VUs against a 100
-// r/s limit backed off to 206, 121, then 95: 83 of the 93 failures before
+// r/s limit backed off to 206, 121, then 95: 63 of the 83 failures before
 // settling came after the first breach was seen). Since the damage began
 // the evidence is at the same committed offer, only newer; the back-off
 // uses the larger fraction. Deciding the breach still needs the evidence
@@ -204,7 +204,7 @@ func (g *Governor) onsetFrac() (frac float64, span time.Duration) {
 		return 0, 0
 	}
 	now := g.reads[len(g.reads)-1]
-	base := read{ok: g.baseOK, fail: g.baseFail, ld: g.baseLoad}
+	base := read{ok: g.baseOK, fail: g.baseFail}
 	for i := len(g.reads) - 2; i >= 0; i-- {
 		damaged, n := g.between(g.reads[i], now)
 		if n < g.limits.MinAttempts {
@@ -218,17 +218,13 @@ func (g *Governor) onsetFrac() (frac float64, span time.Duration) {
 	return 0, 0
 }
 
-// between returns the damage and the evidence it rests on between two
-// reads of the window: failed of resolved attempts, plus the unserved load
-// where the window counts it.
-func (g *Governor) between(from, to read) (damaged, n uint64) {
-	damaged, n = to.fail-from.fail, to.ok+to.fail-from.ok-from.fail
-	if g.countsUnserved() {
-		_, _, u := g.unserved(from.ld, to.ld)
-		damaged += u
-		n += u
-	}
-	return damaged, n
+// between returns the failed and resolved attempts between two reads of
+// the window. The onset reads failures only: it is for a limiter's
+// refusals, and unserved load read over one or two reads is mostly the
+// in-flight count's own jitter (the tail, which holds five MinAttempts or
+// a tick, reads it).
+func (g *Governor) between(from, to read) (failed, n uint64) {
+	return to.fail - from.fail, to.ok + to.fail - from.ok - from.fail
 }
 
 // enough reports whether n attempts resolved over span are enough for an
