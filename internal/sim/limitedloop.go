@@ -40,15 +40,10 @@ type LimitedLoopSpec struct {
 
 // Validate reports the first field that is wrong.
 func (s LimitedLoopSpec) Validate() error {
+	if err := validateLoop("limited loop", s.Think, s.Response, s.Jitter, s.Rate); err != nil {
+		return err
+	}
 	switch {
-	case s.Think <= 0:
-		return fmt.Errorf("sim: limited loop think time must be > 0, got %v", s.Think)
-	case s.Response <= 0:
-		return fmt.Errorf("sim: limited loop response time must be > 0, got %v", s.Response)
-	case s.Jitter < 0 || s.Jitter >= s.Response:
-		return fmt.Errorf("sim: limited loop jitter must be in [0, response time %v), got %v", s.Response, s.Jitter)
-	case !(s.Rate > 0) || math.IsInf(s.Rate, 0):
-		return fmt.Errorf("sim: limited loop rate must be a finite number > 0, got %v", s.Rate)
 	case !(s.Burst >= 0) || math.IsInf(s.Burst, 0):
 		return fmt.Errorf("sim: limited loop burst must be a finite number >= 0, got %v", s.Burst)
 	case s.Stagger < 0:

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +112,27 @@ func TestLimitedLoopModel(t *testing.T) {
 	c.Serve(0, 50, 2*time.Second, nil)
 	if _, failed := c.Serve(2*time.Second, 200, step, nil); failed < 40 {
 		t.Fatalf("a cohort of 150 VUs: %v failed in its first read, want the excess over the allowance refused", failed)
+	}
+}
+
+func TestLimitedLoopSpecValidate(t *testing.T) {
+	ok := LimitedLoopSpec{Think: time.Second, Response: time.Millisecond, Rate: 100, Burst: 100, Stagger: time.Second}
+	if err := ok.Validate(); err != nil || math.Abs(ok.Capacity()-100.1) > 1e-9 {
+		t.Fatalf("valid spec: %v, capacity %v", err, ok.Capacity())
+	}
+	for _, tc := range []struct {
+		edit func(*LimitedLoopSpec)
+		want string
+	}{
+		{func(s *LimitedLoopSpec) { s.Think = 0 }, "limited loop think time"},
+		{func(s *LimitedLoopSpec) { s.Rate = math.Inf(1) }, "rate"},
+		{func(s *LimitedLoopSpec) { s.Burst = -1 }, "burst"},
+		{func(s *LimitedLoopSpec) { s.Stagger = -time.Second }, "stagger"},
+	} {
+		s := ok
+		tc.edit(&s)
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: Validate() = %v, want it to name %q", s, err, tc.want)
+		}
 	}
 }
