@@ -188,6 +188,9 @@ func (g *Governor) apply(v verdict, n uint64, now time.Time, okN, failN uint64, 
 		g.out, g.lastUnreach = true, false
 	}
 	g.windows++
+	if span := w.End.Sub(w.Start).Seconds(); span > 0 && w.Offer > 0 && d.Signal != SignalNoEvidence {
+		g.perOffer = float64(w.OK+w.Failed) / span / w.Offer
+	}
 	switch {
 	case d.Signal == SignalNoEvidence:
 		// The window goes on: nothing restarts.
