@@ -119,3 +119,27 @@ func TestBreachAfterABackoffRestsOnTwiceMinAttempts(t *testing.T) {
 		t.Fatalf("15 of 40 in a first window decided: ask %v", ask)
 	}
 }
+
+// The few-attempt breach is for windows that stay short of evidence. A
+// lump of three refusals in a read at 60 VUs decides a first window (nothing
+// says the window will hold more), but not one after a window whose pace
+// was an attempt a second per VU: at 60 VUs that window will hold 300.
+func TestFewBreachReadsTheLastWindowsPace(t *testing.T) {
+	h := newHarness(t, concurrencyLimits(60), WithQuickClimb(true))
+	h.c.add(0, 3)
+	if ask, ok := h.tick(oneRead); !ok || ask != 15 {
+		t.Fatalf("first window: ask %v %v, want the few-attempt breach's back-off to 15", ask, ok)
+	}
+
+	h = newHarness(t, concurrencyLimits(100), WithQuickClimb(true))
+	h.c.add(60, 40)
+	if ask, ok := h.tick(time.Second); !ok || ask != 60 {
+		t.Fatalf("ask %v %v, want the back-off to 60", ask, ok)
+	}
+	h.confirm(60)
+	h.c.add(0, 3)
+	h.tick(oneRead)
+	if ask, ok := h.tick(oneRead); ok {
+		t.Fatalf("3 refusals in 0.4 s at the pace of 60 a second decided: ask %v", ask)
+	}
+}
