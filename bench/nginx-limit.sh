@@ -7,9 +7,10 @@
 #   bench/nginx-limit.sh -- CMD...    start, run CMD with $TARGET set to the URL, stop
 #
 # One nginx worker on 127.0.0.1:$PORT (default 18400):
-#   $TARGET/limited  limit_req_zone $binary_remote_addr rate=400r/s,
-#                    limit_req burst=20 nodelay, limit_req_status 503 — above
-#                    400 r/s the excess is answered 503 at once (a target that sheds)
+#   $TARGET/limited  limit_req_zone $binary_remote_addr rate=$RATE r/s (400),
+#                    limit_req burst=$BURST (20) nodelay, limit_req_status 503 —
+#                    above the rate the excess is answered 503 at once (a target
+#                    that sheds) once the burst allowance is spent
 #   $TARGET/         the same small static body, unlimited
 # Installs nginx-light from Debian's packages if nginx is missing. Not part of
 # make test. Example:
@@ -19,6 +20,7 @@ set -euo pipefail
 
 PORT=${PORT:-18400}
 RATE=${RATE:-400}
+BURST=${BURST:-20}
 STATE=${STATE:-/tmp/throttle-bench-nginx-limit-$PORT}
 
 target_url() { echo "http://127.0.0.1:$PORT"; }
@@ -50,7 +52,7 @@ http {
     # try_files serves the file from this location, so limit_req (which runs
     # before it) applies; a plain "return 200" would bypass limit_req.
     location = /limited {
-      limit_req zone=cap burst=20 nodelay;
+      limit_req zone=cap burst=${BURST} nodelay;
       limit_req_status 503;
       try_files /index.html =404;
     }

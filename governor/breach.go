@@ -19,6 +19,11 @@ const (
 	minCheck      = time.Millisecond
 )
 
+// afterBackoffEvidence is, in MinAttempts, how many attempts let an early
+// breach rest on less in the window right after a back-off, with the quick
+// climb (see enough).
+const afterBackoffEvidence = 2
+
 // earlyEvidence is, in MinAttempts, how many attempts let an early breach
 // rest on less than a tick of evidence: the fraction it backs off by is
 // then good to about one attempt in a hundred.
@@ -130,20 +135,29 @@ func (g *Governor) tail(now time.Time, okN, failN uint64, ld load) tailEvidence 
 
 // earlyFrac decides the early breach at a read of a window whose evidence
 // so far is damaged of n (fraction frac) gathered over span, and whose tail
-// is tail. It returns the fraction the seed's back-off applies to and
-// whether the window breaches early. A stretch breaches when it holds
+// is tail. It returns the fraction the seed's back-off applies to, the
+// span of evidence it was read over, and whether the window breaches early. A stretch breaches when it holds
 // enough evidence (see enough) and so much damage would be less likely than
 // g.alpha at a true fraction of High (see tailBelow). The tail comes first: when it breaches and the evidence
 // before it did not, the target changed inside the window, the older
 // evidence dilutes the window's fraction, and a back-off on it would be too
 // shallow (a second breach follows); the tail is evidence at the same
 // committed offer, only newer. Otherwise the window's own fraction is used.
-func (g *Governor) earlyFrac(frac float64, damaged, n uint64, span time.Duration, tail tailEvidence) (float64, bool) {
+// With the quick climb the back-off takes the fraction since the damage
+// began when it is larger (see onsetFrac).
+func (g *Governor) earlyFrac(frac float64, damaged, n uint64, span time.Duration, tail tailEvidence) (float64, time.Duration, bool) {
 	breaches := func(damaged, n uint64, span time.Duration) bool {
 		return g.enough(n, span) && tailBelow(damaged, n, g.limits.High, g.alpha)
 	}
 	if !g.early {
-		return 0, false
+		return 0, 0, false
+	}
+	// deeper is the onset's fraction and span when it is larger than f.
+	deeper := func(f float64, over time.Duration) (float64, time.Duration, bool) {
+		if of, ospan := g.onsetFrac(); of > f {
+			return of, ospan, true
+		}
+		return f, over, true
 	}
 	if tail.n < n && breaches(tail.damaged, tail.n, tail.span) {
 		// The tail decides alone when the evidence before it did not
@@ -151,14 +165,66 @@ func (g *Governor) earlyFrac(frac float64, damaged, n uint64, span time.Duration
 		// evidence would dilute the fraction. When it breached too, the
 		// whole window is the same breach on more evidence.
 		if float64(damaged-tail.damaged) <= g.limits.High*float64(n-tail.n) {
-			return float64(tail.damaged) / float64(tail.n), true
+			return deeper(float64(tail.damaged)/float64(tail.n), tail.span)
 		}
-		return frac, true
+		return frac, span, true
 	}
-	if breaches(damaged, n, span) || g.fewBreach(damaged, n) {
-		return frac, true
+	if breaches(damaged, n, span) || g.fewBreach(damaged, n, span) {
+		return deeper(frac, span)
 	}
-	return 0, false
+	return 0, 0, false
+}
+
+// onsetFrac is, in the window after a multiplicative climb (slow start, a
+// safe climb) with the quick climb, the fraction of the window's evidence
+// since its damage began: the failed share of what resolved since the
+// newest read that leaves at least MinAttempts after it, when the window
+// before that read was within High (failures only, see between). 0 when no
+// read qualifies (the damage was there from the start, or too little
+// followed it) or the quick climb is off. span is how long ago that read
+// was.
+//
+// A limiter with a burst allowance (nginx's limit_req burst=) lets the
+// excess of an offer through until the allowance is spent, then refuses all
+// of it: a slow-start doubling's window is clean for a while, then fails
+// most of what comes. Its fraction over the whole window (or over the tail,
+// which holds a tick or five MinAttempts) mixes the two, and the seed's
+// back-off on it lands far above the target's rate, so a second and a third
+// back-off follow, each costing a breach's failures (256 VUs against a 100
+// r/s limit backed off to 206, 121, then 95: 63 of the 83 failures before
+// settling came after the first breach was seen). Since the damage began
+// the evidence is at the same committed offer, only newer; the back-off
+// uses the larger fraction. Deciding the breach still needs the evidence
+// enough asks for; only its depth reads the onset. After a probe or a hold
+// the excess is small and a spent allowance refuses in lumps: the newest
+// read alone (a few dozen attempts) would back off a third on a window
+// that failed 3 %, so there the tail's fraction stands.
+func (g *Governor) onsetFrac() (frac float64, span time.Duration) {
+	if !g.quick || !quickClimb(g.last) || len(g.reads) < 2 {
+		return 0, 0
+	}
+	now := g.reads[len(g.reads)-1]
+	base := read{ok: g.baseOK, fail: g.baseFail}
+	for i := len(g.reads) - 2; i >= 0; i-- {
+		damaged, n := g.between(g.reads[i], now)
+		if n < g.limits.MinAttempts {
+			continue
+		}
+		if pd, pn := g.between(base, g.reads[i]); float64(pd) > g.limits.High*float64(pn) {
+			return 0, 0
+		}
+		return float64(damaged) / float64(n), now.at.Sub(g.reads[i].at)
+	}
+	return 0, 0
+}
+
+// between returns the failed and resolved attempts between two reads of
+// the window. The onset reads failures only: it is for a limiter's
+// refusals, and unserved load read over one or two reads is mostly the
+// in-flight count's own jitter (the tail, which holds five MinAttempts or
+// a tick, reads it).
+func (g *Governor) between(from, to read) (failed, n uint64) {
+	return to.fail - from.fail, to.ok + to.fail - from.ok - from.fail
 }
 
 // enough reports whether n attempts resolved over span are enough for an
@@ -170,6 +236,15 @@ func (g *Governor) earlyFrac(frac float64, damaged, n uint64, span time.Duration
 // the tail of a window at 3.5 % breach on 7 failures of 23 and back off by
 // 30 %, and the fraction of a slow-start overshoot judged on a dozen
 // attempts moved where the offer settled: the simulated bars missed.)
+// With the quick climb, the window right after a back-off needs only
+// afterBackoffEvidence × MinAttempts: the target has just shown overload,
+// and a back-off that did not go deep enough is met again at a few hundred
+// requests a second, where waiting for five MinAttempts cost a read's worth
+// of refusals more at each step (issue 28's nginx: 42 of 83 failures before
+// settling in the second back-off's window).
 func (g *Governor) enough(n uint64, span time.Duration) bool {
+	if g.quick && g.last.Signal == SignalBackoff && n >= afterBackoffEvidence*g.limits.MinAttempts {
+		return true
+	}
 	return n >= g.limits.MinAttempts && (n >= earlyEvidence*g.limits.MinAttempts || span >= g.tick)
 }

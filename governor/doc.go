@@ -118,6 +118,18 @@
 //     uses that test inside the window too: a closed loop's overshoot is
 //     otherwise seen only after a tick.
 //   - After a raise no settle span is spent.
+//   - An overshoot is met in one back-off where the evidence allows. A
+//     limiter with a burst allowance (nginx's limit_req burst=) lets a
+//     smooth excess through until the allowance is spent (128 VUs thinking
+//     a second, 28 req/s over a 100 r/s limit with burst=100: 3.6 s, longer
+//     than a quick window), then refuses all of it; the doubling after it
+//     sees a clean read, then most attempts refused. In the window after a
+//     multiplicative climb the back-off takes the fraction since the damage
+//     began when it is larger (onsetFrac); the window right after a
+//     back-off breaches on 2 × MinAttempts (the target has just shown
+//     overload). In concurrency mode the test on fewer than MinAttempts
+//     judges only windows that stay short of evidence or follow a climb: a
+//     lump of refusals in the first read near the limit is not a breach.
 //
 // The climb from 1/s to 3000/s then takes twelve one-tick windows (12 s, a
 // robust nginx measured the same). The price is fewer clean attempts before

@@ -169,6 +169,9 @@ type Governor struct {
 	prev Decision
 	// lastUnreach: most of the last window's failures found no server.
 	lastUnreach bool
+	// perOffer is the last judged window's resolved attempts a second per
+	// unit of its offer (fewBreach: how much evidence a window will hold).
+	perOffer float64
 }
 
 // New returns a governor for one phase. It fails if the limits do not

@@ -22,10 +22,12 @@ type evidence struct {
 	full bool
 	// tail is the window's newest evidence (breach.go); breach whether the
 	// early breach's test passed, on the tail or the window so far, and
-	// breachFrac the fraction a back-off would apply to.
+	// breachFrac the fraction a back-off would apply to, read over the
+	// newest breachSpan of the window.
 	tail       tailEvidence
 	breach     bool
 	breachFrac float64
+	breachSpan time.Duration
 	// unreach counts the window's attempts that found no server.
 	unreach uint64
 	// ld is the host's load at this read.
@@ -70,7 +72,7 @@ func (g *Governor) judge(e evidence) verdict {
 		// The read that closes the window judges its tail first too: a
 		// target that changed in the window's last read would otherwise be
 		// judged on evidence mostly gathered before the change.
-		w.Frac, w.Tail = e.breachFrac, e.tail.span
+		w.Frac, w.Tail = e.breachFrac, e.breachSpan
 	}
 	if g.loadc != nil {
 		whole := outage(w.OK+w.Failed, e.unreach)
@@ -101,7 +103,7 @@ func (g *Governor) judge(e evidence) verdict {
 		}
 		w.Early = true
 		if e.breachFrac != w.Frac {
-			w.Frac, w.Tail = e.breachFrac, e.tail.span
+			w.Frac, w.Tail = e.breachFrac, e.breachSpan
 		}
 		return g.decided(w, d, false)
 	case (!e.full || short) && !quick && !clear, (!e.full || short) && !clear && !g.climbs(w, e.ld):

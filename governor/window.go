@@ -164,7 +164,7 @@ func (g *Governor) evidenceAt(now time.Time, okN, failN uint64, ld load) evidenc
 	// whole read. End − Start is what the window really covered.
 	e.full = !now.Before(g.winStart.Add(g.limits.Window - g.check/2))
 	e.tail = g.tail(now, okN, failN, ld)
-	e.breachFrac, e.breach = g.earlyFrac(e.w.Frac, e.damaged, e.n, now.Sub(g.winStart), e.tail)
+	e.breachFrac, e.breachSpan, e.breach = g.earlyFrac(e.w.Frac, e.damaged, e.n, now.Sub(g.winStart), e.tail)
 	e.unreach = ld.Unreachable - g.baseLoad.Unreachable
 	return e
 }
@@ -188,6 +188,9 @@ func (g *Governor) apply(v verdict, n uint64, now time.Time, okN, failN uint64, 
 		g.out, g.lastUnreach = true, false
 	}
 	g.windows++
+	if span := w.End.Sub(w.Start).Seconds(); span > 0 && w.Offer > 0 && d.Signal != SignalNoEvidence {
+		g.perOffer = float64(w.OK+w.Failed) / span / w.Offer
+	}
 	switch {
 	case d.Signal == SignalNoEvidence:
 		// The window goes on: nothing restarts.

@@ -35,15 +35,22 @@ type ClosedLoopSpec struct {
 
 // Validate reports the first field that is wrong.
 func (s ClosedLoopSpec) Validate() error {
+	return validateLoop("closed loop", s.Think, s.Response, s.Jitter, s.Rate)
+}
+
+// validateLoop checks what every loop model shares: think and response
+// times, the response's jitter and the server's rate; kind names the model
+// in the error.
+func validateLoop(kind string, think, response, jitter time.Duration, rate float64) error {
 	switch {
-	case s.Think <= 0:
-		return fmt.Errorf("sim: closed loop think time must be > 0, got %v", s.Think)
-	case s.Response <= 0:
-		return fmt.Errorf("sim: closed loop response time must be > 0, got %v", s.Response)
-	case s.Jitter < 0 || s.Jitter >= s.Response:
-		return fmt.Errorf("sim: closed loop jitter must be in [0, response time %v), got %v", s.Response, s.Jitter)
-	case !(s.Rate > 0) || math.IsInf(s.Rate, 0):
-		return fmt.Errorf("sim: closed loop rate must be a finite number > 0, got %v", s.Rate)
+	case think <= 0:
+		return fmt.Errorf("sim: %s think time must be > 0, got %v", kind, think)
+	case response <= 0:
+		return fmt.Errorf("sim: %s response time must be > 0, got %v", kind, response)
+	case jitter < 0 || jitter >= response:
+		return fmt.Errorf("sim: %s jitter must be in [0, response time %v), got %v", kind, response, jitter)
+	case !(rate > 0) || math.IsInf(rate, 0):
+		return fmt.Errorf("sim: %s rate must be a finite number > 0, got %v", kind, rate)
 	}
 	return nil
 }

@@ -16,7 +16,10 @@
 // latency, not errors, optionally with a client timeout that leaves zombie
 // work behind), ClosedLoop (VUs with think time against a server that sheds
 // or queues: the offer counts VUs, and N of them send N/(R + think)
-// requests a second), and the wrappers Switch (capacity changes mid-run), Noisy (a
+// requests a second), LimitedLoop (VUs with think time against a
+// token-bucket limiter with a burst allowance, nginx's limit_req: the VUs'
+// phases are followed, since a limiter with a burst answers a smooth excess
+// and a cohort differently), and the wrappers Switch (capacity changes mid-run), Noisy (a
 // background failure rate) and Dead (every attempt fails for a span). A
 // LoadTarget (Backlog) also reports what a host counts beyond resolved
 // attempts — started, dropped, summed latency — and Run hands it to the
