@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/throttlekit/throttle/clock"
@@ -95,6 +96,12 @@ type Gate struct {
 	anchor     int64
 	k          float64
 	restart    int64 // when the schedule last restarted after idling
+	idle       bool  // no schedule yet: the first admission (or Begin) starts it
+
+	// missed counts the admissions restarts skipped (Missed). Written
+	// under mu, read without it: an open-loop scheduler reads it after
+	// every admission.
+	missed atomic.Uint64
 
 	// Concurrency permits: slots[i] is the generation of slot i, odd while a
 	// permit holds it. A Permit carries (slot, generation) and releases only
@@ -132,8 +139,8 @@ func New(cfg Config, opts ...Option) (*Gate, error) {
 	}
 	g.mode, g.floor, g.ceiling = cfg.Mode, cfg.Floor, cfg.Ceiling
 	g.epoch = g.clock.Now()
-	// Start idle: the first admission restarts the schedule.
-	g.anchor = math.MinInt64 / 2
+	// Start idle: the first admission starts the schedule.
+	g.idle = true
 	g.setOfferLocked(cfg.Offer, 0)
 	return g, nil
 }
@@ -248,23 +255,119 @@ func (g *Gate) admitLocked(now int64) (Permit, bool) {
 	return g.takeSlotLocked(now), true
 }
 
-// dueLocked returns when the next rate admission is due, restarting the
-// schedule if it lags the clock by more than the burst window.
+// dueLocked returns when the next rate admission is due, starting the
+// schedule at now if it has not started, and restarting it if it lags the
+// clock by more than the burst window.
 func (g *Gate) dueLocked(now int64) int64 {
-	off := g.k * g.intervalNs
+	if g.idle {
+		g.idle = false
+		g.anchor, g.restart, g.k = now, now, 0
+		return now
+	}
+	due := g.dueAt(g.k)
+	if due < now-int64(g.burst) {
+		// Restart behind the caller: the schedule keeps its instants, but
+		// the admissions owed that came due more than the burst window
+		// before now are skipped, missed. The newest one owed is always
+		// kept, so a caller is never sent away empty-handed; those kept are
+		// granted at once and report now as their due (restart).
+		owed := g.owedLocked(now)
+		last := g.k + owed - 1
+		from := now - int64(g.burst)
+		first := math.Min(math.Max(math.Ceil(float64(from-g.anchor)/g.intervalNs), g.k), last)
+		for first > g.k && g.dueAt(first-1) >= from { // settle on whole nanoseconds
+			first--
+		}
+		for first < last && g.dueAt(first) < from {
+			first++
+		}
+		g.missed.Add(uint64(first - g.k))
+		g.k, g.restart = first, now
+		due = g.dueAt(g.k)
+	}
+	return due
+}
+
+// dueAt is when admission k of the schedule in force is due.
+func (g *Gate) dueAt(k float64) int64 {
+	off := k * g.intervalNs
 	if off > 1<<62 { // a rate so low the next token is centuries away
 		off = 1 << 62
 	}
-	due := g.anchor + int64(off)
-	if due < now-int64(g.burst) {
-		// Restart the schedule at now, with the burst's worth of
-		// admissions already due: those at now - m/offer, …, now, where
-		// m = ⌊offer × burst⌋. Later ones keep to now + k/offer.
-		g.anchor, g.restart = now, now
-		g.k = -math.Floor(float64(g.burst) / g.intervalNs)
-		due = now + int64(g.k*g.intervalNs)
+	return g.anchor + int64(off)
+}
+
+// owedLocked counts the admissions of the schedule in force, from the next
+// one (k) on, that are due at or before now: granted to nobody yet.
+func (g *Gate) owedLocked(now int64) float64 {
+	if g.idle || g.dueAt(g.k) > now {
+		return 0
 	}
-	return due
+	last := math.Max(math.Floor(float64(now-g.anchor)/g.intervalNs), g.k)
+	// Due times are whole nanoseconds (dueAt truncates): settle the last
+	// one due on them, not on the float quotient.
+	for g.dueAt(last+1) <= now {
+		last++
+	}
+	for last > g.k && g.dueAt(last) > now {
+		last--
+	}
+	return last - g.k + 1
+}
+
+// Behind reports how many rate admissions were due at or before at and
+// have been granted to nobody: how far the callers are behind the schedule
+// at that instant (0 in concurrency mode, before the schedule starts, and
+// for an instant before the next admission is due). It changes nothing.
+// With Missed it closes the account of the schedule; see Missed.
+func (g *Gate) Behind(at time.Time) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mode != Rate {
+		return 0
+	}
+	return uint64(g.owedLocked(int64(at.Sub(g.epoch))))
+}
+
+// Missed counts the rate admissions the schedule made due that no caller
+// was ever granted: those a restart skipped (see Burst in the package doc)
+// when the callers were later than the burst window, plus those an offer
+// change dropped from a lagging schedule. An open-loop scheduler that
+// always waits at the gate misses only when it falls behind: they are
+// the arrivals a generator asked for and never made. A gate whose callers
+// come and go also misses over its idle periods.
+//
+// The account of the schedule is exact: at every instant t,
+//
+//	Admitted + Missed + Behind(t) = the admissions the schedule made due up to t
+//
+// where the schedule starts at Begin (or at the first admission) with
+// admission 0, and makes admission k due k/offer later at a constant
+// offer: ⌊(t − start) × offer⌋ + 1 of them by t. An offer change carries
+// the admissions owed at the old offer over to the new one (in tokens, as
+// many as the burst window holds at the new offer; the rest are missed).
+// Missed is 0 in concurrency mode. It is safe to call at any time; it
+// takes no lock.
+func (g *Gate) Missed() uint64 { return g.missed.Load() }
+
+// Begin starts the rate schedule at at: admission 0 is due then, and
+// admission k at k/offer after it. Without Begin the schedule starts at
+// the first admission, when it is called. A caller that comes more than
+// the burst window after at finds the schedule restarted, the admissions
+// it skipped missed (an open-loop phase begins its schedule at its own
+// start, so a scheduler that starts late is late, not shifted). Calling
+// Begin on a running schedule counts what it owed as missed and starts
+// afresh. Concurrency mode ignores it.
+func (g *Gate) Begin(at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mode != Rate {
+		return
+	}
+	ns := int64(at.Sub(g.epoch))
+	g.missed.Add(uint64(g.owedLocked(ns)))
+	g.idle = false
+	g.anchor, g.restart, g.k = ns, ns, 0
 }
 
 // takeSlotLocked grants a concurrency permit.
@@ -334,7 +437,7 @@ func (g *Gate) setOfferLocked(offer float64, now int64) {
 		return
 	}
 	interval := 1e9 / offer
-	if g.offer > 0 {
+	if g.offer > 0 && !g.idle {
 		// Keep the part of the current interval already waited, in
 		// tokens: lead/old interval == lead'/new interval. A schedule
 		// that lags keeps its few saved tokens as tokens, never as time,
@@ -342,7 +445,16 @@ func (g *Gate) setOfferLocked(offer float64, now int64) {
 		lead := float64(g.dueLocked(now)-now) * interval / g.intervalNs
 		lead = math.Max(lead, -float64(g.burst))
 		lead = math.Min(lead, interval)
-		g.anchor, g.k = now+int64(lead), 0
+		owed := g.owedLocked(now)
+		g.anchor, g.k, g.intervalNs = now+int64(lead), 0, interval
+		// The account stays exact (Missed): the admissions owed at the old
+		// offer are owed at the new one, bar those the burst window
+		// clamped away (missed) and never one more (rounding).
+		if owedNew := g.owedLocked(now); owedNew < owed {
+			g.missed.Add(uint64(owed - owedNew))
+		} else {
+			g.k = owedNew - owed
+		}
 	}
 	g.offer, g.intervalNs = offer, interval
 	if g.head != nil {
@@ -372,6 +484,9 @@ type Stats struct {
 	Admitted uint64
 	// Cancelled counts Acquire calls that returned their context's error.
 	Cancelled uint64
+	// Missed counts rate admissions the schedule made due and never
+	// granted (Gate.Missed, where the account is stated).
+	Missed uint64
 }
 
 // Stats returns the gate's live figures, read at one instant.
@@ -387,5 +502,6 @@ func (g *Gate) Stats() Stats {
 		Waiting:   g.waiting,
 		Admitted:  g.admitted,
 		Cancelled: g.cancelled,
+		Missed:    g.missed.Load(),
 	}
 }
