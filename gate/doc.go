@@ -30,8 +30,9 @@
 // before its call are missed, never granted, and those within the window
 // (at least the newest one owed; at most 1 + ⌊offer × burst⌋) are granted
 // at once, never a pile-up of everything the idle period would have
-// earned. Those admissions report the call as their Due, never an earlier
-// instant. The schedule keeps its instants through a restart: the next
+// earned. Each reports its own due instant (within the window before the
+// call; the newest owed within 1/offer), so latency measured from it
+// includes the lateness. The schedule keeps its instants through a restart: the next
 // admission is due where it always was, within 1/offer of the call. With
 // WithBurst(0) a late caller takes only the newest admission owed.
 //

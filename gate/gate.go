@@ -95,7 +95,6 @@ type Gate struct {
 	intervalNs float64
 	anchor     int64
 	k          float64
-	restart    int64 // when the schedule last restarted after idling
 	idle       bool  // no schedule yet: the first admission (or Begin) starts it
 
 	// missed counts the admissions restarts skipped (Missed). Written
@@ -242,11 +241,6 @@ func (g *Gate) admitLocked(now int64) (Permit, bool) {
 		}
 		g.k++
 		g.admitted++
-		if due < g.restart {
-			// The burst after an idle period is scheduled as soon as
-			// possible: the call that ended the idling, not before it.
-			due = g.restart
-		}
 		return Permit{due: g.at(due)}, true
 	}
 	if g.inFlight >= g.limit {
@@ -261,7 +255,7 @@ func (g *Gate) admitLocked(now int64) (Permit, bool) {
 func (g *Gate) dueLocked(now int64) int64 {
 	if g.idle {
 		g.idle = false
-		g.anchor, g.restart, g.k = now, now, 0
+		g.anchor, g.k = now, 0
 		return now
 	}
 	due := g.dueAt(g.k)
@@ -270,7 +264,7 @@ func (g *Gate) dueLocked(now int64) int64 {
 		// the admissions owed that came due more than the burst window
 		// before now are skipped, missed. The newest one owed is always
 		// kept, so a caller is never sent away empty-handed; those kept are
-		// granted at once and report now as their due (restart).
+		// granted at once, each with its own due instant.
 		owed := g.owedLocked(now)
 		last := g.k + owed - 1
 		from := now - int64(g.burst)
@@ -282,7 +276,7 @@ func (g *Gate) dueLocked(now int64) int64 {
 			first++
 		}
 		g.missed.Add(uint64(first - g.k))
-		g.k, g.restart = first, now
+		g.k = first
 		due = g.dueAt(g.k)
 	}
 	return due
@@ -367,7 +361,7 @@ func (g *Gate) Begin(at time.Time) {
 	ns := int64(at.Sub(g.epoch))
 	g.missed.Add(uint64(g.owedLocked(ns)))
 	g.idle = false
-	g.anchor, g.restart, g.k = ns, ns, 0
+	g.anchor, g.k = ns, 0
 }
 
 // takeSlotLocked grants a concurrency permit.
