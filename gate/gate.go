@@ -95,7 +95,7 @@ type Gate struct {
 	intervalNs float64
 	anchor     int64
 	k          float64
-	idle       bool  // no schedule yet: the first admission (or Begin) starts it
+	idle       bool // no schedule yet: the first admission (or Begin) starts it
 
 	// missed counts the admissions restarts skipped (Missed). Written
 	// under mu, read without it: an open-loop scheduler reads it after
