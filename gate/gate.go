@@ -95,7 +95,8 @@ type Gate struct {
 	intervalNs float64
 	anchor     int64
 	k          float64
-	idle       bool // no schedule yet: the first admission (or Begin) starts it
+	idle       bool  // no schedule yet: the first admission (or Begin) starts it
+	until      int64 // no admission is due at or after it (End); MaxInt64 for none
 
 	// missed counts the admissions restarts skipped (Missed). Written
 	// under mu, read without it: an open-loop scheduler reads it after
@@ -139,7 +140,7 @@ func New(cfg Config, opts ...Option) (*Gate, error) {
 	g.mode, g.floor, g.ceiling = cfg.Mode, cfg.Floor, cfg.Ceiling
 	g.epoch = g.clock.Now()
 	// Start idle: the first admission starts the schedule.
-	g.idle = true
+	g.idle, g.until = true, math.MaxInt64
 	g.setOfferLocked(cfg.Offer, 0)
 	return g, nil
 }
@@ -236,7 +237,7 @@ func (g *Gate) at(ns int64) time.Time { return g.epoch.Add(time.Duration(ns)) }
 func (g *Gate) admitLocked(now int64) (Permit, bool) {
 	if g.mode == Rate {
 		due := g.dueLocked(now)
-		if due > now {
+		if due > now || due >= g.until {
 			return Permit{}, false
 		}
 		g.k++
@@ -259,7 +260,7 @@ func (g *Gate) dueLocked(now int64) int64 {
 		return now
 	}
 	due := g.dueAt(g.k)
-	if due < now-int64(g.burst) {
+	if due < now-int64(g.burst) && due < g.until {
 		// Restart behind the caller: the schedule keeps its instants, but
 		// the admissions owed that came due more than the burst window
 		// before now are skipped, missed. The newest one owed is always
@@ -275,7 +276,8 @@ func (g *Gate) dueLocked(now int64) int64 {
 		for first < last && g.dueAt(first) < from {
 			first++
 		}
-		g.missed.Add(uint64(first - g.k))
+		// Those due at or after the schedule's end were never part of it.
+		g.missed.Add(uint64(math.Min(first, g.indexAt(g.until)) - g.k))
 		g.k = first
 		due = g.dueAt(g.k)
 	}
@@ -291,9 +293,29 @@ func (g *Gate) dueAt(k float64) int64 {
 	return g.anchor + int64(off)
 }
 
+// indexAt is the first index from k on whose admission is due at or
+// after t (math.Inf for t = MaxInt64, no end).
+func (g *Gate) indexAt(t int64) float64 {
+	if t == math.MaxInt64 {
+		return math.Inf(1)
+	}
+	j := math.Max(math.Ceil(float64(t-g.anchor)/g.intervalNs), g.k)
+	for j > g.k && g.dueAt(j-1) >= t { // settle on whole nanoseconds
+		j--
+	}
+	for g.dueAt(j) < t {
+		j++
+	}
+	return j
+}
+
 // owedLocked counts the admissions of the schedule in force, from the next
-// one (k) on, that are due at or before now: granted to nobody yet.
+// one (k) on, that are due at or before now (and before the schedule's
+// end): granted to nobody yet.
 func (g *Gate) owedLocked(now int64) float64 {
+	if g.until != math.MaxInt64 {
+		now = min(now, g.until-1)
+	}
 	if g.idle || g.dueAt(g.k) > now {
 		return 0
 	}
@@ -336,13 +358,29 @@ func (g *Gate) Behind(at time.Time) uint64 {
 //	Admitted + Missed + Behind(t) = the admissions the schedule made due up to t
 //
 // where the schedule starts at Begin (or at the first admission) with
-// admission 0, and makes admission k due k/offer later at a constant
-// offer: ⌊(t − start) × offer⌋ + 1 of them by t. An offer change carries
+// admission 0, makes admission k due k/offer later at a constant offer,
+// and makes none due from End on: ⌊(t − start) × offer⌋ + 1 of them by
+// t before the end. An offer change carries
 // the admissions owed at the old offer over to the new one (in tokens, as
 // many as the burst window holds at the new offer; the rest are missed).
 // Missed is 0 in concurrency mode. It is safe to call at any time; it
 // takes no lock.
 func (g *Gate) Missed() uint64 { return g.missed.Load() }
+
+// End ends the rate schedule at at: no admission due at or after at is
+// granted, nor counted missed (a waiter waits until its context ends);
+// those due before it are granted, missed or owed as before. An earlier
+// End stands: the schedule ends at the earliest. An open-loop phase ends
+// its schedule at its duration, as k6 starts iterations at k/rate for
+// t < duration only, and again when it stops early. Concurrency mode
+// ignores it.
+func (g *Gate) End(at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mode == Rate {
+		g.until = min(g.until, int64(at.Sub(g.epoch)))
+	}
+}
 
 // Begin starts the rate schedule at at: admission 0 is due then, and
 // admission k at k/offer after it. Without Begin the schedule starts at

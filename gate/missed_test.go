@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -152,5 +153,46 @@ func TestBeginAnchorsTheSchedule(t *testing.T) {
 	c.Begin(t0.Add(-time.Hour))
 	if _, ok := c.TryAcquire(); !ok || c.Missed() != 0 || c.Behind(t0.Add(time.Hour)) != 0 {
 		t.Fatalf("concurrency: missed %d, behind %d: want none", c.Missed(), c.Behind(t0.Add(time.Hour)))
+	}
+}
+
+// End closes the schedule: 40/s from 0 until 1 s is exactly 40 admissions
+// (k/40 for k/40 < 1 s, as k6 starts iterations), whether the caller keeps
+// up or falls behind; none past the end is granted or missed, and a waiter
+// past it waits on no timer until its context ends.
+func TestEndClosesTheSchedule(t *testing.T) {
+	for _, late := range []time.Duration{0, 300 * time.Millisecond} {
+		g, fc := newFake(t, rateCfg(40), gate.WithBurst(10*time.Millisecond))
+		g.Begin(t0)
+		g.End(t0.Add(time.Second))
+		drain(g)
+		for fc.Now().Before(t0.Add(2 * time.Second)) {
+			step := 5 * time.Millisecond
+			if late > 0 && fc.Now().Equal(t0.Add(800*time.Millisecond)) {
+				step = late // a stall across the schedule's end
+			}
+			fc.Advance(step)
+			drain(g)
+		}
+		now := fc.Now()
+		if a := account(g, now); a != 40 || g.Behind(now) != 0 {
+			t.Fatalf("stall %v: admitted+missed+behind = %d (%+v), want exactly 40", late, a, g.Stats())
+		}
+		if late > 0 && g.Missed() == 0 {
+			t.Fatalf("stall %v: nothing missed", late)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		out := make(chan result, 1)
+		acquireAsync(ctx, g, 1, out)
+		waitFor(t, "the waiter to queue", func() bool { return g.Stats().Waiting == 1 })
+		if fc.Waiters() != 0 {
+			t.Fatalf("a waiter past the end armed a timer")
+		}
+		fc.Advance(time.Hour)
+		noResult(t, out)
+		cancel()
+		if r := recv(t, out); r.err == nil {
+			t.Fatalf("a waiter past the end was admitted")
+		}
 	}
 }
