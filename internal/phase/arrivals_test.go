@@ -99,3 +99,38 @@ func TestMissedArrivalsCloseTheAccount(t *testing.T) {
 		t.Fatalf("%d stalls, %d missed: want the stalls to have made the generator miss arrivals", stalls.Load(), missed)
 	}
 }
+
+// rampRate is a ramping-arrival-rate schedule: startRate 0, a stage up to
+// 200/s over 2 s, then 200/s for 0.5 s (k6's stages, linear).
+func rampRate(t time.Duration) float64 {
+	if s := t.Seconds(); s < 2 {
+		return 100 * s
+	}
+	return 200
+}
+
+// A ramping arrival rate starts as many iterations as the area under its
+// stages, as k6 does (the rate ramps linearly; an iteration starts each
+// time the area reaches a whole number, the first at 0): 0.5 × 200 × 2 +
+// 200 × 0.5 = 300 over 2.5 s. Read at the start of each RampStep the ramp
+// ran 276.
+func TestRampingArrivalRateRunsTheArea(t *testing.T) {
+	c := &cleanCounters{}
+	var ran atomic.Uint64
+	p, err := New(Config{Limits: governor.NewLimits(governor.Rate, 200), Ceiling: rampRate, Duration: 2500 * time.Millisecond, Counters: c,
+		PreAllocated: 4, MaxWorkers: 50,
+		NewWorker: func(int) (Worker, error) { return countWorker{n: &ran}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d arrivals + %d missed", res.Arrivals, res.Missed)
+	// The ramp is read on a real ticker: a tick a few ms late moves the
+	// area by a fraction of an arrival either way.
+	if n := res.Arrivals + res.Missed; n < 299 || n > 301 {
+		t.Fatalf("%d arrivals + %d missed: want the stages' area, 300", res.Arrivals, res.Missed)
+	}
+}

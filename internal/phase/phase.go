@@ -431,3 +431,18 @@ func (p *Phase) noteMissed(total uint64) {
 		}
 	}
 }
+
+// rampAt is the instant of an authored schedule whose value holds for the
+// RampStep from elapsed on. An open loop the author's stages drive (not
+// governed) runs their mean over the step — their value at its middle,
+// exact for a linear stage — so its arrivals are the area under the
+// stages, as k6's ramping-arrival-rate starts them; the value at the
+// step's start would fall short by half a step's climb on every step of a
+// ramp up (0 → 1000/s over a minute: 125 arrivals short). Governed, the
+// stage's value at each moment is a ceiling the offer never passes.
+func (p *Phase) rampAt(elapsed time.Duration) time.Duration {
+	if p.cfg.Governed || p.cfg.Limits.Mode != governor.Rate {
+		return elapsed
+	}
+	return elapsed + RampStep/2
+}
