@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/throttlekit/throttle/clock"
@@ -98,11 +97,6 @@ type Gate struct {
 	idle       bool  // no schedule yet: the first admission (or Begin) starts it
 	until      int64 // no admission is due at or after it (End); MaxInt64 for none
 
-	// missed counts the admissions restarts skipped (Missed). Written
-	// under mu, read without it: an open-loop scheduler reads it after
-	// every admission.
-	missed atomic.Uint64
-
 	// Concurrency permits: slots[i] is the generation of slot i, odd while a
 	// permit holds it. A Permit carries (slot, generation) and releases only
 	// if the generation still matches, so a second Release of it, or of a
@@ -117,6 +111,7 @@ type Gate struct {
 	spare      []*waiter
 
 	admitted, cancelled uint64
+	missed              uint64 // the admissions the schedule made due and never granted (Missed)
 }
 
 // New returns a gate enforcing cfg. It reports the first bad field of cfg, or
@@ -265,21 +260,25 @@ func (g *Gate) dueLocked(now int64) int64 {
 		// the admissions owed that came due more than the burst window
 		// before now are skipped, missed. The newest one owed is always
 		// kept, so a caller is never sent away empty-handed; those kept are
-		// granted at once, each with its own due instant.
-		owed := g.owedLocked(now)
-		last := g.k + owed - 1
+		// granted at once, each with its own due instant. (A caller slower
+		// than the offer restarts on every call: this path stays short.)
 		from := now - int64(g.burst)
-		first := math.Min(math.Max(math.Ceil(float64(from-g.anchor)/g.intervalNs), g.k), last)
-		for first > g.k && g.dueAt(first-1) >= from { // settle on whole nanoseconds
+		first := math.Ceil(float64(from-g.anchor) / g.intervalNs) // the first due at or after from
+		if g.dueAt(first) < from {                                // settle on whole nanoseconds
+			first++
+		} else if first-1 > g.k && g.dueAt(first-1) >= from {
 			first--
 		}
-		for first < last && g.dueAt(first) < from {
-			first++
+		if g.dueAt(first) > now { // none due within the window: keep the newest owed
+			first--
 		}
-		// Those due at or after the schedule's end were never part of it.
-		g.missed.Add(uint64(math.Min(first, g.indexAt(g.until)) - g.k))
+		skipped := first - g.k
+		if g.until != math.MaxInt64 { // those due at or after the end were never part of it
+			skipped = math.Min(first, g.indexAt(g.until)) - g.k
+		}
+		g.missed += uint64(skipped)
 		g.k = first
-		due = g.dueAt(g.k)
+		due = g.dueAt(first)
 	}
 	return due
 }
@@ -363,9 +362,12 @@ func (g *Gate) Behind(at time.Time) uint64 {
 // t before the end. An offer change carries
 // the admissions owed at the old offer over to the new one (in tokens, as
 // many as the burst window holds at the new offer; the rest are missed).
-// Missed is 0 in concurrency mode. It is safe to call at any time; it
-// takes no lock.
-func (g *Gate) Missed() uint64 { return g.missed.Load() }
+// Missed is 0 in concurrency mode. Stats has it too.
+func (g *Gate) Missed() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.missed
+}
 
 // End ends the rate schedule at at: no admission due at or after at is
 // granted, nor counted missed (a waiter waits until its context ends);
@@ -397,7 +399,7 @@ func (g *Gate) Begin(at time.Time) {
 		return
 	}
 	ns := int64(at.Sub(g.epoch))
-	g.missed.Add(uint64(g.owedLocked(ns)))
+	g.missed += uint64(g.owedLocked(ns))
 	g.idle = false
 	g.anchor, g.k = ns, 0
 }
@@ -483,7 +485,7 @@ func (g *Gate) setOfferLocked(offer float64, now int64) {
 		// offer are owed at the new one, bar those the burst window
 		// clamped away (missed) and never one more (rounding).
 		if owedNew := g.owedLocked(now); owedNew < owed {
-			g.missed.Add(uint64(owed - owedNew))
+			g.missed += uint64(owed - owedNew)
 		} else {
 			g.k = owedNew - owed
 		}
@@ -534,6 +536,6 @@ func (g *Gate) Stats() Stats {
 		Waiting:   g.waiting,
 		Admitted:  g.admitted,
 		Cancelled: g.cancelled,
-		Missed:    g.missed.Load(),
+		Missed:    g.missed,
 	}
 }

@@ -418,7 +418,7 @@ func (p *Phase) drain() {
 }
 
 // noteMissed brings the missed arrivals counted to total, the gate's
-// account so far: the scheduler after each admission, Run once at the end.
+// account so far: the watch every tick, Run once at the end.
 func (p *Phase) noteMissed(total uint64) {
 	for {
 		seen := p.missed.Load()

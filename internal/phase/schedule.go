@@ -98,7 +98,6 @@ func (p *Phase) schedule(ctx context.Context) {
 		}
 		due := pm.Due()
 		pm.Release()
-		p.noteMissed(p.gate.Missed())
 		if ok, _ := p.admit(); !ok {
 			continue // an outage: held back, not an arrival (probe.go)
 		}
