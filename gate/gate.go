@@ -264,13 +264,18 @@ func (g *Gate) dueLocked(now int64) int64 {
 		// than the offer restarts on every call: this path stays short.)
 		from := now - int64(g.burst)
 		first := math.Ceil(float64(from-g.anchor) / g.intervalNs) // the first due at or after from
-		if g.dueAt(first) < from {                                // settle on whole nanoseconds
+		due = g.dueAt(first)
+		switch { // settle on whole nanoseconds
+		case due < from:
 			first++
-		} else if first-1 > g.k && g.dueAt(first-1) >= from {
+			due = g.dueAt(first)
+		case first-1 > g.k && g.dueAt(first-1) >= from:
 			first--
+			due = g.dueAt(first)
 		}
-		if g.dueAt(first) > now { // none due within the window: keep the newest owed
+		if due > now { // none due within the window: keep the newest owed
 			first--
+			due = g.dueAt(first)
 		}
 		skipped := first - g.k
 		if g.until != math.MaxInt64 { // those due at or after the end were never part of it
@@ -278,7 +283,6 @@ func (g *Gate) dueLocked(now int64) int64 {
 		}
 		g.missed += uint64(skipped)
 		g.k = first
-		due = g.dueAt(first)
 	}
 	return due
 }
