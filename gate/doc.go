@@ -19,18 +19,33 @@
 //
 // # Burst
 //
-// The rate schedule may lag the clock by at most the burst window
-// (DefaultBurst, 2 ms, or WithBurst). A caller that is late by less than the
-// window, because its goroutine was scheduled late or a timer fired late,
-// catches up on the admissions it missed, so the achieved rate stays at the
-// offer even though timers are coarse. A caller that is later than that, or
-// comes back after an idle period, finds the schedule restarted at its call
-// with the window's worth already due: at most 1 + ⌊offer × burst⌋
-// admissions are granted at once, never a pile-up of everything the idle
-// period would have earned, and the next ones follow at 1/offer from the
-// call. Those admissions report the call as their Due, never an earlier
-// instant. With WithBurst(0) the gate never admits two iterations closer
-// than 1/offer, and a late caller loses its lateness.
+// The schedule starts at the first admission (or at Begin): admission 0 is
+// due then, nothing is owed before it. It may lag the clock by at most the
+// burst window (DefaultBurst, 2 ms, or WithBurst). A caller that is late by
+// less than the window, because its goroutine was scheduled late or a timer
+// fired late, catches up on the admissions it missed, so the achieved rate
+// stays at the offer even though timers are coarse. A caller that is later
+// than that, or comes back after an idle period, finds the schedule
+// restarted behind it: the admissions that came due more than the window
+// before its call are missed, never granted, and those within the window
+// (at least the newest one owed; at most 1 + ⌊offer × burst⌋) are granted
+// at once, never a pile-up of everything the idle period would have
+// earned. Each reports its own due instant (within the window before the
+// call; the newest owed within 1/offer), so latency measured from it
+// includes the lateness. The schedule keeps its instants through a restart: the next
+// admission is due where it always was, within 1/offer of the call. With
+// WithBurst(0) a late caller takes only the newest admission owed.
+//
+// # Missed admissions
+//
+// Missed counts the admissions a restart skipped (and those an offer
+// change dropped from a lagging schedule): for an open-loop scheduler, the
+// arrivals the generator fell too far behind to make. Behind(t) counts the
+// admissions due by t that nobody has taken yet. Together they close the
+// account of the schedule exactly: at every instant t, Admitted + Missed +
+// Behind(t) is the number of admissions the schedule made due up to t —
+// at a constant offer from a start s, ⌊(t − s) × offer⌋ + 1 — so a host
+// that stops at t can say what became of every one.
 //
 // # Changing the offer
 //

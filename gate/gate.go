@@ -94,7 +94,8 @@ type Gate struct {
 	intervalNs float64
 	anchor     int64
 	k          float64
-	restart    int64 // when the schedule last restarted after idling
+	idle       bool  // no schedule yet: the first admission (or Begin) starts it
+	until      int64 // no admission is due at or after it (End); MaxInt64 for none
 
 	// Concurrency permits: slots[i] is the generation of slot i, odd while a
 	// permit holds it. A Permit carries (slot, generation) and releases only
@@ -110,6 +111,7 @@ type Gate struct {
 	spare      []*waiter
 
 	admitted, cancelled uint64
+	missed              uint64 // the admissions the schedule made due and never granted (Missed)
 }
 
 // New returns a gate enforcing cfg. It reports the first bad field of cfg, or
@@ -132,8 +134,8 @@ func New(cfg Config, opts ...Option) (*Gate, error) {
 	}
 	g.mode, g.floor, g.ceiling = cfg.Mode, cfg.Floor, cfg.Ceiling
 	g.epoch = g.clock.Now()
-	// Start idle: the first admission restarts the schedule.
-	g.anchor = math.MinInt64 / 2
+	// Start idle: the first admission starts the schedule.
+	g.idle, g.until = true, math.MaxInt64
 	g.setOfferLocked(cfg.Offer, 0)
 	return g, nil
 }
@@ -230,16 +232,11 @@ func (g *Gate) at(ns int64) time.Time { return g.epoch.Add(time.Duration(ns)) }
 func (g *Gate) admitLocked(now int64) (Permit, bool) {
 	if g.mode == Rate {
 		due := g.dueLocked(now)
-		if due > now {
+		if due > now || due >= g.until {
 			return Permit{}, false
 		}
 		g.k++
 		g.admitted++
-		if due < g.restart {
-			// The burst after an idle period is scheduled as soon as
-			// possible: the call that ended the idling, not before it.
-			due = g.restart
-		}
 		return Permit{due: g.at(due)}, true
 	}
 	if g.inFlight >= g.limit {
@@ -248,23 +245,167 @@ func (g *Gate) admitLocked(now int64) (Permit, bool) {
 	return g.takeSlotLocked(now), true
 }
 
-// dueLocked returns when the next rate admission is due, restarting the
-// schedule if it lags the clock by more than the burst window.
+// dueLocked returns when the next rate admission is due, starting the
+// schedule at now if it has not started, and restarting it if it lags the
+// clock by more than the burst window.
 func (g *Gate) dueLocked(now int64) int64 {
-	off := g.k * g.intervalNs
+	if g.idle {
+		g.idle = false
+		g.anchor, g.k = now, 0
+		return now
+	}
+	due := g.dueAt(g.k)
+	if due < now-int64(g.burst) && due < g.until {
+		// Restart behind the caller: the schedule keeps its instants, but
+		// the admissions owed that came due more than the burst window
+		// before now are skipped, missed. The newest one owed is always
+		// kept, so a caller is never sent away empty-handed; those kept are
+		// granted at once, each with its own due instant. (A caller slower
+		// than the offer restarts on every call: this path stays short.)
+		from := now - int64(g.burst)
+		first := math.Ceil(float64(from-g.anchor) / g.intervalNs) // the first due at or after from
+		due = g.dueAt(first)
+		switch { // settle on whole nanoseconds
+		case due < from:
+			first++
+			due = g.dueAt(first)
+		case first-1 > g.k && g.dueAt(first-1) >= from:
+			first--
+			due = g.dueAt(first)
+		}
+		if due > now { // none due within the window: keep the newest owed
+			first--
+			due = g.dueAt(first)
+		}
+		skipped := first - g.k
+		if g.until != math.MaxInt64 { // those due at or after the end were never part of it
+			skipped = math.Min(first, g.indexAt(g.until)) - g.k
+		}
+		g.missed += uint64(skipped)
+		g.k = first
+	}
+	return due
+}
+
+// dueAt is when admission k of the schedule in force is due.
+func (g *Gate) dueAt(k float64) int64 {
+	off := k * g.intervalNs
 	if off > 1<<62 { // a rate so low the next token is centuries away
 		off = 1 << 62
 	}
-	due := g.anchor + int64(off)
-	if due < now-int64(g.burst) {
-		// Restart the schedule at now, with the burst's worth of
-		// admissions already due: those at now - m/offer, …, now, where
-		// m = ⌊offer × burst⌋. Later ones keep to now + k/offer.
-		g.anchor, g.restart = now, now
-		g.k = -math.Floor(float64(g.burst) / g.intervalNs)
-		due = now + int64(g.k*g.intervalNs)
+	return g.anchor + int64(off)
+}
+
+// indexAt is the first index from k on whose admission is due at or
+// after t (math.Inf for t = MaxInt64, no end).
+func (g *Gate) indexAt(t int64) float64 {
+	if t == math.MaxInt64 {
+		return math.Inf(1)
 	}
-	return due
+	j := math.Max(math.Ceil(float64(t-g.anchor)/g.intervalNs), g.k)
+	for j > g.k && g.dueAt(j-1) >= t { // settle on whole nanoseconds
+		j--
+	}
+	for g.dueAt(j) < t {
+		j++
+	}
+	return j
+}
+
+// owedLocked counts the admissions of the schedule in force, from the next
+// one (k) on, that are due at or before now (and before the schedule's
+// end): granted to nobody yet.
+func (g *Gate) owedLocked(now int64) float64 {
+	if g.until != math.MaxInt64 {
+		now = min(now, g.until-1)
+	}
+	if g.idle || g.dueAt(g.k) > now {
+		return 0
+	}
+	last := math.Max(math.Floor(float64(now-g.anchor)/g.intervalNs), g.k)
+	// Due times are whole nanoseconds (dueAt truncates): settle the last
+	// one due on them, not on the float quotient.
+	for g.dueAt(last+1) <= now {
+		last++
+	}
+	for last > g.k && g.dueAt(last) > now {
+		last--
+	}
+	return last - g.k + 1
+}
+
+// Behind reports how many rate admissions were due at or before at and
+// have been granted to nobody: how far the callers are behind the schedule
+// at that instant (0 in concurrency mode, before the schedule starts, and
+// for an instant before the next admission is due). It changes nothing.
+// With Missed it closes the account of the schedule; see Missed.
+func (g *Gate) Behind(at time.Time) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mode != Rate {
+		return 0
+	}
+	return uint64(g.owedLocked(int64(at.Sub(g.epoch))))
+}
+
+// Missed counts the rate admissions the schedule made due that no caller
+// was ever granted: those a restart skipped (see Burst in the package doc)
+// when the callers were later than the burst window, plus those an offer
+// change dropped from a lagging schedule. An open-loop scheduler that
+// always waits at the gate misses only when it falls behind: they are
+// the arrivals a generator asked for and never made. A gate whose callers
+// come and go also misses over its idle periods.
+//
+// The account of the schedule is exact: at every instant t,
+//
+//	Admitted + Missed + Behind(t) = the admissions the schedule made due up to t
+//
+// where the schedule starts at Begin (or at the first admission) with
+// admission 0, makes admission k due k/offer later at a constant offer,
+// and makes none due from End on: ⌊(t − start) × offer⌋ + 1 of them by
+// t before the end. An offer change carries
+// the admissions owed at the old offer over to the new one (in tokens, as
+// many as the burst window holds at the new offer; the rest are missed).
+// Missed is 0 in concurrency mode. Stats has it too.
+func (g *Gate) Missed() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.missed
+}
+
+// End ends the rate schedule at at: no admission due at or after at is
+// granted, nor counted missed (a waiter waits until its context ends);
+// those due before it are granted, missed or owed as before. An earlier
+// End stands: the schedule ends at the earliest. An open-loop phase ends
+// its schedule at its duration, as k6 starts iterations at k/rate for
+// t < duration only, and again when it stops early. Concurrency mode
+// ignores it.
+func (g *Gate) End(at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mode == Rate {
+		g.until = min(g.until, int64(at.Sub(g.epoch)))
+	}
+}
+
+// Begin starts the rate schedule at at: admission 0 is due then, and
+// admission k at k/offer after it. Without Begin the schedule starts at
+// the first admission, when it is called. A caller that comes more than
+// the burst window after at finds the schedule restarted, the admissions
+// it skipped missed (an open-loop phase begins its schedule at its own
+// start, so a scheduler that starts late is late, not shifted). Calling
+// Begin on a running schedule counts what it owed as missed and starts
+// afresh. Concurrency mode ignores it.
+func (g *Gate) Begin(at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mode != Rate {
+		return
+	}
+	ns := int64(at.Sub(g.epoch))
+	g.missed += uint64(g.owedLocked(ns))
+	g.idle = false
+	g.anchor, g.k = ns, 0
 }
 
 // takeSlotLocked grants a concurrency permit.
@@ -334,7 +475,7 @@ func (g *Gate) setOfferLocked(offer float64, now int64) {
 		return
 	}
 	interval := 1e9 / offer
-	if g.offer > 0 {
+	if g.offer > 0 && !g.idle {
 		// Keep the part of the current interval already waited, in
 		// tokens: lead/old interval == lead'/new interval. A schedule
 		// that lags keeps its few saved tokens as tokens, never as time,
@@ -342,7 +483,16 @@ func (g *Gate) setOfferLocked(offer float64, now int64) {
 		lead := float64(g.dueLocked(now)-now) * interval / g.intervalNs
 		lead = math.Max(lead, -float64(g.burst))
 		lead = math.Min(lead, interval)
-		g.anchor, g.k = now+int64(lead), 0
+		owed := g.owedLocked(now)
+		g.anchor, g.k, g.intervalNs = now+int64(lead), 0, interval
+		// The account stays exact (Missed): the admissions owed at the old
+		// offer are owed at the new one, bar those the burst window
+		// clamped away (missed) and never one more (rounding).
+		if owedNew := g.owedLocked(now); owedNew < owed {
+			g.missed += uint64(owed - owedNew)
+		} else {
+			g.k = owedNew - owed
+		}
 	}
 	g.offer, g.intervalNs = offer, interval
 	if g.head != nil {
@@ -372,6 +522,9 @@ type Stats struct {
 	Admitted uint64
 	// Cancelled counts Acquire calls that returned their context's error.
 	Cancelled uint64
+	// Missed counts rate admissions the schedule made due and never
+	// granted (Gate.Missed, where the account is stated).
+	Missed uint64
 }
 
 // Stats returns the gate's live figures, read at one instant.
@@ -387,5 +540,6 @@ func (g *Gate) Stats() Stats {
 		Waiting:   g.waiting,
 		Admitted:  g.admitted,
 		Cancelled: g.cancelled,
+		Missed:    g.missed,
 	}
 }

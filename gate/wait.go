@@ -98,7 +98,10 @@ func (g *Gate) waitLocked(ctx context.Context, w *waiter) (Permit, error) {
 			now := g.now()
 			g.grantLocked(now, false)
 			if !w.granted {
-				tick = g.armLocked(w, time.Duration(g.dueLocked(now)-now))
+				tick = nil // past the schedule's end (End): no timer, ctx ends the wait
+				if due := g.dueLocked(now); due < g.until {
+					tick = g.armLocked(w, time.Duration(due-now))
+				}
 			}
 		}
 		if w.granted {

@@ -28,6 +28,9 @@ type Counts struct {
 	IterOK, IterFailed uint64
 	// Dropped counts rate-mode arrivals that found no free worker.
 	Dropped uint64
+	// Missed counts rate-mode arrivals the schedule asked for that the
+	// generator never made: it fell behind (phase.Counters.Miss).
+	Missed uint64
 	// Aborted counts attempts cut off by the engine's own stop, neither ok
 	// nor failed: they say nothing about the target.
 	Aborted uint64

@@ -27,6 +27,7 @@ type Meter struct {
 	iterOK     padded
 	iterFailed padded
 	dropped    padded
+	missed     padded // arrivals the schedule asked for and the generator never made
 	aborted    padded
 	unreach    padded // failed attempts that found no server (governor.Load.Unreachable)
 	latency    padded // summed Elapsed of resolved attempts, nanoseconds
@@ -76,6 +77,10 @@ func (m *Meter) Load() governor.Load {
 
 // Drop counts an arrival the schedule produced that no worker could start.
 func (m *Meter) Drop() { m.dropped.Add(1) }
+
+// Miss counts n arrivals the schedule asked for that the generator never
+// made (phase.Counters).
+func (m *Meter) Miss(n uint64) { m.missed.Add(n) }
 
 // EndIteration counts an iteration by its outcome (an aborted one is not
 // counted: its attempt already was).
@@ -153,6 +158,7 @@ func (m *Meter) Counts() Counts {
 		IterOK:     m.iterOK.Load(),
 		IterFailed: m.iterFailed.Load(),
 		Dropped:    m.dropped.Load(),
+		Missed:     m.missed.Load(),
 		Aborted:    m.aborted.Load(),
 	}
 	m.loadClasses(&c.Classes)

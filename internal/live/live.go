@@ -234,6 +234,11 @@ func StatusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mod
 	if cur.Counts.Dropped > 0 {
 		s += fmt.Sprintf("  dropped %d", cur.Counts.Dropped)
 	}
+	if cur.Counts.Missed > 0 {
+		// Arrivals asked for and never made: the generator's shortfall,
+		// not the target's.
+		s += fmt.Sprintf("  missed %d (generator behind schedule)", cur.Counts.Missed)
+	}
 	// Name the failures a person has to fix on their side, not the
 	// target's: a host that does not resolve, a handshake that fails.
 	if n := cur.Counts.Classes[engine.ClassDNS]; n > 0 {

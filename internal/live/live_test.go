@@ -93,6 +93,11 @@ func TestStatusLine(t *testing.T) {
 	if got = StatusLine(cur, cur, report.Latency{}, governor.Rate); !strings.Contains(got, "  [outage over]  ") {
 		t.Errorf("after an outage: %q", got)
 	}
+	// Arrivals the generator never made are named as its shortfall.
+	cur.Counts.Missed = 12
+	if got = StatusLine(cur, cur, report.Latency{}, governor.Rate); !strings.Contains(got, "  dropped 3  missed 12 (generator behind schedule)") {
+		t.Errorf("missed arrivals: %q", got)
+	}
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

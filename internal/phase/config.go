@@ -43,6 +43,12 @@ type Counters interface {
 	governor.LoadCounters
 	// Drop counts an arrival no worker could start.
 	Drop()
+	// Miss counts n arrivals the schedule asked for that the scheduler
+	// never made: it fell more than ScheduleSlack behind them (gate.Missed),
+	// or the phase ended with them due and not taken. Neither sent nor
+	// dropped, they close the account: the schedule's arrivals = started +
+	// dropped + missed.
+	Miss(n uint64)
 	// Lag counts one arrival's schedule lag: how late a worker began it
 	// after its intended start.
 	Lag(d time.Duration)

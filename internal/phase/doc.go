@@ -12,7 +12,14 @@
 //     rate gate (its due instant is the arrival's intended start) and hands
 //     it to an idle worker of a bounded pool, starting workers lazily; an
 //     arrival that finds none free is dropped and counted, never skipped
-//     silently; the schedule lag (start − due) is counted for the watch;
+//     silently; the schedule begins at the phase's start and ends at its
+//     duration (gate.Begin, gate.End: k6's k/rate for t < duration), and
+//     the arrivals the scheduler fell too far behind to make, or left due
+//     at the end, are counted missed (Counters.Miss), so the schedule's
+//     arrivals = started + dropped + missed, exactly; an authored ramp
+//     not governed runs its mean over each RampStep (the area under the
+//     stages, as k6); the schedule lag (start − due) is counted for the
+//     watch;
 //     workers idle for RetireTicks watch ticks retire, down to a floor
 //     (pool.go), so the pool follows the need;
 //   - closed loop (governor.Concurrency): workers iterate back to back,

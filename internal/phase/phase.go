@@ -49,7 +49,11 @@ type Result struct {
 	Generator GeneratorSummary
 	// Arrivals counts the open-loop schedule's arrivals: each one was
 	// started as an iteration or counted as dropped (Counters.Drop).
-	Arrivals uint64
+	// Missed counts those the schedule asked for and the scheduler never
+	// made (Counters.Miss). Arrivals + Missed is exactly the schedule's
+	// count before the phase's end: at a constant rate r over a duration d,
+	// ⌈r × d⌉, k6's count (an arrival at k/r for k/r < d).
+	Arrivals, Missed uint64
 }
 
 // Phase is one load phase: gate, governor, arrival schedule, workers,
@@ -69,6 +73,7 @@ type Phase struct {
 	rd    *rampDown      // closed loop on a schedule with RampDownGrace; else nil
 
 	arrivals   atomic.Uint64 // open loop: arrivals the scheduler produced (handed out or dropped)
+	missed     atomic.Uint64 // open loop: arrivals missed, counted so far (Counters.Miss)
 	inflight   atomic.Int64
 	workers    atomic.Int64  // made and not retired
 	peak       atomic.Int64  // the most workers at once
@@ -267,6 +272,16 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	defer p.abort()
 	start := p.clk.Now()
 	p.startNanos.Store(start.UnixNano())
+	open := p.gate != nil && p.cfg.Limits.Mode == governor.Rate
+	if open {
+		// The schedule is the phase's: its first arrival is due at the
+		// start (a scheduler that gets going late is late, not shifted),
+		// and none is due at or after the duration's end.
+		p.gate.Begin(start)
+		if p.cfg.Duration > 0 {
+			p.gate.End(start.Add(p.cfg.Duration))
+		}
+	}
 	run, cancel := context.WithCancel(ctx)
 	defer cancel()
 	timerDone := p.endAfter(run, cancel)
@@ -329,6 +344,9 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 
 	<-run.Done()
 	interrupted := ctx.Err() != nil
+	if open {
+		p.gate.End(p.clk.Now()) // stopped early: the schedule ends here
+	}
 	endWatch() // the tick the phase ended in is not the generator's doing
 
 	// Stop: the governor first (no window judged on a draining phase), then
@@ -337,6 +355,11 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	<-rampDone
 	<-schedDone
 	<-timerDone
+	if open {
+		// Nothing moves the gate any more: what the schedule made due
+		// before its end and nobody took is missed too.
+		p.noteMissed(p.gate.Missed() + p.gate.Behind(p.clk.Now()))
+	}
 	p.workersMu.Lock()
 	close(p.work) // the control is closed and the schedule done: nothing spawns any more
 	p.workersMu.Unlock()
@@ -346,7 +369,7 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	end := p.clk.Now()
 	p.endNanos.Store(end.UnixNano())
 	res := &Result{Start: start, End: end, Interrupted: interrupted, Workers: int(p.peak.Load()),
-		Windows: p.Windows(), Earlier: p.Earlier(), Generator: p.watch.summary(), Arrivals: p.arrivals.Load()}
+		Windows: p.Windows(), Earlier: p.Earlier(), Generator: p.watch.summary(), Arrivals: p.arrivals.Load(), Missed: p.missed.Load()}
 	res.Capacity = governor.Capacity(res.Windows, p.cfg.Limits.High)
 	return res, nil
 }
@@ -392,4 +415,34 @@ func (p *Phase) drain() {
 	}
 	p.Abort()
 	<-done
+}
+
+// noteMissed brings the missed arrivals counted to total, the gate's
+// account so far: the watch every tick, Run once at the end.
+func (p *Phase) noteMissed(total uint64) {
+	for {
+		seen := p.missed.Load()
+		if total <= seen {
+			return
+		}
+		if p.missed.CompareAndSwap(seen, total) {
+			p.cfg.Counters.Miss(total - seen)
+			return
+		}
+	}
+}
+
+// rampAt is the instant of an authored schedule whose value holds for the
+// RampStep from elapsed on. An open loop the author's stages drive (not
+// governed) runs their mean over the step — their value at its middle,
+// exact for a linear stage — so its arrivals are the area under the
+// stages, as k6's ramping-arrival-rate starts them; the value at the
+// step's start would fall short by half a step's climb on every step of a
+// ramp up (0 → 1000/s over a minute: 125 arrivals short). Governed, the
+// stage's value at each moment is a ceiling the offer never passes.
+func (p *Phase) rampAt(elapsed time.Duration) time.Duration {
+	if p.cfg.Governed || p.cfg.Limits.Mode != governor.Rate {
+		return elapsed
+	}
+	return elapsed + RampStep/2
 }

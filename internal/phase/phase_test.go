@@ -23,6 +23,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type cleanCounters struct {
 	ok      atomic.Uint64
 	dropped atomic.Uint64
+	missed  atomic.Uint64
 	lagN    atomic.Uint64
 	lagSum  atomic.Int64
 	sat     atomic.Bool
@@ -34,6 +35,7 @@ func (c *cleanCounters) Load() governor.Load {
 	return governor.Load{Started: n, Dropped: c.dropped.Load(), Latency: time.Duration(n) * time.Millisecond, GeneratorSaturated: c.sat.Load()}
 }
 func (c *cleanCounters) Drop()               { c.dropped.Add(1) }
+func (c *cleanCounters) Miss(n uint64)       { c.missed.Add(n) }
 func (c *cleanCounters) Lag(d time.Duration) { c.lagSum.Add(int64(d)); c.lagN.Add(1) }
 func (c *cleanCounters) LagTotal() (time.Duration, uint64) {
 	return time.Duration(c.lagSum.Load()), c.lagN.Load()

@@ -241,7 +241,7 @@ func (p *Phase) ramp(ctx context.Context, start time.Time, ctl *governor.Control
 	t := p.clk.NewTicker(RampStep)
 	defer t.Stop()
 	for {
-		c := p.authored(p.clk.Now().Sub(start))
+		c := p.authored(p.rampAt(p.clk.Now().Sub(start)))
 		applied, err := p.gate.SetCeiling(c)
 		if err == nil {
 			switch {

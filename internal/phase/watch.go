@@ -268,6 +268,9 @@ func (p *Phase) watchLoop(stop <-chan struct{}) {
 		}
 		st := p.watch.observe(p.reading())
 		p.cfg.Counters.SetSaturated(st.Saturated, p.watch.saturatedRate())
+		if p.gate != nil && p.cfg.Limits.Mode == governor.Rate {
+			p.noteMissed(p.gate.Missed()) // the live view's and the windows' missed arrivals
+		}
 		p.reap() // the open loop's idle workers (pool.go)
 	}
 }

@@ -18,8 +18,25 @@
 //     overall, from HDR histograms;
 //   - attempts by outcome class, with the attempt-failure % beside the
 //     iterations' ok % after tries, so retries cannot hide failures;
-//   - dropped arrivals, and saturation windows (failure fraction above high)
-//     flagged and excluded from the capacity.
+//   - dropped and missed arrivals, and saturation windows (failure fraction
+//     above high) flagged and excluded from the capacity.
+//
+// # Every arrival accounted for
+//
+// In rate mode every arrival the schedule asked for — at a constant rate r
+// over a duration d, ⌈r × d⌉ of them, k6's count — is exactly one of:
+//
+//	asked for = started + dropped_arrivals + missed_arrivals
+//	started   = iterations.total + iterations cut off by the stop
+//
+// Dropped arrivals found no free worker (the worker bound limited the
+// load: a fact about the target's latency or --max-vus). Missed arrivals
+// were never made: the generator fell behind its schedule by more than its
+// slack (10 ms), or the run ended with them due; they are the generator's
+// shortfall, never evidence against the target. An iteration cut off by the
+// stop is neither ok nor failed; its attempt in flight is counted in
+// aborted_attempts (a URL run's iteration has one attempt in flight at a
+// time, so there each aborted attempt is one iteration cut off).
 //
 // "Settled windows", throughout the report, are the windows the capacity
 // rests on: those governor.Steady picks (settled by governor.Settled, at an
@@ -58,13 +75,14 @@
 //	               "by_class": {"refused", "reset", "timeout", "5xx", "429", "other", "slow", "dns", "tls"}},
 //	  "iterations": {"total", "ok", "failed", "ok_frac"},
 //	  "dropped_arrivals": 0,
+//	  "missed_arrivals": 0,
 //	  "aborted_attempts": 0,
 //	  "windows": [{"index", "start_s", "end_s", "offer", "ok", "failed", "frac",
 //	               "attempts_per_s", "goodput_per_s", "signal", "kind", "early",
 //	               "next_offer", "last_bad", "streak", "settled", "saturated",
 //	               "p50_ms", "p99_ms", "fail_frac", "dropped", "queued",
 //	               "unserved", "mean_ms", "inflation", "generator_saturated",
-//	               "drained_s", "by"}],
+//	               "drained_s", "by", "missed"}],
 //	  "earlier_windows": 0,
 //	  "generator": {"saturated", "saturated_at_per_s", "saturated_ticks", "ticks",
 //	                "signals": {"cpu", "lag", "schedule"}}

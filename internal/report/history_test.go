@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,10 +44,13 @@ func TestLongRunTimelineFromSpool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var missed uint64 // the generator misses i%4 arrivals in window i
+	rec.SetMissed(func() uint64 { return missed })
 	for i, w := range ws {
 		for range w.OK + w.Failed {
 			rec.Record(time.Duration(2+i%5) * time.Millisecond)
 		}
+		missed += uint64(i % 4)
 		rec.Observe(w)
 	}
 	if sp.Len() != len(ws) {
@@ -75,6 +79,12 @@ func TestLongRunTimelineFromSpool(t *testing.T) {
 	}
 	if ca.String() != cb.String() || len(rows) != len(ws)+1 {
 		t.Errorf("the streamed timeline (%d rows) differs from the whole run's:\n%s\nwant\n%s", len(rows)-1, cb.String(), ca.String())
+	}
+	// Each row has the arrivals missed in its window, streamed or not.
+	for i, row := range rows[1:] {
+		if got, want := row[len(row)-1], strconv.Itoa(i%4); rows[0][len(row)-1] != "missed" || got != want {
+			t.Fatalf("row %d: %s %s, want missed %s", i, rows[0][len(row)-1], got, want)
+		}
 	}
 	if len(b.Windows) != kept || b.Windows[0].Index != len(ws)-kept || b.EarlierWindows != len(ws)-kept {
 		t.Errorf("windows[] holds %d from index %d, earlier %d: want the newest %d from %d", len(b.Windows), b.Windows[0].Index, b.EarlierWindows, kept, len(ws)-kept)

@@ -76,6 +76,9 @@ type WindowLatency struct {
 	// Offer is the window's offer: its settled latencies are in the
 	// Recorder's bin of that offer.
 	Offer float64
+	// Missed counts the arrivals the generator missed (fell behind the
+	// schedule) since the previous window closed (Recorder.SetMissed).
+	Missed uint64
 }
 
 // Latencies is what a Recorder measured: Report.Build takes it as input.
@@ -147,7 +150,9 @@ type Recorder struct {
 	first    time.Duration     // FirstP50; negative until a window recorded any
 	bins     map[int]*bin      // settled windows' latencies by offerBin
 	kept     int               // bytes held by bins, ≤ budget
-	sink     func(governor.Window, Latency)
+	sink     func(governor.Window, WindowLatency)
+	missed   func() uint64 // the phase's missed arrivals so far (SetMissed); nil: none
+	lastMiss uint64        // missed when the previous window closed
 }
 
 // A RecorderOption changes a Recorder's defaults.
@@ -162,16 +167,26 @@ func WithWindowBudget(bytes int) RecorderOption {
 
 // WithWindowSink hands every observed window with its latency to sink, in
 // order, as it closes (Spool.Add streams them to the timeline file).
-func WithWindowSink(sink func(governor.Window, Latency)) RecorderOption {
+func WithWindowSink(sink func(governor.Window, WindowLatency)) RecorderOption {
 	return func(r *Recorder) { r.sink = sink }
 }
 
 // SetWindowSink is WithWindowSink on a Recorder made already (a script's
 // scenarios make theirs when the script loads): the windows observed from
 // now on go to sink too.
-func (r *Recorder) SetWindowSink(sink func(governor.Window, Latency)) {
+func (r *Recorder) SetWindowSink(sink func(governor.Window, WindowLatency)) {
 	r.mu.Lock()
 	r.sink = sink
+	r.mu.Unlock()
+}
+
+// SetMissed gives the Recorder the phase's count of missed arrivals so far
+// (engine.Counts.Missed): each window closed from now on is given those
+// missed since the previous one closed (WindowLatency.Missed, the
+// timeline's missed column), as its latencies are.
+func (r *Recorder) SetMissed(missed func() uint64) {
+	r.mu.Lock()
+	r.missed = missed
 	r.mu.Unlock()
 }
 
@@ -246,6 +261,10 @@ func (r *Recorder) Observe(w governor.Window) {
 	r.overall.Merge(r.scratch)
 	r.n++
 	wl := WindowLatency{Start: w.Start, End: w.End, Offer: w.Offer, Latency: summarize(r.scratch)}
+	if r.missed != nil {
+		m := r.missed()
+		wl.Missed, r.lastMiss = m-min(m, r.lastMiss), max(m, r.lastMiss)
+	}
 	if r.first < 0 && wl.Count > 0 {
 		r.first = wl.P50
 	}
@@ -279,7 +298,7 @@ func (r *Recorder) Observe(w governor.Window) {
 	sink := r.sink
 	r.mu.Unlock()
 	if sink != nil {
-		sink(w, wl.Latency)
+		sink(w, wl)
 	}
 }
 

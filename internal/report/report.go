@@ -78,6 +78,9 @@ type Input struct {
 	Iterations  Iterations
 	// Dropped counts arrivals that found no free worker (rate mode).
 	Dropped uint64
+	// Missed counts arrivals the schedule asked for that the generator
+	// never made (rate mode; engine.Counts.Missed).
+	Missed uint64
 	// Aborted counts attempts cut off by the run's own stop (the grace
 	// period after Ctrl-C ran out): neither ok nor failed.
 	Aborted uint64
@@ -171,6 +174,7 @@ func Build(in Input) (*Report, error) {
 			Clamped:    in.Latency.Clamped,
 		},
 		DroppedArrivals: in.Dropped,
+		MissedArrivals:  in.Missed,
 		AbortedAttempts: in.Aborted,
 		Generator: GeneratorJSON{
 			Saturated: in.Generator.SaturatedTicks > 0, SaturatedAtPerS: round(in.Generator.Rate, 3),
@@ -441,6 +445,9 @@ func notes(in Input, r *Report, uncovered int) []string {
 	}
 	if in.Dropped > 0 {
 		out = append(out, fmt.Sprintf("%d arrivals dropped: no free worker when due (the worker bound limited the load)", in.Dropped))
+	}
+	if in.Missed > 0 {
+		out = append(out, fmt.Sprintf("%d arrivals missed: the generator fell behind the schedule and never made them (neither sent nor dropped); the load asked for was not the load sent", in.Missed))
 	}
 	if k := floorFailures(in.Windows, l); k > 0 && r.Capacity.Found {
 		out = append(out, fmt.Sprintf("the last %s failed above the bound at the floor: the target may have gone down after the capacity was measured",

@@ -399,12 +399,14 @@ func TestBuildNotes(t *testing.T) {
 		Attempts:   Attempts{OK: 190, Refused: 60, Status5xx: 10},
 		Iterations: Iterations{OK: 195, Failed: 5},
 		Dropped:    7,
+		Missed:     11,
 		Aborted:    3,
 		Latency:    Latencies{Clamped: 2},
 	})
 	all := strings.Join(r.Notes, "\n")
 	for _, want := range []string{
 		"7 arrivals dropped",
+		"11 arrivals missed: the generator fell behind the schedule",
 		"the last 2 windows failed above the bound at the floor",
 		"retries hide failures: 97.5 % of iterations ok after tries, but 26.92 % of attempts failed",
 		"2 latencies over one hour",
@@ -413,14 +415,14 @@ func TestBuildNotes(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, all)
 		}
 	}
-	if r.Attempts.ByClass.Refused != 60 || r.Attempts.Failed != 70 || r.Iterations.OKFrac != 0.975 || r.AbortedAttempts != 3 {
+	if r.Attempts.ByClass.Refused != 60 || r.Attempts.Failed != 70 || r.Iterations.OKFrac != 0.975 || r.AbortedAttempts != 3 || r.MissedArrivals != 11 {
 		t.Errorf("counts %+v %+v", r.Attempts, r.Iterations)
 	}
 	var text strings.Builder
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"failed 70 (26.92 %): 5xx 10, refused 60", "dropped      7 arrivals", "aborted      3 attempts", "note         7 arrivals dropped"} {
+	for _, want := range []string{"failed 70 (26.92 %): 5xx 10, refused 60", "dropped      7 arrivals", "missed       11 arrivals: the generator fell behind the schedule", "aborted      3 attempts", "note         7 arrivals dropped"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}

@@ -5,9 +5,9 @@ import "github.com/throttlekit/throttle/governor"
 // windowRows is the timeline; the windows whose indices are in steady are
 // flagged settled.
 func windowRows(in Input, steady []int) []WindowJSON {
-	lat := map[[2]int64]Latency{}
+	lat := map[[2]int64]WindowLatency{}
 	for _, wl := range in.Latency.Windows {
-		lat[span(wl.Start, wl.End)] = wl.Latency
+		lat[span(wl.Start, wl.End)] = wl
 	}
 	settled := make(map[int]bool, len(steady))
 	for _, i := range steady {
@@ -15,13 +15,15 @@ func windowRows(in Input, steady []int) []WindowJSON {
 	}
 	rows := make([]WindowJSON, 0, len(in.Windows))
 	for i, w := range in.Windows {
-		rows = append(rows, windowRow(in, in.Earlier.Windows+i, w, lat[span(w.Start, w.End)], settled[i]))
+		wl := lat[span(w.Start, w.End)]
+		rows = append(rows, windowRow(in, in.Earlier.Windows+i, w, wl.Latency, wl.Missed, settled[i]))
 	}
 	return rows
 }
 
-// windowRow is window w's row, the index-th of the run.
-func windowRow(in Input, index int, w governor.Window, l Latency, settled bool) WindowJSON {
+// windowRow is window w's row, the index-th of the run; missed are the
+// arrivals missed since the window before it closed.
+func windowRow(in Input, index int, w governor.Window, l Latency, missed uint64, settled bool) WindowJSON {
 	n := w.OK + w.Failed
 	secs := w.End.Sub(w.Start).Seconds()
 	row := WindowJSON{
@@ -43,6 +45,7 @@ func windowRow(in Input, index int, w governor.Window, l Latency, settled bool) 
 		Inflation: round(w.Inflation, 3),
 		DrainedS:  round(w.Drained.Seconds(), 3),
 		By:        w.By,
+		Missed:    missed,
 
 		GeneratorSaturated: w.GeneratorSaturated,
 		NextOffer:          round(w.Decision.Offer, 3),
@@ -75,9 +78,9 @@ type timeline struct {
 
 func (t *timeline) rows(fn func(WindowJSON) error) error {
 	high := t.in.Settings.Limits.High
-	return t.spool.each(func(i int, w governor.Window, l Latency) error {
+	return t.spool.each(func(i int, w governor.Window, l Latency, missed uint64) error {
 		steady := t.level != nil && t.in.Settings.Governed && governor.Settled(w, high) &&
 			len(governor.Steady([]governor.Window{w, *t.level}, high)) == 2
-		return fn(windowRow(t.in, i, w, l, steady))
+		return fn(windowRow(t.in, i, w, l, missed, steady))
 	})
 }

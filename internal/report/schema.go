@@ -33,6 +33,13 @@ type Report struct {
 	Iterations IterationsJSON `json:"iterations"`
 	// DroppedArrivals counts rate-mode arrivals that found no free worker.
 	DroppedArrivals uint64 `json:"dropped_arrivals"`
+	// MissedArrivals counts rate-mode arrivals the schedule asked for that
+	// the generator never made: it fell behind the schedule by more than
+	// its slack (10 ms), or the run ended with them due. Neither sent nor
+	// dropped; every arrival the schedule asked for is exactly one of
+	// started (an iteration: ok, failed, or cut off by the stop), dropped
+	// or missed.
+	MissedArrivals uint64 `json:"missed_arrivals"`
 	// AbortedAttempts counts attempts cut off by the run's own stop (its
 	// grace period after an interrupt ran out): neither ok nor failed, and
 	// not in Attempts.
@@ -299,6 +306,11 @@ type WindowJSON struct {
 	// By names the evidence that decided the window when failed attempts
 	// alone did not: unserved, latency or generator; "" otherwise.
 	By string `json:"by"`
+	// Missed counts the arrivals the generator missed — the schedule
+	// asked for them and it fell too far behind to make them — since the
+	// window before closed (rate mode). Unlike Dropped they say nothing
+	// about the target and never enter Frac.
+	Missed uint64 `json:"missed"`
 }
 
 func latencyJSON(l Latency) Percentiles {

@@ -41,6 +41,7 @@ type Spool struct {
 type spooled struct {
 	W governor.Window
 	L Latency
+	M uint64 // missed arrivals (WindowLatency.Missed)
 }
 
 // NewSpool makes a spool in dir (the timeline's directory: the same disk).
@@ -55,13 +56,13 @@ func NewSpool(dir string) (*Spool, error) {
 
 // Add appends one closed window; the first write error is kept and
 // returned by the timeline's writer.
-func (s *Spool) Add(w governor.Window, l Latency) {
+func (s *Spool) Add(w governor.Window, l WindowLatency) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil || s.f == nil {
 		return
 	}
-	if err := s.enc.Encode(spooled{w, l}); err != nil {
+	if err := s.enc.Encode(spooled{w, l.Latency, l.Missed}); err != nil {
 		s.err = err
 		return
 	}
@@ -76,7 +77,7 @@ func (s *Spool) Len() int {
 }
 
 // each calls fn with every spooled window, in order.
-func (s *Spool) each(fn func(i int, w governor.Window, l Latency) error) error {
+func (s *Spool) each(fn func(i int, w governor.Window, l Latency, missed uint64) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
@@ -102,7 +103,7 @@ func (s *Spool) each(fn func(i int, w governor.Window, l Latency) error) error {
 			}
 			return fmt.Errorf("report: timeline spool: %w", err)
 		}
-		if err := fn(i, x.W, x.L); err != nil {
+		if err := fn(i, x.W, x.L, x.M); err != nil {
 			return err
 		}
 	}

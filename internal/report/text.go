@@ -75,6 +75,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	it := r.Iterations
 	fmt.Fprintf(&b, "iterations   %d: ok after tries %d (%s), failed %d\n", it.Total, it.OK, pct(it.OKFrac), it.Failed)
 	fmt.Fprintf(&b, "dropped      %d arrivals\n", r.DroppedArrivals)
+	if r.MissedArrivals > 0 {
+		fmt.Fprintf(&b, "missed       %d arrivals: the generator fell behind the schedule\n", r.MissedArrivals)
+	}
 	if g := r.Generator; g.Saturated {
 		fmt.Fprintf(&b, "generator    saturated at %s/s (%d of %d watch ticks: %s)\n", num(g.SaturatedAtPerS), g.SaturatedTicks, g.Ticks, signalCounts(map[string]int{"cpu": g.Signals.CPU, "lag": g.Signals.Lag, "schedule": g.Signals.Schedule}))
 	}

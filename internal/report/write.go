@@ -27,7 +27,7 @@ func writeJSON(w io.Writer, v any) error {
 var CSVHeader = []string{
 	"start_s", "end_s", "offer", "ok", "failed", "frac", "attempts_per_s", "goodput_per_s",
 	"signal", "kind", "early", "last_bad", "streak", "settled", "saturated", "p50_ms", "p99_ms",
-	"fail_frac", "dropped", "queued", "unserved", "mean_ms", "inflation", "generator_saturated", "drained_s", "by",
+	"fail_frac", "dropped", "queued", "unserved", "mean_ms", "inflation", "generator_saturated", "drained_s", "by", "missed",
 }
 
 // WriteCSV writes the timeline: CSVHeader, then one row per window, the
@@ -45,7 +45,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			x.Signal, x.Kind, strconv.FormatBool(x.Early), f(x.LastBad), strconv.Itoa(x.Streak), strconv.FormatBool(x.Settled), strconv.FormatBool(x.Saturated),
 			f(x.P50Ms), f(x.P99Ms),
 			f(x.FailFrac), u(x.Dropped), strconv.FormatInt(x.Queued, 10), u(x.Unserved), f(x.MeanMs), f(x.Inflation),
-			strconv.FormatBool(x.GeneratorSaturated), f(x.DrainedS), x.By,
+			strconv.FormatBool(x.GeneratorSaturated), f(x.DrainedS), x.By, u(x.Missed),
 		})
 	}
 	if r.timeline != nil {

@@ -145,6 +145,7 @@ func (r *Runner) newPhase(sc options.Scenario) (*Phase, error) {
 	if p.rec, err = report.NewRecorder(l.High); err != nil {
 		return nil, err
 	}
+	p.rec.SetMissed(func() uint64 { return p.meter.Counts().Missed }) // the timeline's missed column
 	grace := sc.GracefulStop
 	if grace <= 0 {
 		grace = -1 // no wait: the phase runtime's zero is its default

@@ -238,7 +238,7 @@ func countsInto(in *report.Input, c engine.Counts) {
 		TLS:       c.Classes[engine.ClassTLS],
 	}
 	in.Iterations = report.Iterations{OK: c.IterOK, Failed: c.IterFailed}
-	in.Dropped, in.Aborted = c.Dropped, c.Aborted
+	in.Dropped, in.Missed, in.Aborted = c.Dropped, c.Missed, c.Aborted
 }
 
 // earlierOf is the report's view of the windows a phase no longer holds.

@@ -67,6 +67,7 @@ func (s *Session) RunURL(u URL) error {
 	if err != nil {
 		return BadInput{err}
 	}
+	rec.SetMissed(func() uint64 { return eng.Meter().Counts().Missed }) // the timeline's missed column
 	if err := m.attach(mp, eng); err != nil {
 		return err
 	}
