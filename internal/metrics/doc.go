@@ -26,6 +26,7 @@
 //	aborted_attempts_total     counter  attempts cut off by the engine's own stop
 //	iterations_total{result}   counter  iterations by final outcome after tries: ok|failed
 //	dropped_arrivals_total     counter  rate-mode arrivals that found no free worker
+//	missed_arrivals_total      counter  rate-mode arrivals the generator fell too far behind the schedule to make
 //	in_flight, workers         gauge    iterations in flight, workers running
 //	attempt_duration_seconds   histogram latency of resolved attempts from their intended start
 //	target_capacity            gauge    the built-in target's capacity (demo, target)

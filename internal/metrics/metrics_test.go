@@ -102,7 +102,7 @@ func TestPhaseExportsWhatTheEngineKeeps(t *testing.T) {
 	s.Counts.Classes[engine.Class5xx] = 40
 	s.Counts.Classes[engine.ClassTimeout] = 2
 	s.Counts.IterOK, s.Counts.IterFailed = 890, 30
-	s.Counts.Dropped, s.Counts.Aborted = 5, 1
+	s.Counts.Dropped, s.Counts.Aborted, s.Counts.Missed = 5, 1, 4
 	eng.set(s)
 
 	reg := metrics.New()
@@ -134,6 +134,7 @@ func TestPhaseExportsWhatTheEngineKeeps(t *testing.T) {
 		{"throttle_iterations_total", map[string]string{"result": "ok"}, 890},
 		{"throttle_iterations_total", map[string]string{"result": "failed"}, 30},
 		{"throttle_dropped_arrivals_total", nil, 5},
+		{"throttle_missed_arrivals_total", nil, 4},
 		{"throttle_aborted_attempts_total", nil, 1},
 		{"throttle_in_flight", nil, 7},
 		{"throttle_workers", nil, 9},

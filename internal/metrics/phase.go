@@ -160,9 +160,9 @@ func (r *Registry) Register(p *Phase, src Source) error {
 
 // descs are a phase's descriptors, its phase label constant.
 type descs struct {
-	offer, ceiling, floor, high, low, lastBad, streak, frac    *prometheus.Desc
-	windows, decisions, attempts, aborted, iterations, dropped *prometheus.Desc
-	inFlight, workers, latency                                 *prometheus.Desc
+	offer, ceiling, floor, high, low, lastBad, streak, frac            *prometheus.Desc
+	windows, decisions, attempts, aborted, iterations, dropped, missed *prometheus.Desc
+	inFlight, workers, latency                                         *prometheus.Desc
 }
 
 func newDescs(phase prometheus.Labels) descs {
@@ -184,6 +184,7 @@ func newDescs(phase prometheus.Labels) descs {
 		aborted:    d("aborted_attempts_total", "Attempts cut off by the engine's own stop: neither ok nor failed."),
 		iterations: d("iterations_total", "Iterations by their final outcome after tries.", "result"),
 		dropped:    d("dropped_arrivals_total", "Rate-mode arrivals that found no free worker."),
+		missed:     d("missed_arrivals_total", "Rate-mode arrivals the schedule asked for that the generator fell too far behind to make."),
 		inFlight:   d("in_flight", "Iterations in flight."),
 		workers:    d("workers", "Workers running."),
 		latency:    d("attempt_duration_seconds", "Latency of resolved attempts, measured from their intended start (no coordinated omission)."),
@@ -194,7 +195,7 @@ func newDescs(phase prometheus.Labels) descs {
 func (p *Phase) Describe(ch chan<- *prometheus.Desc) {
 	d := &p.d
 	for _, x := range []*prometheus.Desc{d.offer, d.ceiling, d.floor, d.high, d.low, d.lastBad, d.streak, d.frac,
-		d.windows, d.decisions, d.attempts, d.aborted, d.iterations, d.dropped, d.inFlight, d.workers} {
+		d.windows, d.decisions, d.attempts, d.aborted, d.iterations, d.dropped, d.missed, d.inFlight, d.workers} {
 		ch <- x
 	}
 	if p.latency != nil {
@@ -247,6 +248,7 @@ func (p *Phase) Collect(ch chan<- prometheus.Metric) {
 	counter(d.iterations, c.IterOK, "ok")
 	counter(d.iterations, c.IterFailed, "failed")
 	counter(d.dropped, c.Dropped)
+	counter(d.missed, c.Missed)
 	gauge(d.inFlight, float64(s.InFlight))
 	gauge(d.workers, float64(s.Workers))
 
