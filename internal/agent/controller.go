@@ -442,6 +442,10 @@ func (c *Controller) observe(w governor.Window) {
 	}
 }
 
+// Counts are the merged counters so far. Unlike Snapshot it takes no lock
+// but the counters', so a window's observer may call it.
+func (c *Controller) Counts() engine.Counts { return c.m.Counts() }
+
 // Snapshot is the run's live view: the merged counters and the offer.
 func (c *Controller) Snapshot() engine.Snapshot {
 	s := engine.Snapshot{Counts: c.m.Counts(), Governor: c.gov.State()}

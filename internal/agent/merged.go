@@ -12,10 +12,10 @@ import (
 // agent sent. The controller's governor reads them as one process's
 // (governor.LoadCounters).
 type merged struct {
-	mu                                                     sync.Mutex
-	classes                                                [engine.NumClasses]uint64
-	started, iterOK, iterFailed, dropped, aborted, unreach uint64
-	latency                                                time.Duration
+	mu                                                             sync.Mutex
+	classes                                                        [engine.NumClasses]uint64
+	started, iterOK, iterFailed, dropped, missed, aborted, unreach uint64
+	latency                                                        time.Duration
 	// saturated says whether any agent that runs said so at its last tick.
 	saturated func() bool
 }
@@ -35,6 +35,7 @@ func (m *merged) add(d *Delta) {
 	m.iterOK += d.IterOK
 	m.iterFailed += d.IterFailed
 	m.dropped += d.Dropped
+	m.missed += d.Missed
 	m.aborted += d.Aborted
 	m.unreach += d.Unreachable
 	m.latency += d.Latency
@@ -63,7 +64,7 @@ func (m *merged) Counts() engine.Counts {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := engine.Counts{Classes: m.classes, IterOK: m.iterOK, IterFailed: m.iterFailed, Dropped: m.dropped,
-		Aborted: m.aborted, Started: m.started}
+		Missed: m.missed, Aborted: m.aborted, Started: m.started}
 	for i, n := range m.classes {
 		if engine.Class(i) == engine.ClassOK {
 			c.OK += n
@@ -78,6 +79,7 @@ func (m *merged) Counts() engine.Counts {
 func deltaOf(now, prev engine.Counts, nowL, prevL governor.Load) Delta {
 	d := Delta{Classes: make([]uint64, engine.NumClasses), Started: now.Started - prev.Started,
 		IterOK: now.IterOK - prev.IterOK, IterFailed: now.IterFailed - prev.IterFailed, Dropped: now.Dropped - prev.Dropped,
+		Missed:  now.Missed - prev.Missed,
 		Aborted: now.Aborted - prev.Aborted, Unreachable: nowL.Unreachable - prevL.Unreachable, Latency: nowL.Latency - prevL.Latency}
 	for i := range d.Classes {
 		d.Classes[i] = now.Classes[i] - prev.Classes[i]

@@ -167,6 +167,7 @@ type Delta struct {
 	IterOK      uint64        `json:"iter_ok"`
 	IterFailed  uint64        `json:"iter_failed"`
 	Dropped     uint64        `json:"dropped"`
+	Missed      uint64        `json:"missed,omitempty"` // arrivals the agent's generator fell behind the schedule to make
 	Aborted     uint64        `json:"aborted"`
 	Unreachable uint64        `json:"unreachable"`
 	Latency     time.Duration `json:"latency"` // summed, of the resolved attempts

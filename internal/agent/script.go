@@ -147,7 +147,7 @@ func (a *scriptAgent) counts() (engine.Counts, governor.Load) {
 	for _, p := range phases {
 		pc, pl := p.Counts(), p.Load()
 		c.OK, c.Failed, c.IterOK, c.IterFailed = c.OK+pc.OK, c.Failed+pc.Failed, c.IterOK+pc.IterOK, c.IterFailed+pc.IterFailed
-		c.Dropped, c.Aborted, c.Started = c.Dropped+pc.Dropped, c.Aborted+pc.Aborted, c.Started+pc.Started
+		c.Dropped, c.Missed, c.Aborted, c.Started = c.Dropped+pc.Dropped, c.Missed+pc.Missed, c.Aborted+pc.Aborted, c.Started+pc.Started
 		for i := range c.Classes {
 			c.Classes[i] += pc.Classes[i]
 		}

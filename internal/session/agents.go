@@ -62,6 +62,7 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 		return BadInput{err}
 	}
 	defer ctl.Close()
+	rec.SetMissed(func() uint64 { return ctl.Counts().Missed }) // the timeline's missed column, merged
 	if err := m.attachAgents(mp, cfg.Limits, ctl); err != nil {
 		return err
 	}
