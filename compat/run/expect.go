@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -16,7 +17,19 @@ type spec struct {
 	env    []string // extra KEY=VALUE process environment
 	source string   // "" for --summary-export, else a handleSummary JSON file (k6's data object)
 	checks []expectation
+	// rewrites are FROM -> TO substitutions made in a copy of the script
+	// before it runs (a vendored script's hard-coded target URL pointed at
+	// the loopback server); files are the script's companions (data it
+	// open()s) copied beside that copy.
+	rewrites [][2]string
+	files    [][2]string // SRC (under the script's folder) -> DEST (under the run's folder)
+	at       string      // where the copy goes under the run's folder ("" for its base name)
 }
+
+// headerEnd ends the directives of a third party's script (-real): what
+// follows is the third party's file as published, whose own comments are
+// never read as directives.
+const headerEnd = "// ---- end of throttle header ----"
 
 // expectation is one "// expect ..." line.
 type expectation struct {
@@ -83,7 +96,13 @@ var operands = map[string]struct{ n, boundAt int }{
 //	// args: ARG...                      (extra flags for throttle run)
 //	// env: KEY=VALUE...                 (extra process environment)
 //	// summary: handleSummary FILE       (counts from handleSummary's JSON file)
+//	// rewrite: FROM TO                  (replace FROM by TO in a copy of the script)
+//	// files: SRC[=DEST]...              (companions, SRC under the script's folder,
+//	                                        copied to DEST under the run's folder; rewritten too)
+//	// at: PATH                          (the copy's path under the run's folder, for
+//	                                        a script whose relative imports need its tree)
 //
+// A line equal to headerEnd stops the reading.
 // Operands are separated by spaces; "double quotes" hold spaces (Go escapes).
 // {{BASE_URL}} in a script or an operand is the loopback server's URL.
 func parseSpec(path string) (spec, error) {
@@ -95,13 +114,16 @@ func parseSpec(path string) (spec, error) {
 	var s spec
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == headerEnd {
+			break
+		}
 		directive, rest, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
 		directive, isComment := strings.CutPrefix(directive, "// ")
 		if !ok || !isComment {
 			continue
 		}
 		switch directive {
-		case "expect", "args", "env", "summary":
+		case "expect", "args", "env", "summary", "rewrite", "files", "at":
 		default:
 			continue
 		}
@@ -119,6 +141,27 @@ func parseSpec(path string) (spec, error) {
 				}
 			}
 			s.env = append(s.env, words...)
+		case "rewrite":
+			if len(words) != 2 || words[0] == "" {
+				return spec{}, fmt.Errorf("line %d: want \"rewrite: FROM TO\"", n)
+			}
+			s.rewrites = append(s.rewrites, [2]string{words[0], words[1]})
+		case "files":
+			for _, f := range words {
+				src, dst, ok := strings.Cut(f, "=")
+				if !ok {
+					dst = src
+				}
+				if !local(src) || !local(dst) {
+					return spec{}, fmt.Errorf("line %d: files: %q is not a path under the folder", n, f)
+				}
+				s.files = append(s.files, [2]string{src, dst})
+			}
+		case "at":
+			if len(words) != 1 || !local(words[0]) {
+				return spec{}, fmt.Errorf("line %d: want \"at: PATH\" (a relative path)", n)
+			}
+			s.at = words[0]
 		case "summary":
 			if len(words) != 2 || words[0] != "handleSummary" {
 				return spec{}, fmt.Errorf("line %d: want \"summary: handleSummary FILE\"", n)
@@ -230,3 +273,6 @@ func splitWords(s string) ([]string, error) {
 		s = s[end+1:]
 	}
 }
+
+// local reports whether p is a relative path that stays under its folder.
+func local(p string) bool { return p != "" && filepath.IsLocal(p) }

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 func main() {
@@ -30,8 +31,9 @@ func main() {
 	only := flag.String("run", "", "run only the scripts whose file name matches this regular expression")
 	timeout := flag.Duration("timeout", 30*time.Second, "longest one script may run")
 	keep := flag.Bool("keep", false, "keep each script's working folder (stdout, stderr, summary) and print where")
+	real := flag.Bool("real", false, "the scripts are third parties' (make compat-real REAL=DIR): also require no refusal line and no crash")
 	flag.Parse()
-	failed, err := run(*dir, *bin, *only, *timeout, *keep)
+	failed, err := run(*dir, *bin, *only, *timeout, *keep, *real)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compat:", err)
 		os.Exit(2)
@@ -43,7 +45,7 @@ func main() {
 
 // run runs the suite and returns how many scripts failed; its deferred
 // clean-up (the working folder, the server) runs before main exits.
-func run(dir, bin, only string, timeout time.Duration, keep bool) (failed int, err error) {
+func run(dir, bin, only string, timeout time.Duration, keep, real bool) (failed int, err error) {
 	filter, err := regexp.Compile(only)
 	if err != nil {
 		return 0, fmt.Errorf("-run: %v", err)
@@ -82,7 +84,7 @@ func run(dir, bin, only string, timeout time.Duration, keep bool) (failed int, e
 	for _, script := range scripts {
 		name := filepath.Base(script)
 		folder := filepath.Join(work, strings.TrimSuffix(name, filepath.Ext(name)))
-		reason := runOne(bin, script, folder, srv, timeout)
+		reason := runOne(bin, script, folder, srv, timeout, real)
 		if reason == "" {
 			passed++
 			fmt.Printf("PASS  %s\n", name)
@@ -128,20 +130,31 @@ const deadProxy = "http://127.0.0.1:9"
 
 // runOne runs one script in its own working folder (handleSummary's files
 // land there) and returns "" or why it failed, on one line.
-func runOne(bin, script, folder string, srv *target, timeout time.Duration) string {
+func runOne(bin, script, folder string, srv *target, timeout time.Duration, real bool) string {
 	s, err := parseSpec(script)
 	if err != nil {
 		return "bad expectations: " + err.Error()
 	}
-	for i := range s.checks {
-		for j, w := range s.checks[i].words {
-			s.checks[i].words[j] = strings.ReplaceAll(w, "{{BASE_URL}}", srv.url)
+	fill := func(words []string) {
+		for j, w := range words {
+			words[j] = srv.fill(w)
 		}
+	}
+	for i := range s.checks {
+		fill(s.checks[i].words)
+	}
+	fill(s.args)
+	fill(s.env)
+	for i := range s.rewrites {
+		s.rewrites[i][1] = srv.fill(s.rewrites[i][1])
+	}
+	if real {
+		s.checks = append(s.checks, realChecks...)
 	}
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return err.Error()
 	}
-	script, err = instantiate(script, folder, srv.url)
+	script, err = instantiate(script, folder, srv, s)
 	if err != nil {
 		return err.Error()
 	}
@@ -191,18 +204,63 @@ func runOne(bin, script, folder string, srv *target, timeout time.Duration) stri
 }
 
 // instantiate returns the script to run: itself, or, when it holds the
-// placeholder {{BASE_URL}} (a static import cannot read __ENV), a copy in
-// folder with the server's URL written in.
-func instantiate(script, folder, url string) (string, error) {
+// placeholder {{BASE_URL}} (a static import cannot read __ENV) or its spec
+// rewrites it, a copy in folder with the server's URL written in and the
+// spec's companion files beside it.
+func instantiate(script, folder string, srv *target, s spec) (string, error) {
 	src, err := os.ReadFile(script)
 	if err != nil {
 		return "", err
 	}
-	if !bytes.Contains(src, []byte("{{BASE_URL}}")) {
+	if !bytes.Contains(src, []byte("{{BASE_URL}}")) && len(s.rewrites) == 0 && len(s.files) == 0 {
 		return script, nil
 	}
-	out := filepath.Join(folder, filepath.Base(script))
-	return out, os.WriteFile(out, bytes.ReplaceAll(src, []byte("{{BASE_URL}}"), []byte(url)), 0o644)
+	at := s.at
+	if at == "" {
+		at = filepath.Base(script)
+	}
+	copies := map[string][]byte{at: src}
+	for _, f := range s.files {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(script), f[0]))
+		if err != nil {
+			return "", fmt.Errorf("files: %v", err)
+		}
+		copies[f[1]] = b
+	}
+	for _, r := range s.rewrites {
+		found := false
+		for name, b := range copies {
+			if bytes.Contains(b, []byte(r[0])) {
+				found = true
+				copies[name] = bytes.ReplaceAll(b, []byte(r[0]), []byte(r[1]))
+			}
+		}
+		if !found {
+			return "", fmt.Errorf("rewrite: %q is in neither the script nor its files", r[0])
+		}
+	}
+	for name, b := range copies {
+		out := filepath.Join(folder, name)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return "", err
+		}
+		if name == at || utf8.Valid(b) {
+			b = []byte(srv.fill(string(b)))
+		}
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(folder, at), nil
+}
+
+// realChecks are what every script of the real set (-real) must also meet
+// under k6: no line refusing a feature, no crash of the runtime.
+var realChecks = []expectation{
+	{kind: "stderr", words: []string{"lacks", "not supported"}},
+	{kind: "stdout", words: []string{"lacks", "not supported"}},
+	{kind: "stderr", words: []string{"lacks", "panic:"}},
+	{kind: "stderr", words: []string{"lacks", "goroutine "}},
 }
 
 func loadSummary(path string, handle bool) (summary, error) {

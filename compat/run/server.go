@@ -46,6 +46,8 @@ func startTarget() (*target, error) {
 	mux.HandleFunc("/redirect", serveRedirect)
 	mux.HandleFunc("/modules/{file}", serveModule)
 	mux.HandleFunc("/digest-auth/auth/{user}/{pass}", serveDigestAuth)
+	httpbin(mux) // httpbin.go
+	shop(mux)    // httpbin.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "ok")
@@ -60,6 +62,14 @@ func startTarget() (*target, error) {
 }
 
 func (t *target) close() { t.srv.Close() }
+
+// fill writes the server's addresses into a script, an operand or an
+// argument: {{BASE_URL}} (http://127.0.0.1:PORT), {{WS_URL}}
+// (ws://127.0.0.1:PORT) and {{HOST}} (127.0.0.1:PORT).
+func (t *target) fill(s string) string {
+	host := strings.TrimPrefix(t.url, "http://")
+	return strings.NewReplacer("{{BASE_URL}}", t.url, "{{WS_URL}}", "ws://"+host, "{{HOST}}", host).Replace(s)
+}
 
 func (t *target) reset() {
 	t.mu.Lock()
@@ -108,6 +118,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func serveJSON(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"name": "throttle", "items": []int{1, 2, 3}, "nested": map[string]any{"value": 42},
+		// httpbin's /json is a slideshow; third parties' scripts check for it.
+		"slideshow": map[string]any{"title": "Sample Slide Show", "author": "Yours Truly"},
 	})
 }
 

@@ -2,6 +2,7 @@ package script
 
 import (
 	"crypto/rand"
+	"encoding/hex"
 	"hash"
 	"unicode/utf8"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // cryptoModule is "k6/crypto": a function per hash, hmac, randomBytes,
-// createHash and createHMAC (whose Hasher has update and digest).
+// hexEncode, createHash and createHMAC (whose Hasher has update and digest).
 func (vu *VU) cryptoModule() *sobek.Object {
 	m := map[string]any{
 		"randomBytes": func(n int) sobek.ArrayBuffer {
@@ -21,6 +22,12 @@ func (vu *VU) cryptoModule() *sobek.Object {
 			b := make([]byte, n)
 			_, _ = rand.Read(b)
 			return vu.rt.NewArrayBuffer(b)
+		},
+		// hexEncode is in k6's k6/crypto API (beside randomBytes, whose
+		// ArrayBuffer scripts turn into ids with it): lowercase hex of a
+		// string's UTF-8 or of an ArrayBuffer's (or typed array's) bytes.
+		"hexEncode": func(data sobek.Value) string {
+			return hex.EncodeToString(vu.bytes(data))
 		},
 		"hmac": func(alg string, secret, input sobek.Value, encoding string) sobek.Value {
 			h := vu.hasher(k6crypto.NewHMAC(alg, vu.bytes(secret)))

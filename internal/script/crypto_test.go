@@ -30,6 +30,9 @@ export default function () {
   c.update('abc');
   console.log('binary', new Uint8Array(c.digest('binary')).length);
   console.log('random', crypto.randomBytes(16).byteLength);
+  const dv = new DataView(new ArrayBuffer(4));
+  dv.setInt32(0, 0x5f3a0b01);
+  console.log('hex', crypto.hexEncode(dv.buffer), crypto.hexEncode('hi'), crypto.hexEncode(crypto.randomBytes(12)).length);
   const arr = new Uint8Array(32);
   globalThis.crypto.getRandomValues(arr);
   console.log('filled', arr.some((x) => x !== 0));
@@ -48,7 +51,7 @@ export default function () {
 		"md5 kAFQmDzST7DWlj99KOF/cg==",
 		"hmac 5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
 		"hasher 5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
-		"binary 20", "random 16", "filled true", "codec 6 héllo", "subtle true", "enc true",
+		"binary 20", "random 16", "hex 5f3a0b01 6869 24", "filled true", "codec 6 héllo", "subtle true", "enc true",
 	} {
 		if !slices.Contains(got, want) {
 			t.Fatalf("console = %q, want %q", got, want)

@@ -11,6 +11,7 @@ import (
 // supportedModules are the k6 modules the runtime provides (vu.module
 // builds them), as scripts import them.
 var supportedModules = []string{"k6", "k6/crypto", "k6/data", "k6/encoding", "k6/execution", "k6/html", "k6/http", "k6/metrics", "k6/timers", "k6/x/throttle",
+	"k6/experimental/fs", "k6/experimental/csv", // fscsv.go
 	"k6/ws", "k6/websockets", "k6/experimental/websockets", "k6/net/grpc"} // protocols: protocols.go
 
 // k6Record is a k6 module as an ES module record, one per run, shared by

@@ -45,6 +45,10 @@ func (vu *VU) module(name string) sobek.Value {
 		build = func() sobek.Value { return vu.html().Object() }
 	case "k6/crypto":
 		build = func() sobek.Value { return vu.cryptoModule() }
+	case "k6/experimental/fs": // fscsv.go
+		build = func() sobek.Value { return vu.fsModule() }
+	case "k6/experimental/csv":
+		build = func() sobek.Value { return vu.csvModule() }
 	case "k6/ws", "k6/websockets", "k6/experimental/websockets", "k6/net/grpc": // protocols.go
 		build = func() sobek.Value { return vu.protocolModule(name) }
 	default:

@@ -40,17 +40,21 @@ var protoMetrics = func() map[string]protohost.Metric {
 	return m
 }()
 
+// protoType is a protocol metric's k6 type: a Trend or a Counter.
+func protoType(def protohost.Metric) MetricType {
+	if def.Trend {
+		return Trend
+	}
+	return Counter
+}
+
 // Sample adds v to a protocol metric, made on first use.
 func (h protoHost) Sample(name string, v float64, tags map[string]string) {
 	def, ok := protoMetrics[name]
 	if !ok {
 		h.vu.throw("internal: unknown protocol metric %q", name)
 	}
-	t := Counter
-	if def.Trend {
-		t = Trend
-	}
-	m, err := h.vu.r.custom.get(name, t, def.Time)
+	m, err := h.vu.r.custom.get(name, protoType(def), def.Time)
 	if err != nil {
 		h.vu.throw("%v", err)
 	}

@@ -139,6 +139,14 @@ func baseName(key string) string {
 // before the run.
 func (r *Runner) thresholdMetric(th Threshold) (*Metric, error) {
 	parent := r.metric(baseName(th.Metric))
+	if def, ok := protoMetrics[baseName(th.Metric)]; ok && parent == nil {
+		// A protocol's built-in metric (ws_connecting, grpc_req_duration)
+		// is otherwise made on its first sample; k6 knows it before.
+		var err error
+		if parent, err = r.custom.get(def.Name, protoType(def), def.Time); err != nil {
+			return nil, err
+		}
+	}
 	if parent == nil || th.Filter == nil {
 		return parent, nil
 	}
