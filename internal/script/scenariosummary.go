@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
 )
 
 // ScenarioSummary is one scenario's metrics for the full summary's
