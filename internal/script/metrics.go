@@ -148,7 +148,7 @@ func (m *Metric) recordLocked(v float64) {
 		_ = m.hist.RecordValue(int64(math.Round(h * trendScale)))
 		if m.count <= exactValues {
 			m.exact = append(m.exact, v)
-		} else {
+		} else if m.exact != nil { // stored once, not (with its write barrier) per value
 			m.exact = nil
 		}
 	}

@@ -1,6 +1,12 @@
 package script
 
 import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/targets"
 	"testing"
 	"time"
 
@@ -55,4 +61,53 @@ func BenchmarkRequestMetricsTagged(b *testing.B) {
 	for range b.N {
 		bt.request("default", benchTimings, false, 80, 160, tags)
 	}
+}
+
+// costReqs counts the requests of every BenchmarkCostSpan run in the
+// process (the b.N=1 probe run included).
+var costReqs uint64
+
+// BenchmarkCostSpan is BenchmarkCost's two sides for counting instructions
+// (callgrind; this machine has no hardware counters): each run lasts b.N
+// tenths of a second and total-reqs counts every request the process made,
+// so the difference of two runs of different -benchtime, in instructions
+// over requests, is the cost of a request without the setup (Load, the
+// target process's start). Run one side per process.
+func BenchmarkCostSpan(b *testing.B) {
+	base := childTarget(b)
+	span := func(b *testing.B) time.Duration { return time.Duration(b.N) * 100 * time.Millisecond }
+	b.Run("targets-file", func(b *testing.B) {
+		tg, err := targets.Parse(strings.NewReader("GET "+base+"/\n"), "targets.txt")
+		if err != nil {
+			b.Fatal(err)
+		}
+		e, err := engine.New(engine.Config{Targets: tg, Limits: governor.NewLimits(governor.Concurrency, costVUs), Fixed: true,
+			Duration: span(b)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := e.Run(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		costReqs += res.Counts.OK + res.Counts.Failed
+		b.ReportMetric(float64(costReqs), "total-reqs")
+	})
+	b.Run("script", func(b *testing.B) {
+		path := writeScriptB(b, "one.js", fmt.Sprintf(`
+import http from 'k6/http';
+export const options = { vus: %d, duration: '%s' };
+export default function () { http.get(__ENV.BASE + '/'); }
+`, costVUs, span(b)))
+		r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		c := r.Phases()[0].Counts()
+		costReqs += c.OK + c.Failed
+		b.ReportMetric(float64(costReqs), "total-reqs")
+	})
 }
