@@ -63,17 +63,17 @@ func BenchmarkRequestMetricsTagged(b *testing.B) {
 	}
 }
 
-// costReqs counts the requests of every BenchmarkCostSpan run in the
+// costReqs counts the requests of every BenchmarkRunSpan run in the
 // process (the b.N=1 probe run included).
 var costReqs uint64
 
-// BenchmarkCostSpan is BenchmarkCost's two sides for counting instructions
+// BenchmarkRunSpan is BenchmarkCost's two sides for counting instructions
 // (callgrind; this machine has no hardware counters): each run lasts b.N
 // tenths of a second and total-reqs counts every request the process made,
 // so the difference of two runs of different -benchtime, in instructions
 // over requests, is the cost of a request without the setup (Load, the
 // target process's start). Run one side per process.
-func BenchmarkCostSpan(b *testing.B) {
+func BenchmarkRunSpan(b *testing.B) {
 	base := childTarget(b)
 	span := func(b *testing.B) time.Duration { return time.Duration(b.N) * 100 * time.Millisecond }
 	b.Run("targets-file", func(b *testing.B) {
