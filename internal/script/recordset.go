@@ -24,14 +24,16 @@ func shareLock(ms ...*Metric) {
 }
 
 // recordSet records vals, whose metrics share the lock mu, in phase: each
-// value passed on (scenario copy, exporter), recorded, then given with its
-// tags to point hooks and sub-metrics. tags is called at most once, and
-// only if a metric of the set needs it.
+// value recorded under one lock, then given with its tags to point hooks
+// and sub-metrics. tags is called at most once, and only if a metric of
+// the set needs it. A set with a scenario copy (summaryMode full) or an
+// exporter goes value by value (recordEach).
 func recordSet(phase string, mu *sync.Mutex, vals []metricValue, tags func() map[string]string) {
 	tagged := false
 	for _, mv := range vals {
-		if mv.m.perScenario || mv.m.export != nil { // pass's own test, inline
-			_ = mv.m.pass(phase, mv.v)
+		if mv.m.perScenario || mv.m.export != nil {
+			recordEach(phase, vals, tags)
+			return
 		}
 		tagged = tagged || mv.m.tagged()
 	}
@@ -46,5 +48,21 @@ func recordSet(phase string, mu *sync.Mutex, vals []metricValue, tags func() map
 	t := tags()
 	for _, mv := range vals {
 		mv.m.fanOut(phase, mv.v, t)
+	}
+}
+
+// recordEach is recordSet for a set whose values are also passed on (a
+// scenario's copy, an exporter that may refuse a value): each value as
+// Metric.addTagged records it, one lock each, the tag set still built once.
+func recordEach(phase string, vals []metricValue, tags func() map[string]string) {
+	var t map[string]string
+	once := func() map[string]string {
+		if t == nil {
+			t = tags()
+		}
+		return t
+	}
+	for _, mv := range vals {
+		_ = mv.m.addTagged(phase, mv.v, once)
 	}
 }

@@ -44,11 +44,20 @@ func (w want) check(t *testing.T, what string, count, nonZero uint64, sum, min, 
 // sub-metrics, in the point hook and in the agent's pending deltas; the
 // tag set is built once per request. Values are whole milliseconds and
 // bytes, so that sums are exact in any order.
+//
+// Under summaryMode full (a copy per scenario) the set goes value by value
+// (recordEach): the same figures, and each scenario copy's too.
 func TestRequestSetCountsEveryValueOnce(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one-lock", true: "per-scenario"}[full], func(t *testing.T) { requestSetCountsOnce(t, full) })
+	}
+}
+
+func requestSetCountsOnce(t *testing.T, full bool) {
 	const workers, each = 4, 300
 	var pmu sync.Mutex
 	points := map[string]*want{}
-	ms := metrics{deltas: true, points: func(m *Metric, v float64, tags map[string]string) {
+	ms := metrics{perScenario: full, deltas: true, points: func(m *Metric, v float64, tags map[string]string) {
 		if tags["status"] == "" {
 			t.Errorf("%s: a point without the request's tags", m.Name)
 		}
@@ -138,6 +147,16 @@ func TestRequestSetCountsEveryValueOnce(t *testing.T) {
 			if n := m.hist.TotalCount(); n != int64(w.count) || uint64(len(m.exact)) != w.count {
 				t.Errorf("%s: %d values in the histogram, %d exact; want %d", m.Name, n, len(m.exact), w.count)
 			}
+		}
+		if sc := m.scenarios()["s"]; full && metricName.MatchString(m.Name) {
+			if sc == nil {
+				t.Errorf("%s: no scenario copy", m.Name)
+			} else {
+				s := sc.Stats()
+				w.check(t, m.Name+" scenario s", s.Count, s.NonZero, s.Sum, s.Min, s.Max)
+			}
+		} else if sc != nil {
+			t.Errorf("%s: a scenario copy without summaryMode full", m.Name)
 		}
 		d, ok := m.take("")
 		if !ok {
