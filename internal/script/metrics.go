@@ -53,7 +53,11 @@ type Metric struct {
 	perScenario bool
 	scen        map[string]*Metric // guarded by mu
 
-	mu sync.Mutex
+	// mu guards what follows; metrics recorded together share one (the
+	// built-ins a request or an iteration records: recordSet), so a
+	// request takes one lock, not eleven. Never held while another
+	// metric's mu is taken.
+	mu *sync.Mutex
 	tally
 	hist *hdr.Histogram // Trend: values × trendScale
 	// exact are a Trend's values while there are at most exactValues of
@@ -111,29 +115,46 @@ type MetricStats struct {
 }
 
 func (m *Metric) add(phase string, v float64) error {
+	if err := m.pass(phase, v); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.recordLocked(v)
+	m.mu.Unlock()
+	return nil
+}
+
+// pass gives v to what the metric passes its values on to before it
+// records them: its scenario's copy (summaryMode full) and the exporter.
+// m.mu must not be held (scenarioMetric takes it).
+func (m *Metric) pass(phase string, v float64) error {
 	if m.perScenario && phase != "" && phase != "setup" {
 		_ = m.scenarioMetric(phase).add("", v)
 	}
 	if m.export != nil {
-		if err := m.export(phase, v); err != nil {
-			return err
-		}
+		return m.export(phase, v)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	return nil
+}
+
+// recordLocked counts v in the metric's figures, m.mu held.
+func (m *Metric) recordLocked(v float64) {
 	m.record(v)
 	if m.Type == Trend {
-		_ = m.hist.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
+		h := v
+		if h < 0 { // as math.Max(v, 0), without its call
+			h = 0
+		}
+		_ = m.hist.RecordValue(int64(math.Round(h * trendScale)))
 		if m.count <= exactValues {
 			m.exact = append(m.exact, v)
-		} else {
+		} else if m.exact != nil { // stored once, not (with its write barrier) per value
 			m.exact = nil
 		}
 	}
 	if m.pending != nil {
 		m.pending.add(v, m.Type == Trend, m.exact != nil)
 	}
-	return nil
 }
 
 // quantile is a Trend's q-th percentile (0-100), m.mu held: exact, by
@@ -163,10 +184,20 @@ type subMetric struct {
 // tags is called only when there are sub-metrics or a point hook, so
 // untagged runs build no tag sets.
 func (m *Metric) addTagged(phase string, v float64, tags func() map[string]string) error {
-	if err := m.add(phase, v); err != nil || (len(m.subs) == 0 && m.point == nil) {
+	if err := m.add(phase, v); err != nil || !m.tagged() {
 		return err
 	}
-	t := tags()
+	m.fanOut(phase, v, tags())
+	return nil
+}
+
+// tagged says whether the metric's values need their tags: for a point
+// hook or a sub-metric.
+func (m *Metric) tagged() bool { return len(m.subs) > 0 || m.point != nil }
+
+// fanOut gives v, already recorded, with its tags t to the point hook and
+// to every sub-metric whose filter t matches. t is only read.
+func (m *Metric) fanOut(phase string, v float64, t map[string]string) {
 	if m.point != nil {
 		m.point(m, v, t)
 	}
@@ -182,7 +213,6 @@ func (m *Metric) addTagged(phase string, v float64, tags func() map[string]strin
 			_ = s.m.add(phase, v)
 		}
 	}
-	return nil
 }
 
 // Stats returns the metric's figures.
@@ -238,6 +268,15 @@ func (ms *metrics) get(name string, t MetricType, isTime bool) (*Metric, error) 
 	return ms.getKey(name, t, isTime)
 }
 
+// newMetric is a metric of its own lock, a Trend with its histogram.
+func newMetric(name string, t MetricType, isTime bool) *Metric {
+	m := &Metric{Name: name, Type: t, IsTime: isTime, mu: new(sync.Mutex)}
+	if t == Trend {
+		m.hist = hdr.New(0, 3_600_000*trendScale, 3)
+	}
+	return m
+}
+
 // getKey is get for any key: a name, or a sub-metric's name{tags}, which
 // is not exported.
 func (ms *metrics) getKey(name string, t MetricType, isTime bool) (*Metric, error) {
@@ -249,16 +288,13 @@ func (ms *metrics) getKey(name string, t MetricType, isTime bool) (*Metric, erro
 		}
 		return m, nil
 	}
-	m := &Metric{Name: name, Type: t, IsTime: isTime}
+	m := newMetric(name, t, isTime)
 	if ms.export != nil && metricName.MatchString(name) {
 		f, err := ms.export(name, t)
 		if err != nil {
 			return nil, err
 		}
 		m.export = f
-	}
-	if t == Trend {
-		m.hist = hdr.New(0, 3_600_000*trendScale, 3)
 	}
 	if ms.deltas {
 		m.pending = newPending(t)

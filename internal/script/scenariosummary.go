@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // ScenarioSummary is one scenario's metrics for the full summary's
@@ -36,10 +34,7 @@ func (m *Metric) scenarioMetric(scenario string) *Metric {
 	defer m.mu.Unlock()
 	s := m.scen[scenario]
 	if s == nil {
-		s = &Metric{Name: m.Name, Type: m.Type, IsTime: m.IsTime}
-		if m.Type == Trend {
-			s.hist = hdr.New(0, 3_600_000*trendScale, 3)
-		}
+		s = newMetric(m.Name, m.Type, m.IsTime)
 		if m.pending != nil {
 			s.pending = newPending(m.Type)
 		}

@@ -41,7 +41,7 @@ func newBuiltins(ms *metrics) builtins {
 		m, _ := ms.getKey(key, Trend, true)
 		return m
 	}
-	return builtins{
+	b := builtins{
 		httpReqs:          get("http_reqs", Counter, false),
 		httpReqDuration:   get("http_req_duration", Trend, true),
 		httpReqFailed:     get("http_req_failed", Rate, false),
@@ -62,31 +62,41 @@ func newBuiltins(ms *metrics) builtins {
 		vusMax:            get("vus_max", Gauge, false),
 		droppedIterations: get("dropped_iterations", Counter, false),
 	}
+	shareLock(b.httpReqs, b.httpReqDuration, b.httpReqFailed, b.expectedDuration, b.blocked, b.connecting,
+		b.tlsHandshaking, b.sending, b.waiting, b.receiving, b.dataSent, b.dataReceived)
+	shareLock(b.iterations, b.iterationDuration)
+	return b
 }
 
-// request records one resolved request in the built-in metrics; tags
-// (k6's system tags and the request's own) are built only for sub-metrics.
+// request records one resolved request in the built-in metrics, as one
+// set under one lock (recordSet); tags (k6's system tags and the
+// request's own) are built once, and only for sub-metrics or points.
 func (b *builtins) request(phase string, t engine.Timings, failed bool, sent, received int, tags func() map[string]string) {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	_ = b.httpReqs.addTagged(phase, 1, tags)
-	_ = b.httpReqDuration.addTagged(phase, ms(t.Duration), tags)
-	if !failed {
-		_ = b.expectedDuration.add(phase, ms(t.Duration))
-	}
-	for _, part := range []struct {
-		m *Metric
-		d time.Duration
-	}{{b.blocked, t.Blocked}, {b.connecting, t.Connecting}, {b.tlsHandshaking, t.TLSHandshaking},
-		{b.sending, t.Sending}, {b.waiting, t.Waiting}, {b.receiving, t.Receiving}} {
-		_ = part.m.addTagged(phase, ms(part.d), tags)
-	}
 	f := 0.0
 	if failed {
 		f = 1
 	}
-	_ = b.httpReqFailed.addTagged(phase, f, tags)
-	_ = b.dataSent.addTagged(phase, float64(sent), tags)
-	_ = b.dataReceived.addTagged(phase, float64(received), tags)
+	var buf [12]metricValue // on the stack: recordSet keeps no reference
+	vals := append(buf[:0],
+		metricValue{b.httpReqs, 1}, metricValue{b.httpReqDuration, ms(t.Duration)},
+		metricValue{b.blocked, ms(t.Blocked)}, metricValue{b.connecting, ms(t.Connecting)},
+		metricValue{b.tlsHandshaking, ms(t.TLSHandshaking)}, metricValue{b.sending, ms(t.Sending)},
+		metricValue{b.waiting, ms(t.Waiting)}, metricValue{b.receiving, ms(t.Receiving)},
+		metricValue{b.httpReqFailed, f}, metricValue{b.dataSent, float64(sent)},
+		metricValue{b.dataReceived, float64(received)})
+	if !failed {
+		// fed directly: a sub-metric of no sub-metric and no point hook,
+		// so it never asks for the tags
+		vals = append(vals, metricValue{b.expectedDuration, ms(t.Duration)})
+	}
+	recordSet(phase, b.httpReqs.mu, vals, tags)
+}
+
+// iteration records one finished iteration (d in ms) in iterations and
+// iteration_duration, as one set.
+func (b *builtins) iteration(phase string, d float64, tags func() map[string]string) {
+	recordSet(phase, b.iterations.mu, []metricValue{{b.iterations, 1}, {b.iterationDuration, d}}, tags)
 }
 
 // Threshold is one threshold expression on one metric (options.thresholds).

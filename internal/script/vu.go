@@ -424,8 +424,7 @@ func (vu *VU) iteration() {
 	}
 	b := &vu.r.builtin
 	tags := func() map[string]string { return vu.tags(nil) }
-	_ = b.iterations.addTagged(p.sc.Name, 1, tags)
-	_ = b.iterationDuration.addTagged(p.sc.Name, float64(time.Since(began))/float64(time.Millisecond), tags)
+	b.iteration(p.sc.Name, float64(time.Since(began))/float64(time.Millisecond), tags)
 }
 
 // abortCh is closed when the VU's phase aborts it; nil for the setup VU.
