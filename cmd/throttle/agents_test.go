@@ -111,12 +111,7 @@ func TestLocalAgentsSurviveSIGKILL(t *testing.T) {
 // file in it), the controller merges their k6 metrics.
 func TestLocalAgentsScriptSameTotals(t *testing.T) {
 	t.Setenv(asThrottle, "1")
-	tg, err := target.New(target.NewConfig(1e6))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tg)
-	defer srv.Close()
+	_, base := openTarget(t)
 	dir := t.TempDir()
 	for name, src := range map[string]string{
 		"main.js": `
@@ -140,7 +135,7 @@ export default function () { check(http.get(__ENV.BASE + pathOf(names[0])), { ok
 	counts := func(args ...string) (iterations, checks float64) {
 		out := filepath.Join(t.TempDir(), "sum.json")
 		var stdout, stderr testwait.Buffer
-		code := run(append(append([]string{"run", "-q", "-e", "BASE=" + srv.URL, "--summary-export", out}, args...), filepath.Join(dir, "main.js")),
+		code := run(append(append([]string{"run", "-q", "-e", "BASE=" + base, "--summary-export", out}, args...), filepath.Join(dir, "main.js")),
 			env{stdout: &stdout, stderr: &stderr})
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout.String(), stderr.String())
@@ -170,12 +165,7 @@ export default function () { check(http.get(__ENV.BASE + pathOf(names[0])), { ok
 // k6's summary of what the agents sent.
 func TestLocalAgentsScriptLost(t *testing.T) {
 	t.Setenv(asThrottle, "1")
-	tg, err := target.New(target.NewConfig(1e6))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tg)
-	defer srv.Close()
+	tg, base := openTarget(t)
 	path := filepath.Join(t.TempDir(), "s.js")
 	if err := os.WriteFile(path, []byte(`
 import http from 'k6/http';
@@ -188,7 +178,7 @@ export default function () { http.get(__ENV.BASE + '/'); sleep(0.05); }
 	var stdout, stderr testwait.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run([]string{"run", "-e", "BASE=" + srv.URL, "--local-agents", "3", "--listen", "127.0.0.1:0", path},
+		done <- run([]string{"run", "-e", "BASE=" + base, "--local-agents", "3", "--listen", "127.0.0.1:0", path},
 			env{stdout: &stdout, stderr: &stderr})
 	}()
 	testwait.Until(t, testwait.Deadline, "three agents and requests", func() bool {

@@ -28,13 +28,7 @@ func runScriptOverAgents(t *testing.T, src string, n int, extra ...string) (code
 // once the agents joined, with the controller's stderr so far.
 func runScriptOverAgentsWhile(t *testing.T, src string, n int, during func(stderr *testwait.Buffer), extra ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	tg, err := target.New(target.NewConfig(1e6))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tg)
-	t.Cleanup(srv.Close)
-	base := srv.URL
+	_, base := openTarget(t)
 	path := filepath.Join(t.TempDir(), "s.js")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -174,4 +168,18 @@ export default function () { http.get(__ENV.BASE + '/'); }
 	if code != 0 || !strings.Contains(body, "throttle_offer") {
 		t.Fatalf("exit %d, metrics %q\nstderr:\n%s", code, body, stderr)
 	}
+}
+
+// openTarget serves a built-in target that never sheds (capacity 10⁶) until
+// the test ends: what a script over agents sends to when the test counts
+// what arrived.
+func openTarget(t *testing.T) (*target.Target, string) {
+	t.Helper()
+	tg, err := target.New(target.NewConfig(1e6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tg)
+	t.Cleanup(srv.Close)
+	return tg, srv.URL
 }
