@@ -181,10 +181,59 @@ type Delta struct {
 	// K6 are a script run's k6 metric and check deltas since the last
 	// tick (the controller's runner merges them).
 	K6 *script.Deltas `json:"k6,omitempty"`
+	// Watch is the agent's watch of itself so far (cumulative, not a
+	// delta: the newest replaces the one before), sent once a tick and
+	// with the final delta; nil from an agent that has none to send.
+	Watch *Watch `json:"watch,omitempty"`
 	// Final is the agent's last tick: its phase is over.
 	Final bool `json:"final,omitempty"`
 	// Err, on a final tick, says why the agent's phase failed.
 	Err string `json:"err,omitempty"`
+}
+
+// Watch is one agent's watch of itself (phase.GeneratorSummary) as it
+// travels and as the report's "agents" entry shows it: a process's CPU
+// and scheduling are its own, so each agent judges itself and the
+// controller sums the verdicts (Result.Generator).
+type Watch struct {
+	Ticks          int            `json:"ticks"`
+	SaturatedTicks int            `json:"saturated_ticks"`
+	Rate           float64        `json:"rate,omitempty"`
+	Signals        map[string]int `json:"signals,omitempty"`
+	// MaxLag is the largest tick's mean schedule lag; PeakCPU the most
+	// cores the agent's process used in a tick (-1 unknown).
+	MaxLag  time.Duration `json:"max_lag_ns"`
+	PeakCPU float64       `json:"peak_cpu"`
+}
+
+// watchOf is g as it travels.
+func watchOf(g engine.GeneratorSummary) *Watch {
+	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU}
+}
+
+// sumWatches is the run's generator over every agent's last watch: ticks,
+// saturated ticks, signals and saturated rates summed, the largest lag and
+// the peak CPU of any one agent; ok false when no agent sent a watch.
+func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
+	g.PeakCPU = -1
+	for _, w := range ws {
+		if w == nil {
+			continue
+		}
+		ok = true
+		g.Ticks += w.Ticks
+		g.SaturatedTicks += w.SaturatedTicks
+		g.Rate += w.Rate
+		for k, n := range w.Signals {
+			if g.Signals == nil {
+				g.Signals = map[string]int{}
+			}
+			g.Signals[k] += n
+		}
+		g.MaxLag = max(g.MaxLag, w.MaxLag)
+		g.PeakCPU = max(g.PeakCPU, w.PeakCPU)
+	}
+	return g, ok
 }
 
 // Offer is the controller's committed offer and each agent's share of it.

@@ -82,6 +82,11 @@ type scriptAgent struct {
 	// controller's share, and its counters alone are the agent's deltas,
 	// the window the controller's governor judges.
 	gov *script.Phase
+	// top is the phase whose watch of the process speaks for the agent,
+	// as one process's report takes it (the governed one, else the
+	// first): every phase watches the same process, so their watches are
+	// not summed. nil for a segment with no scenario.
+	top *script.Phase
 }
 
 // joinScript loads the shipped script for w's segment, says it is ready,
@@ -107,6 +112,10 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 		if p.Governed() {
 			a.gov, governed = p, p.Name()
 		}
+	}
+	a.top = a.gov
+	if ps := a.r.Phases(); a.top == nil && len(ps) > 0 {
+		a.top = ps[0]
 	}
 	log.Info("throttle agent joined", "as", w.ID, "segment", w.Segment)
 	sig, err := subscribe(nc, w.ID, a.r.Abort, fol)
@@ -135,16 +144,21 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 	return a.run(ctx, every, w.Spec.Tick, w.Spec.silence(), sig, closed, log)
 }
 
+// counted are the phases the agent's counters sum: the governed one, else
+// every one.
+func (a *scriptAgent) counted() []*script.Phase {
+	if a.gov != nil {
+		return []*script.Phase{a.gov}
+	}
+	return a.r.Phases()
+}
+
 // counts sums the script's phases, or is the governed one's: the agent's
 // counters.
 func (a *scriptAgent) counts() (engine.Counts, governor.Load) {
 	var c engine.Counts
 	var l governor.Load
-	phases := a.r.Phases()
-	if a.gov != nil {
-		phases = []*script.Phase{a.gov}
-	}
-	for _, p := range phases {
+	for _, p := range a.counted() {
 		pc, pl := p.Counts(), p.Load()
 		c.OK, c.Failed, c.IterOK, c.IterFailed = c.OK+pc.OK, c.Failed+pc.Failed, c.IterOK+pc.IterOK, c.IterFailed+pc.IterFailed
 		c.Dropped, c.Missed, c.Aborted, c.Started = c.Dropped+pc.Dropped, c.Missed+pc.Missed, c.Aborted+pc.Aborted, c.Started+pc.Started
@@ -166,16 +180,23 @@ func (a *scriptAgent) run(ctx context.Context, every, tick, silent time.Duration
 	send := func(final bool, errText string) {
 		c, l := a.counts()
 		d := sh.delta(c, l, final, errText)
-		if a.gov != nil {
-			d.Saturated, d.SatRate = a.gov.Saturated()
-			snap := a.gov.Snapshot()
-			d.InFlight, d.Workers = snap.InFlight, snap.Workers
+		if a.top != nil {
+			// The verdict of the agent's watch of itself, governed or not:
+			// an ungoverned run's report says whether its generators kept up.
+			d.Saturated, d.SatRate = a.top.Saturated()
+		}
+		for _, p := range a.counted() {
+			snap := p.Snapshot()
+			d.InFlight, d.Workers = d.InFlight+snap.InFlight, d.Workers+snap.Workers
 		}
 		if h, err := a.lat.Take(); err == nil {
 			d.Hist = h
 		}
 		if final || time.Since(lastK6) >= tick {
 			lastK6 = time.Now()
+			if a.top != nil {
+				d.Watch = watchOf(a.top.Generator())
+			}
 			if k := a.r.TakeDeltas(); len(k.Metrics) > 0 || len(k.Checks) > 0 {
 				d.K6 = &k
 			}
