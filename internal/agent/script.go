@@ -91,11 +91,12 @@ type scriptAgent struct {
 
 // joinScript loads the shipped script for w's segment, says it is ready,
 // and runs it from the controller's start until it ends or is stopped.
-func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan struct{}, log *slog.Logger, console func(slog.Level, string)) (*Summary, error) {
 	cfg, err := w.Spec.Script.Config(w.Segment, log)
 	if err != nil {
 		return nil, fmt.Errorf("the run's script: %w", err)
 	}
+	cfg.Console = console
 	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}
 	fol := &agent{id: w.ID, shares: make(chan float64, 1), heard: make(chan struct{}, 1)}
 	cfg.Follow = fol

@@ -239,3 +239,10 @@ func (s *Session) scriptOutput(cfg *script.Config, con *live.Console) *redactor 
 	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
 	return red
 }
+
+// ConsoleLine is a script's console.log line as k6 prints it (for an
+// agent's console: `throttle agent` prints its segment's, as every k6
+// instance does).
+func ConsoleLine(now time.Time, level slog.Level, msg string) string {
+	return consoleLine(now, level, msg)
+}
