@@ -44,6 +44,10 @@ type ScriptSpec struct {
 	Timeout    time.Duration     `json:"timeout,omitempty"`
 	Insecure   bool              `json:"insecure,omitempty"`
 	HTTP2      bool              `json:"http2,omitempty"`
+	// FilesChecked: the controller judged the agents' open-file limit
+	// (--local-agents: its machine's, with the remedy in agents) and said
+	// what it had to; a remote agent judges its own.
+	FilesChecked bool `json:"files_checked,omitempty"`
 }
 
 // Config is the script configuration an agent runs its segment with.
@@ -117,6 +121,13 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 	a.top = a.gov
 	if ps := a.r.Phases(); a.top == nil && len(ps) > 0 {
 		a.top = ps[0]
+	}
+	if !w.Spec.Script.FilesChecked {
+		plan := ScriptFilePlan(a.r, 1)
+		plan.Agent = w.ID + ", segment " + w.Segment
+		if line := FilesWarning(plan); line != "" {
+			log.Warn(line)
+		}
 	}
 	log.Info("throttle agent joined", "as", w.ID, "segment", w.Segment)
 	sig, err := subscribe(nc, w.ID, a.r.Abort, fol)

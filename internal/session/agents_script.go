@@ -84,6 +84,14 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		// VUs or rate, fixed), as one process's report of it says.
 		spec.Limits = top.Limits()
 	}
+	if a.Spawn != nil {
+		// The local agents share this machine's limit: say here, once,
+		// with the remedy in agents, what each would say of itself.
+		spec.Script.FilesChecked = true
+		if line := agent.FilesWarning(agent.ScriptFilePlan(r, a.N)); line != "" {
+			con.Line(line)
+		}
+	}
 	rec, err := report.NewRecorder(spec.Limits.High)
 	if err != nil {
 		return err
