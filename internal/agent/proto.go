@@ -30,15 +30,28 @@ const (
 const (
 	LostTicks  = 3
 	MinSilence = 5 * time.Second
+	// MinScriptSilence is MinSilence for a k6 script's agents: making tens
+	// of thousands of VUs (each an init context, the heap and its GC
+	// growing) on a loaded machine stalls an agent, or the controller
+	// sharing its cores, for seconds (2.5 s seen between two offers with
+	// 3 000 VUs an agent at load 5.5 on 2 cores), and an agent that takes
+	// the controller for gone stops its segment for good. A dead peer is
+	// seen sooner anyway: its connection closes.
+	MinScriptSilence = 30 * time.Second
 )
 
 // silence is how long a peer may be silent before it is gone: the run's
-// Silence, else LostTicks ticks but at least MinSilence.
+// Silence, else LostTicks ticks but at least MinSilence (MinScriptSilence
+// for a script's run).
 func (s Spec) silence() time.Duration {
 	if s.Silence > 0 {
 		return s.Silence
 	}
-	return max(time.Duration(LostTicks)*s.Tick, MinSilence)
+	least := MinSilence
+	if s.Script != nil {
+		least = MinScriptSilence
+	}
+	return max(time.Duration(LostTicks)*s.Tick, least)
 }
 
 // Hello is an agent's announcement.
