@@ -251,5 +251,15 @@ awk -v i="$ITERS" -v s="$SPAN" -v n="$VUS" -v p="$SLEEP_S" -v f="$FAILED" 'BEGIN
 	r = s > 0 ? i / s : 0; want = n / p
 	printf "iter/s       %.0f/s over %.0f s after the first period, %.2f%% of the implied %.0f/s (goal within 2%%); %d iterations failed\n", r, s, 100 * r / want, want, f }'
 echo "generator    $GEN"
+# The machine's cores the throttle processes used (their CPU summed): a
+# local agent's watch compares its CPU with the cores Go gives it, all of
+# the machine's, so N agents sharing them each look unsaturated while
+# together they use every core.
+awk -v t="${INIT:-0}" -v n="$(nproc)" -v p="$PROCS" '$5 != "-" && $1 >= t && $7 == p {
+	k++; ts[k] = $1; cs[k] = $5
+	if (k == 1) w = 1
+	while (ts[k] - ts[w] > 5) w++
+	if (ts[k] - ts[w] >= 4.5) { r = (cs[k] - cs[w]) / (ts[k] - ts[w]); if (r > peak) peak = r }
+} END { if (k > 1 && ts[k] > ts[1]) printf "cpu          throttle used %.2f of %d cores after init (peak %.2f over 5 s; its processes summed, load above)\n", (cs[k] - cs[1]) / (ts[k] - ts[1]), n, peak }' "$S"
 echo "gc pause     $GC"
 echo "raw          $WORK/main.{samples,gc,json,out}"
