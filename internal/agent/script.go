@@ -101,6 +101,7 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 		return nil, fmt.Errorf("the run's script: %w", err)
 	}
 	cfg.Console = console
+	cfg.Watch.CPU = w.Spec.watchCPU()
 	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}
 	fol := &agent{id: w.ID, shares: make(chan float64, 1), heard: make(chan struct{}, 1)}
 	cfg.Follow = fol

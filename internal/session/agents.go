@@ -55,6 +55,9 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 	}
 	defer m.Stop()
 	spec := agent.SpecOf(cfg, a.N)
+	if a.Spawn != nil {
+		spec.Colocated = a.N // their watches share this machine's cores
+	}
 	mp := m.urlPhase(rec)
 	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, TLS: a.TLS, Agents: a.N, Wait: a.Wait,
 		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: observers(rec, mp)})

@@ -85,6 +85,7 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		spec.Limits = top.Limits()
 	}
 	if a.Spawn != nil {
+		spec.Colocated = a.N // their watches share this machine's cores
 		// The local agents share this machine's limit: say here, once,
 		// with the remedy in agents, what each would say of itself.
 		spec.Script.FilesChecked = true
