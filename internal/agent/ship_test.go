@@ -78,3 +78,22 @@ func TestShipHeardDuringSlowSend(t *testing.T) {
 		t.Fatalf("why %q, final error %q: want the controller's stop and no error", why, f.final)
 	}
 }
+
+// The agents' server waits WriteDeadline, not its 10 s default, on a
+// client that does not read before closing it as a slow consumer: the
+// controller's in-process connection stalls that long while a loaded
+// machine makes tens of thousands of VUs.
+func TestServerWriteDeadline(t *testing.T) {
+	srv, err := serve("127.0.0.1:0", testToken, TLS{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	v, err := srv.Varz(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.WriteDeadline != WriteDeadline {
+		t.Fatalf("write deadline %v, want %v", v.WriteDeadline, WriteDeadline)
+	}
+}
