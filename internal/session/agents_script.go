@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -167,16 +166,7 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		keep(rep.WriteText(s.Stderr))
 	}
 	writeAgents(s.Stderr, res.Agents)
-	keep(s.writeFiles(s.Stderr, rep, func(path string) error {
-		b, err := json.MarshalIndent(struct {
-			*report.Report
-			Agents []agent.AgentInfo `json:"agents"`
-		}{rep, res.Agents}, "", "  ")
-		if err != nil {
-			return err
-		}
-		return report.WriteFileAtomic(path, append(b, '\n'))
-	}))
+	keep(s.writeFiles(s.Stderr, rep, saveWithAgents(rep, res.Agents)))
 	if sc.SummaryExport != "" {
 		err := safely(func() error { return k6out.WriteSummaryExport(sc.SummaryExport, summary) })
 		keep(err)
