@@ -92,3 +92,25 @@ stop_pidfile() {
 	done
 	kill -9 "$pid" 2>/dev/null || true
 }
+
+# tree_pids PID            PID and its direct children (a controller and the
+#                          agents --local-agents started), one a line.
+tree_pids() {
+	echo "$1"
+	pgrep -P "$1" 2>/dev/null || true
+}
+
+# tree_sample PID          one sample summed over tree_pids PID:
+#                          "RSS-KiB HWM-KiB CPU-s processes" (VmRSS, VmHWM and
+#                          user + system CPU of each process still there;
+#                          "- - - 0" when none is).
+tree_sample() {
+	local hz p
+	hz=$(getconf CLK_TCK)
+	for p in $(tree_pids "$1"); do
+		cat "/proc/$p/status" "/proc/$p/stat" 2>/dev/null | awk -v hz="$hz" '
+			$1 == "VmRSS:" { r = $2 } $1 == "VmHWM:" { h = $2 }
+			$2 ~ /^\(/ && NF > 40 { c = ($14 + $15) / hz }
+			END { if (r != "" && c != "") printf "%s %s %.2f\n", r, h, c }'
+	done | awk 'NF == 3 { r += $1; h += $2; c += $3; n++ } END { if (n) printf "%d %d %.2f %d\n", r, h, c, n; else print "- - - 0" }'
+}

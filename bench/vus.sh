@@ -12,7 +12,8 @@
 #             (median of the samples after init) and peak (VmHWM)
 #   iter/s    iterations per second in the report's windows after the
 #             first 20 s period (the first iteration of each VU starts at a
-#             random moment in it), against VUS / 20 s, the implied rate
+#             random moment in it), over a whole number of periods (the
+#             newest), against VUS / 20 s, the implied rate
 #   saturated throttle's own generator watch (report.json generator.*)
 #   gc p99    the 99th percentile of the GC stop-the-world pauses
 #             (GODEBUG=gctrace=1: the two STW clock terms of each cycle)
@@ -30,9 +31,29 @@
 # one descriptor per VU: under this machine's 20 000 limit that fits about
 # 19 000 VUs (bench/vus.sh's largest keep-alive run here: VUS=18000 REUSE=1).
 #
+# AGENTS=N spreads the VUs over N agent processes on this machine
+# (`throttle run --local-agents N`: each runs its execution segment, the
+# controller merges the k6 metrics and writes the report). The open-file
+# limit is per process, so keep-alive VUs beyond one process's limit fit:
+# VUS=100000 REUSE=1 takes 7 agents of at most 16 000 VUs each, and nginx as
+# many workers, each with its own limit, its listen sockets opened with
+# reuseport so the kernel spreads the connections over the workers. Default:
+# with REUSE=1 and more VUS than one process holds (the limit less 1 000),
+# ceil(VUS / 16 000) agents; otherwise 0 (0 and 1: one process, as before).
+# Then every figure is over every throttle process (controller and agents,
+# one machine's): RSS summed per sample (steady: the median; peak: the
+# largest sum; the sum of each process's VmHWM beside it, an upper bound),
+# CPU summed, init until every agent's VUs have run their init context (each
+# agent logs its own tenths and its last VU), iterations from the merged
+# report, the generator summed over every agent's own watch (and each
+# agent's in the report's "agents" entries), GC pauses from every process's
+# gctrace (they share stderr). The 1-VU baseline runs as many processes
+# (one VU per agent), so RSS per VU leaves out their fixed cost.
+#
 # Knobs (environment): VUS (100000), DURATION_S (120), PORT (18090), REUSE (0),
-# WORK (/tmp/density-vus), NGINX_WORKERS (1), BIN (a throttle binary;
-# built from this tree if unset). Traffic goes to 127.0.0.2-9 only.
+# AGENTS (see above), WORK (/tmp/density-vus), NGINX_WORKERS (1, or AGENTS with
+# agents), BIN (a throttle binary; built from this tree if unset). Traffic
+# goes to 127.0.0.2-9 only; the controller listens on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -43,8 +64,8 @@ DURATION=${DURATION_S}s
 REUSE=${REUSE:-0}
 PORT=${PORT:-18090}
 WORK=${WORK:-/tmp/density-vus}
-NGINX_WORKERS=${NGINX_WORKERS:-1}
 SLEEP_S=20
+PER_AGENT=16000
 
 ensure_pkgs nginx:nginx-light curl:curl
 mkdir -p "$WORK/nginx/logs" "$WORK/www"
@@ -53,6 +74,15 @@ printf 'hello from nginx\n' >"$WORK/www/index.html"
 
 ulimit -n "$(ulimit -Hn)"
 NOFILE=$(ulimit -n)
+if [ -z "${AGENTS:-}" ]; then
+	AGENTS=0
+	[ "$REUSE" = 1 ] && [ "$VUS" -gt $((NOFILE - 1000)) ] && AGENTS=$(((VUS + PER_AGENT - 1) / PER_AGENT))
+fi
+[ "$AGENTS" -le 1 ] && AGENTS=0
+NGINX_WORKERS=${NGINX_WORKERS:-$((AGENTS > 1 ? AGENTS : 1))}
+# Several workers each open every listen address with SO_REUSEPORT: the
+# kernel hashes each connection to one worker, so each holds its part.
+REUSEPORT=$([ "$NGINX_WORKERS" -gt 1 ] && echo " reuseport" || true)
 
 if [ -z "${BIN:-}" ]; then
 	echo "building throttle" >&2
@@ -61,7 +91,7 @@ if [ -z "${BIN:-}" ]; then
 fi
 
 listen=""
-for i in 2 3 4 5 6 7 8 9; do listen+="    listen 127.0.0.$i:$PORT backlog=4096;"$'\n'; done
+for i in 2 3 4 5 6 7 8 9; do listen+="    listen 127.0.0.$i:$PORT backlog=4096$REUSEPORT;"$'\n'; done
 cat >"$WORK/nginx/nginx.conf" <<EOF
 worker_processes $NGINX_WORKERS;
 worker_rlimit_nofile $NOFILE;
@@ -92,8 +122,10 @@ import { check, sleep } from 'k6';
 // spread over the eight addresses nginx listens on.
 const url = `http://127.0.0.${2 + (__VU % 8)}:${__ENV.PORT}/index.html`;
 // Init progress, for the benchmark's clock: VU ids are given in order as
-// VUs are made, so the VUS-th marks the last one made.
-if (__VU > 0 && __VU % Math.max(1, Number(__ENV.VUS) / 10) === 0) console.log(`initialised ${__VU}`);
+// VUs are made (in each process: an agent numbers its own), so each STEP-th
+// marks a tenth and the one a process makes last (one of LASTS) its end.
+const lasts = String(__ENV.LASTS).split(',').map(Number);
+if (__VU > 0 && (__VU % Number(__ENV.STEP) === 0 || lasts.includes(__VU))) console.log(`initialised ${__VU}`);
 
 export const options = {
   noConnectionReuse: __ENV.REUSE !== '1',
@@ -114,48 +146,73 @@ export default function () {
 EOF
 
 load() { cut -d' ' -f1 /proc/loadavg; }
-kib() {
-	local v
-	v=$(awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status" 2>/dev/null) || true
-	echo "${v:--}"
+
+# marks VUS PROCESSES: "STEP LASTS LINES": the script's init markers for VUS
+# over PROCESSES equal execution segments (each gets ceil(V·(i+1)/N) −
+# ceil(V·i/N) VUs, options.Segment.Scale), and how many "initialised" lines
+# all of them log once every VU is made.
+marks() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+v, n = int(sys.argv[1]), max(1, int(sys.argv[2]))
+ceil = lambda a, b: -(-a // b)
+counts = [ceil(v * (i + 1), n) - ceil(v * i, n) for i in range(n)]
+step = max(1, min(counts) // 10)
+lasts = sorted(set(counts))
+lines = sum(c // step + sum(1 for l in lasts if l <= c and l % step) for c in counts)
+print(step, ",".join(map(str, lasts)), lines)
+PY
 }
 
-# cpus PID: the process's user + system CPU seconds so far.
-cpus() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo -; }
-
-# run VUS DURATION TAG: one run, sampled; leaves $WORK/TAG.{samples,gc,json,out}.
+# run VUS DURATION TAG: one run, sampled; leaves $WORK/TAG.{samples,gc,json,out,limits}.
 run() {
-	local vus=$1 dur=$2 tag=$3
-	GODEBUG=gctrace=1 "$BIN" run -e PORT="$PORT" -e VUS="$vus" -e DURATION="$dur" -e REUSE="$REUSE" \
-		--out "$WORK/$tag.json" "$WORK/vus.js" \
+	local vus=$1 dur=$2 tag=$3 step lasts agents=()
+	read -r step lasts LINES < <(marks "$vus" "$((AGENTS > 1 ? AGENTS : 1))")
+	[ "$AGENTS" -gt 1 ] && agents=(--local-agents "$AGENTS" --listen 127.0.0.1:0)
+	GODEBUG=gctrace=1 "$BIN" run "${agents[@]}" -e PORT="$PORT" -e VUS="$vus" -e DURATION="$dur" -e REUSE="$REUSE" \
+		-e STEP="$step" -e LASTS="$lasts" --out "$WORK/$tag.json" "$WORK/vus.js" \
 		>"$WORK/$tag.out" 2>"$WORK/$tag.gc" &
 	TPID=$!
-	local t0 now
+	local t0 now n=0 p
 	t0=$(date +%s.%N)
 	: >"$WORK/$tag.samples"
+	: >"$WORK/$tag.limits"
 	while kill -0 "$TPID" 2>/dev/null; do
 		now=$(date +%s.%N)
-		echo "$(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') $(kib "$TPID" VmRSS) $(kib "$TPID" VmHWM) $(load) $(cpus "$TPID") $(cat "$WORK/$tag.out" "$WORK/$tag.gc" 2>/dev/null | grep -c 'initialised [0-9]')" >>"$WORK/$tag.samples"
+		# columns: seconds RSS-KiB HWM-KiB load cpu-s lines processes
+		read -r rss hwm cpu procs < <(tree_sample "$TPID")
+		echo "$(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') $rss $hwm $(load) $cpu $(cat "$WORK/$tag.out" "$WORK/$tag.gc" 2>/dev/null | grep -c 'initialised [0-9]') $procs" >>"$WORK/$tag.samples"
+		if [ $((n += 1)) = 20 ]; then
+			# Each process's open-file limit once all run: Go raises its
+			# soft limit to the hard one at start, agents' too.
+			for p in $(tree_pids "$TPID"); do
+				echo "$p $(awk '/^Max open files/ { print $4, $5 }' "/proc/$p/limits" 2>/dev/null)" >>"$WORK/$tag.limits"
+			done
+		fi
 		sleep 0.25
 	done
-	wait "$TPID" || { echo "vus: throttle exited non-zero (see $WORK/$tag.out)" >&2; tail -5 "$WORK/$tag.out" >&2; }
+	wait "$TPID" || { echo "vus: throttle exited non-zero (see $WORK/$tag.out, $WORK/$tag.gc)" >&2; tail -5 "$WORK/$tag.out" >&2; grep -v '^gc ' "$WORK/$tag.gc" | tail -5 >&2; }
 	TPID=
 }
 
-echo "baseline: 1 VU, 10s" >&2
-run 1 10s base
-BASE_KIB=$(awk '$2 != "-" { v = $2 } END { print v }' "$WORK/base.samples")
+echo "baseline: $((AGENTS > 1 ? AGENTS : 1)) VU(s), 10s" >&2
+run "$((AGENTS > 1 ? AGENTS : 1))" 10s base
+# The baseline's RSS with every one of its processes there.
+BASE_KIB=$(awk '$2 != "-" && $7 >= p { p = $7; v = $2 } END { print v }' "$WORK/base.samples")
 
-echo "density: $VUS VUs, $DURATION (open-file limit $NOFILE)" >&2
+echo "density: $VUS VUs, $DURATION (open-file limit $NOFILE$([ "$AGENTS" -gt 1 ] && echo ", $AGENTS local agents, $NGINX_WORKERS nginx workers"))" >&2
 run "$VUS" "$DURATION" main
 
 S=$WORK/main.samples
-# columns: seconds RSS-KiB HWM-KiB load cpu-s tenths-initialised
-INIT=$(awk '$6 >= 10 { print $1; exit }' "$S")
-INIT_LOAD=$(awk '$6 >= 10 { print $4; exit }' "$S")
-INIT_CPU=$(awk '$6 >= 10 { print $5; exit }' "$S")
-STEADY=$(awk -v t="${INIT:-1e9}" '$1 > t + 5 && $2 != "-" { print $2 }' "$S" | sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }')
-PEAK=$(awk '$3 != "-" && $3 > v { v = $3 } END { print v }' "$S")
+# columns: seconds RSS-KiB HWM-KiB load cpu-s lines processes
+INIT=$(awk -v n="$LINES" '$6 >= n { print $1; exit }' "$S")
+INIT_LOAD=$(awk -v n="$LINES" '$6 >= n { print $4; exit }' "$S")
+INIT_CPU=$(awk -v n="$LINES" '$6 >= n { print $5; exit }' "$S")
+# Steady: samples with every process there (agents end one by one).
+PROCS=$(awk '$7 > v { v = $7 } END { print v + 0 }' "$S")
+STEADY=$(awk -v t="${INIT:-1e9}" -v p="$PROCS" '$1 > t + 5 && $2 != "-" && $7 == p { print $2 }' "$S" | sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }')
+PEAK=$(awk '$2 != "-" && $2 > v { v = $2 } END { print v }' "$S")
+HWM=$(awk '$3 != "-" && $3 > v { v = $3 } END { print v }' "$S")
 LOADS=$(awk '{ print $4 }' "$S" | sort -n | awk '{ a[NR] = $1 } END { printf "min %s median %s max %s", a[1], a[int((NR + 1) / 2)], a[NR] }')
 
 # iterations per second: the report's windows from one period after the
@@ -168,22 +225,47 @@ d = json.load(open(sys.argv[1])); period, dur, init = (float(a) for a in sys.arg
 # The scenario's clock starts with its first window, VUs still being made.
 start = d["windows"][0]["start_s"] if d["windows"] else 0
 w = [x for x in d["windows"] if x["start_s"] >= max(start, init) + period and x["end_s"] <= start + dur]
+# A whole number of periods, the newest: VUs that a stall held (while VUs
+# were made on a loaded machine) come back together and iterate in waves
+# one period long, which a part of a period over- or under-counts.
+while w and (w[-1]["end_s"] - w[0]["start_s"]) > period * 0.99 and ((w[-1]["end_s"] - w[0]["start_s"]) + 0.5) % period > 1:
+    w = w[1:]
 print(sum(x["ok"] + x["failed"] for x in w), sum(x["end_s"] - x["start_s"] for x in w))
 EOF
 )
-GEN=$(python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["generator"]; print("saturated" if g["saturated"] else "not saturated", "(%d of %d ticks; cpu %d lag %d schedule %d)" % (g["saturated_ticks"], g["ticks"], g["signals"]["cpu"], g["signals"]["lag"], g["signals"]["schedule"]))' "$WORK/main.json")
+GEN=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); g = d["generator"]
+s = lambda g: "%d of %d ticks; cpu %d lag %d schedule %d" % (g["saturated_ticks"], g["ticks"], g.get("signals", {}).get("cpu", 0), g.get("signals", {}).get("lag", 0), g.get("signals", {}).get("schedule", 0))
+out = ("saturated" if g["saturated"] else "not saturated") + " (" + s(g) + ")"
+for a in d.get("agents", []):
+    if a.get("watch"):
+        out += "; %s: %s, peak %.2f cores" % (a["id"], s(a["watch"]), a["watch"]["peak_cpu"])
+print(out)' "$WORK/main.json")
 FAILED=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["iterations"]["failed"])' "$WORK/main.json")
 GC=$(awk '/^gc [0-9]+ @/ { split($5, c, "+"); print c[1] + c[3] }' "$WORK/main.gc" | sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "p99 %.3f ms, max %.3f ms over %d cycles", a[int(NR * 0.99 + 0.999)], a[NR], NR; else print "no GC cycle" }')
 
 echo
 echo "machine      $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average during the run: $LOADS"
 echo "script       one GET, a check, sleep($SLEEP_S); constant-vus $VUS VUs for $DURATION, ungoverned, $([ "$REUSE" = 1 ] && echo "keep-alive (a connection per VU)" || echo noConnectionReuse)"
-echo "init         ${INIT:-never} s until all $VUS VUs were initialised, ${INIT_CPU:-?} s of CPU (load $INIT_LOAD; goal < 15 s)"
-awk -v s="$STEADY" -v p="$PEAK" -v b="$BASE_KIB" -v n="$VUS" 'BEGIN {
-	printf "rss/VU       steady %.1f KiB, peak %.1f KiB (RSS %.0f MiB steady, %.0f MiB peak, 1-VU run %.0f MiB; goal <= 64 KiB)\n", (s - b) / n, (p - b) / n, s / 1024, p / 1024, b / 1024 }'
+echo "processes    $([ "$AGENTS" -gt 1 ] && echo "a controller and $AGENTS local agents (--local-agents $AGENTS), nginx with $NGINX_WORKERS workers (reuseport)" || echo "one throttle process, nginx with $NGINX_WORKERS worker(s)"); open-file limit (soft hard) per process: $(awk '{ print $2 "/" $3 }' "$WORK/main.limits" | sort | uniq -c | awk '{ printf "%s%s x%d", (NR > 1 ? ", " : ""), $2, $1 }')"
+echo "init         ${INIT:-never} s until all $VUS VUs were initialised, ${INIT_CPU:-?} s of CPU$([ "$AGENTS" -gt 1 ] && echo " over every process") (load $INIT_LOAD; goal < 15 s)"
+awk -v s="$STEADY" -v p="$PEAK" -v h="$HWM" -v b="$BASE_KIB" -v n="$VUS" -v a="$AGENTS" 'BEGIN {
+	what = a > 1 ? "summed over the controller and " a " agents, " : ""
+	printf "rss/VU       steady %.1f KiB, peak %.1f KiB (RSS %s%.0f MiB steady, %.0f MiB peak, VmHWM summed %.0f MiB, the 1-VU-per-process run %.0f MiB; goal <= 64 KiB)\n", (s - b) / n, (p - b) / n, what, s / 1024, p / 1024, h / 1024, b / 1024 }'
 awk -v i="$ITERS" -v s="$SPAN" -v n="$VUS" -v p="$SLEEP_S" -v f="$FAILED" 'BEGIN {
 	r = s > 0 ? i / s : 0; want = n / p
-	printf "iter/s       %.0f/s over %.0f s after the first period, %.2f%% of the implied %.0f/s (goal within 2%%); %d iterations failed\n", r, s, 100 * r / want, want, f }'
+	printf "iter/s       %.0f/s over %.0f s (whole periods) after the first period, %.2f%% of the implied %.0f/s (goal within 2%%); %d iterations failed\n", r, s, 100 * r / want, want, f }'
 echo "generator    $GEN"
+# The machine's cores the throttle processes used (their CPU summed): a
+# local agent's watch compares its CPU with the cores Go gives it, all of
+# the machine's, so N agents sharing them each look unsaturated while
+# together they use every core.
+awk -v t="${INIT:-0}" -v n="$(nproc)" -v p="$PROCS" '$5 != "-" && $1 >= t && $7 == p {
+	k++; ts[k] = $1; cs[k] = $5
+	if (k == 1) w = 1
+	while (ts[k] - ts[w] > 5) w++
+	if (ts[k] - ts[w] >= 4.5) { r = (cs[k] - cs[w]) / (ts[k] - ts[w]); if (r > peak) peak = r }
+} END { if (k > 1 && ts[k] > ts[1]) printf "cpu          throttle used %.2f of %d cores after init (peak %.2f over 5 s; its processes summed, load above)\n", (cs[k] - cs[1]) / (ts[k] - ts[1]), n, peak }' "$S"
 echo "gc pause     $GC"
 echo "raw          $WORK/main.{samples,gc,json,out}"

@@ -171,6 +171,7 @@ func newAgentCmd(e env) *cobra.Command {
 			}
 			con := live.NewConsole(e.stderr, false)
 			cfg.Logger = slog.New(live.NewHandler(con, level))
+			cfg.Console = func(l slog.Level, msg string) { con.Line(session.ConsoleLine(time.Now(), l, msg)) }
 			cfg.Version = buildVersion()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -182,4 +183,71 @@ func openTarget(t *testing.T) (*target.Target, string) {
 	srv := httptest.NewServer(tg)
 	t.Cleanup(srv.Close)
 	return tg, srv.URL
+}
+
+// An ungoverned script over agents writes throttle's JSON report as one
+// process does: the merged windows, the generator summed over every
+// agent's watch of itself (each agent's watch in its "agents" entry), the
+// counts, and the agents.
+func TestUngovernedScriptOverAgentsJSON(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := runScriptOverAgents(t, `
+import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { scenarios: { density: { executor: 'constant-vus', vus: 4, duration: '1500ms' } } };
+export default function () { http.get(__ENV.BASE + '/'); sleep(0.05); }
+`, 2, "--out", out, "--window", "250ms", "--tick", "50ms")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Settings struct {
+			Governed bool    `json:"governed"`
+			Mode     string  `json:"mode"`
+			Ceiling  float64 `json:"ceiling"`
+		} `json:"settings"`
+		Windows []struct {
+			OK, Failed uint64
+		} `json:"windows"`
+		Iterations struct{ OK uint64 } `json:"iterations"`
+		Generator  struct {
+			Ticks int `json:"ticks"`
+		} `json:"generator"`
+		Agents []struct {
+			Iterations uint64 `json:"iterations"`
+			Watch      *struct {
+				Ticks int `json:"ticks"`
+			} `json:"watch"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("%v in %s", err, b)
+	}
+	var inWindows uint64
+	for _, w := range rep.Windows {
+		inWindows += w.OK + w.Failed
+	}
+	if rep.Settings.Mode != "concurrency" || rep.Settings.Ceiling != 4 {
+		t.Errorf("settings %+v: want the scenario's 4 VUs as authored", rep.Settings)
+	}
+	if len(rep.Windows) == 0 || inWindows == 0 || rep.Iterations.OK == 0 || rep.Settings.Governed {
+		t.Fatalf("want merged windows with requests and the iterations of an ungoverned run, got %s", b)
+	}
+	if len(rep.Agents) != 2 {
+		t.Fatalf("%d agents in the report, want 2: %s", len(rep.Agents), b)
+	}
+	ticks := 0
+	for _, a := range rep.Agents {
+		if a.Watch == nil || a.Watch.Ticks == 0 || a.Iterations == 0 {
+			t.Fatalf("agent without its watch or iterations: %s", b)
+		}
+		ticks += a.Watch.Ticks
+	}
+	if rep.Generator.Ticks != ticks {
+		t.Errorf("generator ticks %d, want the agents' %d summed", rep.Generator.Ticks, ticks)
+	}
 }

@@ -28,9 +28,15 @@ type process struct {
 // cleanup kills it if it is still running.
 func startThrottle(t *testing.T, args ...string) *process {
 	t.Helper()
+	return startThrottleEnv(t, nil, args...)
+}
+
+// startThrottleEnv is startThrottle with env added to its environment.
+func startThrottleEnv(t *testing.T, env []string, args ...string) *process {
+	t.Helper()
 	p := &process{stdout: &testwait.Buffer{}, stderr: &testwait.Buffer{}, exit: make(chan int, 1)}
 	p.cmd = exec.Command(os.Args[0], args...)
-	p.cmd.Env = append(os.Environ(), asThrottle+"=1")
+	p.cmd.Env = append(append(os.Environ(), asThrottle+"=1"), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

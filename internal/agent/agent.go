@@ -34,6 +34,10 @@ type Config struct {
 	Wait time.Duration
 	// Logger receives the agent's lines (joined, started, stopped).
 	Logger *slog.Logger
+	// Console, if set, receives a script's console.log and friends, as
+	// k6 prints them on every instance whatever the agent's own log level
+	// (default: Logger, where --quiet drops the info level).
+	Console func(level slog.Level, msg string)
 }
 
 // ErrRefused is the controller refusing this agent (a wrong token,
@@ -84,7 +88,7 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, fmt.Errorf("%w: %s", ErrRefused, w.Refused)
 	}
 	if w.Spec.Script != nil {
-		return joinScript(ctx, nc, w, closed, log)
+		return joinScript(ctx, nc, w, closed, log, cfg.Console)
 	}
 	ec, err := w.Spec.engineConfig()
 	if err != nil {
@@ -92,6 +96,7 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	a := &agent{id: w.ID, nc: nc, lat: NewLatencies(), shares: make(chan float64, 1), heard: make(chan struct{}, 1)}
 	ec.Latency, ec.Follow = a.lat, a
+	ec.Watch.CPU = w.Spec.watchCPU()
 	eng, err := engine.New(ec)
 	if err != nil {
 		return nil, fmt.Errorf("the run's phase: %w", err)

@@ -92,6 +92,9 @@ type AgentInfo struct {
 	Iterations uint64 `json:"iterations,omitempty"`
 	Returned   int    `json:"returned,omitempty"`
 	Err        string `json:"error,omitempty"`
+	// Watch is the agent's last word on its watch of itself (nil: it
+	// sent none).
+	Watch *Watch `json:"watch,omitempty"`
 }
 
 type member struct {
@@ -356,6 +359,9 @@ func (c *Controller) onTick(msg *nats.Msg) {
 	m.saturated, m.inflight, m.workers = d.Saturated, d.InFlight, d.Workers
 	if d.Saturated {
 		m.SaturatedTicks++
+	}
+	if d.Watch != nil {
+		m.Watch = d.Watch
 	}
 	if d.SatRate > 0 {
 		m.satRate = d.SatRate

@@ -29,11 +29,14 @@
 // is merged into the window open when it arrives, so nothing is lost and a
 // clock skew between machines changes nothing. The controller notices an
 // agent whose connection closed (killed) at its next tick, or that stays
-// silent for LostTicks ticks, at least MinSilence (on its own clock),
+// silent for LostTicks ticks, at least MinSilence (MinScriptSilence for a
+// k6 script's agents, which stall while they make their VUs; on its own clock),
 // declares it lost in one line, and gives its share to the
 // others; a lost agent that speaks again (it was stalled, not dead) gets a
 // share back, in one line too. An agent that hears no offer for as long,
-// or loses its connection, stops.
+// or loses its connection, stops; its last delta says its run was cut
+// short, so the controller, if it was only stalled, fails the run rather
+// than report the part as the whole.
 //
 // Shares are equal by default; an agent that reports itself saturated (its
 // phase's watch: CPU, schedule lag) gets a smaller weight each tick it

@@ -9,6 +9,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/targets"
 )
@@ -30,15 +31,38 @@ const (
 const (
 	LostTicks  = 3
 	MinSilence = 5 * time.Second
+	// MinScriptSilence is MinSilence for a k6 script's agents: making tens
+	// of thousands of VUs (each an init context, the heap and its GC
+	// growing) on a loaded machine stalls an agent, or the controller
+	// sharing its cores, for seconds (2.5 s seen between two offers with
+	// 3 000 VUs an agent at load 5.5 on 2 cores), and an agent that takes
+	// the controller for gone stops its segment for good. A dead peer is
+	// seen sooner anyway: its connection closes.
+	MinScriptSilence = 30 * time.Second
 )
 
 // silence is how long a peer may be silent before it is gone: the run's
-// Silence, else LostTicks ticks but at least MinSilence.
+// Silence, else LostTicks ticks but at least MinSilence (MinScriptSilence
+// for a script's run).
 func (s Spec) silence() time.Duration {
 	if s.Silence > 0 {
 		return s.Silence
 	}
-	return max(time.Duration(LostTicks)*s.Tick, MinSilence)
+	least := MinSilence
+	if s.Script != nil {
+		least = MinScriptSilence
+	}
+	return max(time.Duration(LostTicks)*s.Tick, least)
+}
+
+// watchCPU is the share of its cores whose use marks an agent's watch
+// tick saturated: the default over the agents sharing the machine (0: the
+// watch's default).
+func (s Spec) watchCPU() float64 {
+	if s.Colocated <= 1 {
+		return 0
+	}
+	return phase.DefaultSaturationCPU / float64(s.Colocated)
 }
 
 // Hello is an agent's announcement.
@@ -93,6 +117,12 @@ type Spec struct {
 	Silence  time.Duration `json:"silence,omitempty"`
 	Insecure bool          `json:"insecure,omitempty"`
 	HTTP2    bool          `json:"http2,omitempty"`
+	// Colocated is how many agents share one machine's cores
+	// (--local-agents N): each agent's watch of itself then takes a tick
+	// as CPU-saturated at its share of the cores (watchCPU), since each
+	// sees every core as its own and N of them can fill the machine while
+	// none fills it alone. 0 or 1: an agent has its machine to itself.
+	Colocated int `json:"colocated,omitempty"`
 	// Script, if set, makes the run a k6 script's: the agents run their
 	// segments of it as authored (Targets and the phase settings above
 	// are unused but Tick, Every and Silence).
@@ -181,10 +211,59 @@ type Delta struct {
 	// K6 are a script run's k6 metric and check deltas since the last
 	// tick (the controller's runner merges them).
 	K6 *script.Deltas `json:"k6,omitempty"`
+	// Watch is the agent's watch of itself so far (cumulative, not a
+	// delta: the newest replaces the one before), sent once a tick and
+	// with the final delta; nil from an agent that has none to send.
+	Watch *Watch `json:"watch,omitempty"`
 	// Final is the agent's last tick: its phase is over.
 	Final bool `json:"final,omitempty"`
 	// Err, on a final tick, says why the agent's phase failed.
 	Err string `json:"err,omitempty"`
+}
+
+// Watch is one agent's watch of itself (phase.GeneratorSummary) as it
+// travels and as the report's "agents" entry shows it: a process's CPU
+// and scheduling are its own, so each agent judges itself and the
+// controller sums the verdicts (Result.Generator).
+type Watch struct {
+	Ticks          int            `json:"ticks"`
+	SaturatedTicks int            `json:"saturated_ticks"`
+	Rate           float64        `json:"rate,omitempty"`
+	Signals        map[string]int `json:"signals,omitempty"`
+	// MaxLag is the largest tick's mean schedule lag; PeakCPU the most
+	// cores the agent's process used in a tick (-1 unknown).
+	MaxLag  time.Duration `json:"max_lag_ns"`
+	PeakCPU float64       `json:"peak_cpu"`
+}
+
+// watchOf is g as it travels.
+func watchOf(g engine.GeneratorSummary) *Watch {
+	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU}
+}
+
+// sumWatches is the run's generator over every agent's last watch: ticks,
+// saturated ticks, signals and saturated rates summed, the largest lag and
+// the peak CPU of any one agent; ok false when no agent sent a watch.
+func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
+	g.PeakCPU = -1
+	for _, w := range ws {
+		if w == nil {
+			continue
+		}
+		ok = true
+		g.Ticks += w.Ticks
+		g.SaturatedTicks += w.SaturatedTicks
+		g.Rate += w.Rate
+		for k, n := range w.Signals {
+			if g.Signals == nil {
+				g.Signals = map[string]int{}
+			}
+			g.Signals[k] += n
+		}
+		g.MaxLag = max(g.MaxLag, w.MaxLag)
+		g.PeakCPU = max(g.PeakCPU, w.PeakCPU)
+	}
+	return g, ok
 }
 
 // Offer is the controller's committed offer and each agent's share of it.

@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/engine"
 )
 
 // Run waits for the agents, starts them together, governs the merged
@@ -90,18 +91,34 @@ loop:
 	}
 	res := &Result{Start: start, End: time.Now(), Interrupted: interrupted, Aborted: aborted, Windows: c.windows(), Counts: c.m.Counts(), Agents: c.Agents()}
 	res.Capacity = governor.Capacity(res.Windows, c.cfg.Spec.Limits.High)
-	for _, a := range res.Agents {
-		res.Generator.Ticks += int(a.Ticks)
-		res.Generator.SaturatedTicks += int(a.SaturatedTicks)
+	res.Generator = c.generator(res.Agents)
+	return res, nil
+}
+
+// generator sums the agents' watches of themselves. Agents that send
+// their watch (script runs) give its ticks and signals; otherwise the
+// deltas stand for ticks and their verdicts for saturated ones.
+func (c *Controller) generator(agents []AgentInfo) engine.GeneratorSummary {
+	ws := make([]*Watch, len(agents))
+	for i := range agents {
+		ws[i] = agents[i].Watch
+	}
+	if g, ok := sumWatches(ws); ok {
+		return g
+	}
+	var g engine.GeneratorSummary
+	for _, a := range agents {
+		g.Ticks += int(a.Ticks)
+		g.SaturatedTicks += int(a.SaturatedTicks)
 	}
 	c.mu.Lock()
 	for _, m := range c.members {
 		// The agents' own rates when saturated, summed: what the agents
 		// reached together where they were the limit.
-		res.Generator.Rate += m.satRate
+		g.Rate += m.satRate
 	}
 	c.mu.Unlock()
-	return res, nil
+	return g
 }
 
 // Abort tells every agent to cut off its in-flight iterations at once

@@ -44,6 +44,10 @@ type ScriptSpec struct {
 	Timeout    time.Duration     `json:"timeout,omitempty"`
 	Insecure   bool              `json:"insecure,omitempty"`
 	HTTP2      bool              `json:"http2,omitempty"`
+	// FilesChecked: the controller judged the agents' open-file limit
+	// (--local-agents: its machine's, with the remedy in agents) and said
+	// what it had to; a remote agent judges its own.
+	FilesChecked bool `json:"files_checked,omitempty"`
 }
 
 // Config is the script configuration an agent runs its segment with.
@@ -82,15 +86,22 @@ type scriptAgent struct {
 	// controller's share, and its counters alone are the agent's deltas,
 	// the window the controller's governor judges.
 	gov *script.Phase
+	// top is the phase whose watch of the process speaks for the agent,
+	// as one process's report takes it (the governed one, else the
+	// first): every phase watches the same process, so their watches are
+	// not summed. nil for a segment with no scenario.
+	top *script.Phase
 }
 
 // joinScript loads the shipped script for w's segment, says it is ready,
 // and runs it from the controller's start until it ends or is stopped.
-func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan struct{}, log *slog.Logger, console func(slog.Level, string)) (*Summary, error) {
 	cfg, err := w.Spec.Script.Config(w.Segment, log)
 	if err != nil {
 		return nil, fmt.Errorf("the run's script: %w", err)
 	}
+	cfg.Console = console
+	cfg.Watch.CPU = w.Spec.watchCPU()
 	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}
 	fol := &agent{id: w.ID, shares: make(chan float64, 1), heard: make(chan struct{}, 1)}
 	cfg.Follow = fol
@@ -106,6 +117,17 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 	for _, p := range a.r.Phases() {
 		if p.Governed() {
 			a.gov, governed = p, p.Name()
+		}
+	}
+	a.top = a.gov
+	if ps := a.r.Phases(); a.top == nil && len(ps) > 0 {
+		a.top = ps[0]
+	}
+	if !w.Spec.Script.FilesChecked {
+		plan := ScriptFilePlan(a.r, 1)
+		plan.Agent = w.ID + ", segment " + w.Segment
+		if line := FilesWarning(plan); line != "" {
+			log.Warn(line)
 		}
 	}
 	log.Info("throttle agent joined", "as", w.ID, "segment", w.Segment)
@@ -135,16 +157,21 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 	return a.run(ctx, every, w.Spec.Tick, w.Spec.silence(), sig, closed, log)
 }
 
+// counted are the phases the agent's counters sum: the governed one, else
+// every one.
+func (a *scriptAgent) counted() []*script.Phase {
+	if a.gov != nil {
+		return []*script.Phase{a.gov}
+	}
+	return a.r.Phases()
+}
+
 // counts sums the script's phases, or is the governed one's: the agent's
 // counters.
 func (a *scriptAgent) counts() (engine.Counts, governor.Load) {
 	var c engine.Counts
 	var l governor.Load
-	phases := a.r.Phases()
-	if a.gov != nil {
-		phases = []*script.Phase{a.gov}
-	}
-	for _, p := range phases {
+	for _, p := range a.counted() {
 		pc, pl := p.Counts(), p.Load()
 		c.OK, c.Failed, c.IterOK, c.IterFailed = c.OK+pc.OK, c.Failed+pc.Failed, c.IterOK+pc.IterOK, c.IterFailed+pc.IterFailed
 		c.Dropped, c.Missed, c.Aborted, c.Started = c.Dropped+pc.Dropped, c.Missed+pc.Missed, c.Aborted+pc.Aborted, c.Started+pc.Started
@@ -166,16 +193,23 @@ func (a *scriptAgent) run(ctx context.Context, every, tick, silent time.Duration
 	send := func(final bool, errText string) {
 		c, l := a.counts()
 		d := sh.delta(c, l, final, errText)
-		if a.gov != nil {
-			d.Saturated, d.SatRate = a.gov.Saturated()
-			snap := a.gov.Snapshot()
-			d.InFlight, d.Workers = snap.InFlight, snap.Workers
+		if a.top != nil {
+			// The verdict of the agent's watch of itself, governed or not:
+			// an ungoverned run's report says whether its generators kept up.
+			d.Saturated, d.SatRate = a.top.Saturated()
+		}
+		for _, p := range a.counted() {
+			snap := p.Snapshot()
+			d.InFlight, d.Workers = d.InFlight+snap.InFlight, d.Workers+snap.Workers
 		}
 		if h, err := a.lat.Take(); err == nil {
 			d.Hist = h
 		}
 		if final || time.Since(lastK6) >= tick {
 			lastK6 = time.Now()
+			if a.top != nil {
+				d.Watch = watchOf(a.top.Generator())
+			}
 			if k := a.r.TakeDeltas(); len(k.Metrics) > 0 || len(k.Checks) > 0 {
 				d.K6 = &k
 			}

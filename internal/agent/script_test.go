@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -269,4 +271,56 @@ func runThreeUntil(t *testing.T, c *Controller, what string, cond func() bool) *
 		t.FailNow()
 	}
 	return res
+}
+
+// A script's console.log on an agent reaches the agent's Console whatever
+// its log level (k6 prints it on every instance; --local-agents children
+// run --quiet), and an ungoverned segment still sends its watch of itself:
+// the controller's generator is the sum of the agents' watches.
+func TestScriptAgentConsoleAndWatch(t *testing.T) {
+	spec, _ := scriptSpec(t, map[string]string{"main.js": `
+import { sleep } from 'k6';
+console.log('init of VU ' + __VU);
+export const options = { scenarios: { s: { executor: 'constant-vus', vus: 2, duration: '600ms' } } };
+export default function () { sleep(0.05); }
+`}, nil)
+	c := newController(t, ControllerConfig{Agents: 2, Spec: spec})
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
+	defer cancel()
+	done := startRun(t, c, ctx)
+	var mu sync.Mutex
+	var got []string
+	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var errs []chan error
+	for _, n := range []string{"a", "b"} {
+		e := make(chan error, 1)
+		errs = append(errs, e)
+		go func() {
+			_, err := Join(ctx, Config{Join: c.URL(), Token: testToken, Name: n, Version: "test", Logger: quiet,
+				Console: func(_ slog.Level, msg string) { mu.Lock(); got = append(got, msg); mu.Unlock() }})
+			e <- err
+		}()
+	}
+	res := <-done
+	for _, e := range errs {
+		if err := <-e; err != nil {
+			t.Fatalf("agent: %v", err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Each agent's first VU (__VU 1 of its instance) logs in its init.
+	if n := strings.Count(strings.Join(got, "\n"), "init of VU 1"); n < 2 {
+		t.Errorf("console lines %q: want each agent's VU 1 init line", got)
+	}
+	ticks := 0
+	for _, a := range res.Agents {
+		if a.Watch == nil || a.Watch.Ticks == 0 {
+			t.Fatalf("agent %s sent no watch: %+v", a.ID, a)
+		}
+		ticks += a.Watch.Ticks
+	}
+	if res.Generator.Ticks != ticks {
+		t.Errorf("generator ticks %d, want the agents' watches summed (%d)", res.Generator.Ticks, ticks)
+	}
 }

@@ -58,7 +58,13 @@ func serve(listen, token string, tls TLS, log *slog.Logger) (*server.Server, err
 		return nil, fmt.Errorf("agents need a token (--token)")
 	}
 	opts := &server.Options{Host: host, Port: p, NoSigs: true, NoLog: true, MaxPayload: 8 << 20,
-		CustomClientAuthentication: tokenCheck{token: token, log: log}}
+		CustomClientAuthentication: tokenCheck{token: token, log: log},
+		// A process making tens of thousands of VUs on a loaded machine
+		// stalls for seconds; the server's default (10 s) would close a
+		// stalled reader as a slow consumer: the controller's own
+		// connection (an in-process pipe that buffers nothing) first,
+		// and with it the run. A dead peer is seen by its socket anyway.
+		WriteDeadline: WriteDeadline}
 	if err := tls.serverOptions(opts); err != nil {
 		return nil, err
 	}
@@ -73,6 +79,10 @@ func serve(listen, token string, tls TLS, log *slog.Logger) (*server.Server, err
 	}
 	return srv, nil
 }
+
+// WriteDeadline bounds how long the agents' server waits on a client that
+// does not read (then it closes it as a slow consumer).
+const WriteDeadline = 2 * time.Minute
 
 // clientURL is the nats:// address agents join.
 func clientURL(srv *server.Server) string {

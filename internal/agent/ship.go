@@ -47,12 +47,18 @@ func ship(ctx context.Context, run func(context.Context) error, send func(final 
 	t := time.NewTicker(every)
 	defer t.Stop()
 	lastHeard := time.Now()
+	silenced := false
 	for {
 		select {
 		case err := <-done:
 			errText := ""
-			if err != nil {
+			switch {
+			case err != nil:
 				errText = err.Error()
+			case silenced:
+				// The controller may still be there, stalled: its report
+				// must not take the cut-short part for a whole one.
+				errText = "its run was cut short: " + why
 			}
 			send(true, errText)
 			flush()
@@ -61,8 +67,14 @@ func ship(ctx context.Context, run func(context.Context) error, send func(final 
 			lastHeard = time.Now()
 		case <-t.C:
 			send(false, "")
+			select {
+			case <-heard: // heard while sending (a send can take a while on a loaded machine)
+				lastHeard = time.Now()
+			default:
+			}
 			if why == "" && time.Since(lastHeard) > silent {
 				why = fmt.Sprintf("the controller was silent for %v", silent)
+				silenced = true
 				cancel()
 			}
 		case <-stop:

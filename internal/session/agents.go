@@ -55,6 +55,9 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 	}
 	defer m.Stop()
 	spec := agent.SpecOf(cfg, a.N)
+	if a.Spawn != nil {
+		spec.Colocated = a.N // their watches share this machine's cores
+	}
 	mp := m.urlPhase(rec)
 	ctl, err := agent.NewController(agent.ControllerConfig{Listen: a.Listen, Token: a.Token, TLS: a.TLS, Agents: a.N, Wait: a.Wait,
 		Spec: spec, Settle: cfg.Settle, Governor: cfg.Governor, Version: a.Version, Logger: log, Latency: rec, Observer: observers(rec, mp)})
@@ -83,16 +86,21 @@ func (s *Session) RunAgents(u URL, a Agents) error {
 		return err
 	}
 	writeAgents(s.Stdout, res.Agents)
-	return s.writeFiles(s.Stdout, r, func(path string) error {
+	return s.writeFiles(s.Stdout, r, saveWithAgents(r, res.Agents))
+}
+
+// saveWithAgents writes r's JSON report with the "agents" array.
+func saveWithAgents(r *report.Report, agents []agent.AgentInfo) func(path string) error {
+	return func(path string) error {
 		b, err := json.MarshalIndent(struct {
 			*report.Report
 			Agents []agent.AgentInfo `json:"agents"`
-		}{r, res.Agents}, "", "  ")
+		}{r, agents}, "", "  ")
 		if err != nil {
 			return err
 		}
 		return report.WriteFileAtomic(path, append(b, '\n'))
-	})
+	}
 }
 
 // writeAgents is the text report's per-agent table.

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/agent"
-	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
@@ -72,10 +70,27 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		Grace: grace + opts.TeardownTimeout,
 		Script: &agent.ScriptSpec{Archive: r.Archive(), Env: cfg.Env, EnvOptions: cfg.EnvOptions, CLIOptions: cfg.CLIOptions,
 			Govern: cfg.Govern, Fixed: cfg.Fixed, Governance: cfg.Governance, Timeout: cfg.Timeout, Insecure: cfg.Insecure, HTTP2: cfg.HTTP2}}
+	if len(r.Phases()) == 0 {
+		return BadInput{errors.New("the script has no scenario to run")}
+	}
+	top := r.Phases()[0]
 	if gov != nil {
 		// One governor here judges the governed scenario's merged window
 		// and moves one offer; each agent's phase follows its share.
-		spec.Limits, spec.Fixed = gov.Limits(), false
+		spec.Limits, spec.Fixed, top = gov.Limits(), false, gov
+	} else {
+		// Ungoverned, the windows are the first scenario's as authored (its
+		// VUs or rate, fixed), as one process's report of it says.
+		spec.Limits = top.Limits()
+	}
+	if a.Spawn != nil {
+		spec.Colocated = a.N // their watches share this machine's cores
+		// The local agents share this machine's limit: say here, once,
+		// with the remedy in agents, what each would say of itself.
+		spec.Script.FilesChecked = true
+		if line := agent.FilesWarning(agent.ScriptFilePlan(r, a.N)); line != "" {
+			con.Line(line)
+		}
 	}
 	rec, err := report.NewRecorder(spec.Limits.High)
 	if err != nil {
@@ -135,46 +150,23 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		k6out.WriteSummary(s.Stdout, summary)
 		fmt.Fprintln(s.Stdout)
 	}
-	var rep *report.Report
+	// throttle's own report of the merged windows, as on one machine: its
+	// text on stderr (after k6's summary) only for a governed run; the
+	// JSON report (and --timeline, --chart) always, with the agents.
+	in := report.Input{Settings: sc.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
+		Latency: rec.Summary(), Generator: generatorOf(res.Generator)}
+	in.Settings.Limits, in.Settings.Tick, in.Settings.Governed = spec.Limits, ctl.Tick(), gov != nil
+	in.Settings.Target = fmt.Sprintf("%s scenario %s over %d agents", filepath.Base(sc.Path), top.Name(), a.N)
+	countsInto(&in, res.Counts)
+	rep, err := report.Build(in)
+	if err != nil {
+		return err
+	}
 	if gov != nil {
-		// throttle's own report, as for a governed script on one machine:
-		// on stderr, after k6's summary.
-		in := report.Input{Settings: sc.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
-			Latency: rec.Summary(), Generator: generatorOf(res.Generator)}
-		in.Settings.Limits, in.Settings.Tick, in.Settings.Governed = spec.Limits, ctl.Tick(), true
-		in.Settings.Target = fmt.Sprintf("%s scenario %s over %d agents", filepath.Base(sc.Path), gov.Name(), a.N)
-		countsInto(&in, res.Counts)
-		if rep, err = report.Build(in); err != nil {
-			return err
-		}
 		keep(rep.WriteText(s.Stderr))
 	}
 	writeAgents(s.Stderr, res.Agents)
-	if rep != nil {
-		keep(s.writeFiles(s.Stderr, rep, func(path string) error {
-			b, err := json.MarshalIndent(struct {
-				*report.Report
-				Agents []agent.AgentInfo `json:"agents"`
-			}{rep, res.Agents}, "", "  ")
-			if err != nil {
-				return err
-			}
-			return report.WriteFileAtomic(path, append(b, '\n'))
-		}))
-	} else if s.Outputs.JSON != "" {
-		keep(safely(func() error {
-			b, err := json.MarshalIndent(struct {
-				Start  time.Time         `json:"start"`
-				End    time.Time         `json:"end"`
-				Counts engine.Counts     `json:"counts"`
-				Agents []agent.AgentInfo `json:"agents"`
-			}{res.Start, res.End, res.Counts, res.Agents}, "", "  ")
-			if err != nil {
-				return err
-			}
-			return report.WriteFileAtomic(s.Outputs.JSON, append(b, '\n'))
-		}))
-	}
+	keep(s.writeFiles(s.Stderr, rep, saveWithAgents(rep, res.Agents)))
 	if sc.SummaryExport != "" {
 		err := safely(func() error { return k6out.WriteSummaryExport(sc.SummaryExport, summary) })
 		keep(err)
@@ -245,4 +237,11 @@ func (s *Session) scriptOutput(cfg *script.Config, con *live.Console) *redactor 
 	cfg.Logger = slog.New(red.Handler(s.logger(slog.LevelWarn).Handler())) // quiet: warnings (a throwing iteration) still show
 	cfg.Console = func(l slog.Level, msg string) { con.Line(consoleLine(time.Now(), l, msg)) }
 	return red
+}
+
+// ConsoleLine is a script's console.log line as k6 prints it (for an
+// agent's console: `throttle agent` prints its segment's, as every k6
+// instance does).
+func ConsoleLine(now time.Time, level slog.Level, msg string) string {
+	return consoleLine(now, level, msg)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/agent"
 	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/metrics"
@@ -75,6 +76,9 @@ func (s *Session) RunScript(sc Script) error {
 	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
 		return err
+	}
+	if line := agent.FilesWarning(agent.ScriptFilePlan(r, 1)); line != "" {
+		con.Line(line) // VUs' keep-alive connections past the open-file limit
 	}
 	for _, w := range outs {
 		if j, ok := unguarded(w).(*k6out.JSON); ok {
