@@ -308,3 +308,46 @@ func BenchmarkNewVU(b *testing.B) {
 		vu.close()
 	}
 }
+
+// BenchmarkIteration is one VU's iterations back to back on one
+// goroutine, each one request to a target in its own process: the
+// script's side of BenchmarkCost without the phase's workers and
+// scheduling, steady enough to count instructions per iteration
+// (cachegrind, the difference of two -benchtime counts). "check" adds a
+// one-function check() on the response.
+func BenchmarkIteration(b *testing.B) {
+	base := childTarget(b)
+	for _, c := range []struct{ name, body string }{
+		{"get", `http.get(__ENV.BASE + '/');`},
+		{"check", `const res = http.get(__ENV.BASE + '/'); check(res, { ok: (r) => r.status === 200 });`},
+		// the same work in JavaScript alone: the object, the function, its call
+		{"check-js", `const res = http.get(__ENV.BASE + '/'); const c = { ok: (r) => r.status === 200 }; c.ok(res);`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			path := writeScriptB(b, "it.js", `
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { vus: 1, duration: '1h' };
+export default function () { `+c.body+` }
+`)
+			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			vu, err := r.newVU(r.Phases()[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer vu.close()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				vu.iteration()
+			}
+			b.StopTimer()
+			if vu.failed {
+				b.Fatal("the last iteration's request failed")
+			}
+		})
+	}
+}
