@@ -314,9 +314,32 @@ func BenchmarkNewVU(b *testing.B) {
 // script's side of BenchmarkCost without the phase's workers and
 // scheduling, steady enough to count instructions per iteration
 // (cachegrind, the difference of two -benchtime counts). "check" adds a
-// one-function check() on the response.
+// one-function check() on the response; "targets-file" is the engine's
+// own iteration on the same target, as a targets file's worker makes it
+// (one engine runner, the same request each time, its body discarded).
 func BenchmarkIteration(b *testing.B) {
 	base := childTarget(b)
+	b.Run("targets-file", func(b *testing.B) {
+		meter := engine.NewMeter()
+		d, err := engine.NewDriver(engine.DriverConfig{Meter: meter, Timeout: DefaultTimeout, Conns: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer d.Close()
+		run := d.Runner()
+		defer run.Close()
+		req := engine.Request{Method: "GET", URL: base + "/", DiscardBody: true}
+		var res engine.Response
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			meter.EndIteration(run.Iterate(&req, time.Time{}, &res))
+		}
+		b.StopTimer()
+		if res.Failed {
+			b.Fatal("the last request failed")
+		}
+	})
 	for _, c := range []struct{ name, body string }{
 		{"get", `http.get(__ENV.BASE + '/');`},
 		{"check", `const res = http.get(__ENV.BASE + '/'); check(res, { ok: (r) => r.status === 200 });`},
