@@ -390,9 +390,7 @@ func (vu *VU) iteration() {
 	defer vu.endIteration()
 	vu.scenarioIter = int64(p.iterations.Add(1) - 1)
 	if vu.iter > 0 {
-		// a sobek.Value, not an int64 (which Set would box first: one
-		// allocation more per iteration past the 256th)
-		_ = vu.rt.GlobalObject().Set("__ITER", vu.rt.ToValue(vu.iter))
+		_ = vu.rt.GlobalObject().Set("__ITER", vu.iter)
 	}
 	vu.iter++
 	vu.failed, vu.group = false, ""
