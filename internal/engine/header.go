@@ -15,29 +15,40 @@ import (
 // Response.Headers builds the map on first use, from the same lines in the
 // same order, so what a reader sees is what the eager copy gave.
 //
-// The buffer is a run of (uvarint length, name, uvarint length, value)
-// records, in fasthttp's order of the response's header lines.
+// The buffer is one byte, hasCookie when a line is Set-Cookie (else 0),
+// then a run of (uvarint length, name, uvarint length, value) records, in
+// fasthttp's order of the response's header lines. The first byte answers
+// the jar's look for Set-Cookie after every script request without a scan
+// of the records.
+
+const hasCookie = 1
 
 // keepHeader returns h's header lines as a rawHeader buffer of its own
 // (nil for none), built in scratch, which it returns for the next call: one
 // pass over the headers and one allocation of exactly the buffer's size.
 func keepHeader(h *fasthttp.ResponseHeader, scratch []byte) (raw, next []byte) {
-	b := scratch[:0]
+	b := append(scratch[:0], 0)
 	for k, v := range h.All() {
+		if len(k) == len(setCookie) && bytes.EqualFold(k, []byte(setCookie)) {
+			b[0] = hasCookie
+		}
 		b = binary.AppendUvarint(b, uint64(len(k)))
 		b = append(b, k...)
 		b = binary.AppendUvarint(b, uint64(len(v)))
 		b = append(b, v...)
 	}
-	if len(b) == 0 {
+	if len(b) == 1 {
 		return nil, b
 	}
 	return append([]byte(nil), b...), b
 }
 
+const setCookie = "Set-Cookie"
+
 // eachHeader calls f with each name and value of raw, in order, until f
 // returns false.
 func eachHeader(raw []byte, f func(k, v []byte) bool) {
+	raw = raw[1:]
 	next := func() []byte {
 		n, w := binary.Uvarint(raw)
 		s := raw[w : w+int(n)]
@@ -77,13 +88,22 @@ func (r *Response) HeaderValues(key string) []string {
 	if r.Header != nil || r.rawHeader == nil {
 		return r.Header[key]
 	}
+	if key == setCookie && r.rawHeader[0] != hasCookie {
+		return nil
+	}
+	// One pass over the records, no callback: this runs after every
+	// script request, so a name of another length is skipped unread.
 	var vs []string
-	kb := []byte(key)
-	eachHeader(r.rawHeader, func(k, v []byte) bool {
-		if bytes.EqualFold(k, kb) {
+	for raw := r.rawHeader[1:]; len(raw) > 0; {
+		n, w := binary.Uvarint(raw)
+		k := raw[w : w+int(n)]
+		raw = raw[w+int(n):]
+		n, w = binary.Uvarint(raw)
+		v := raw[w : w+int(n)]
+		raw = raw[w+int(n):]
+		if len(k) == len(key) && bytes.EqualFold(k, []byte(key)) {
 			vs = append(vs, string(v))
 		}
-		return true
-	})
+	}
 	return vs
 }

@@ -82,3 +82,24 @@ func BenchmarkResponseHeaders(b *testing.B) {
 		}
 	})
 }
+
+// A response without Set-Cookie answers the jar's look from the buffer's
+// first byte; its other headers read as before.
+func TestRawHeaderWithoutCookie(t *testing.T) {
+	const wire = "HTTP/1.1 200 OK\r\nServer: nginx\r\nX-Set-Cookie: no\r\nContent-Length: 0\r\n\r\n"
+	var h fasthttp.ResponseHeader
+	if err := h.Read(bufio.NewReader(strings.NewReader(wire))); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := keepHeader(&h, nil)
+	res := Response{rawHeader: raw}
+	if got := res.HeaderValues("Set-Cookie"); got != nil {
+		t.Errorf("Set-Cookie: %q, want none", got)
+	}
+	if got := res.HeaderValues("X-Set-Cookie"); !reflect.DeepEqual(got, []string{"no"}) {
+		t.Errorf("X-Set-Cookie: %q", got)
+	}
+	if got := res.Headers(); got.Get("Server") != "nginx" || got.Get("X-Set-Cookie") != "no" || got["Set-Cookie"] != nil {
+		t.Errorf("headers %v", got)
+	}
+}

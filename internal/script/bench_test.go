@@ -117,12 +117,13 @@ func BenchmarkCost(b *testing.B) {
 			reportCost(b, cpu()-c0, res.Counts.OK+res.Counts.Failed, res.Counts.Failed, res.End.Sub(res.Start))
 		}
 	})
-	script := func(b *testing.B, opts string) {
+	script := func(b *testing.B, opts, body string) {
 		path := writeScriptB(b, "one.js", fmt.Sprintf(`
 import http from 'k6/http';
+import { check } from 'k6';
 export const options = { vus: %d, duration: '%s'%s };
-export default function () { http.get(__ENV.BASE + '/'); }
-`, costVUs, costSpan, opts))
+export default function () { %s }
+`, costVUs, costSpan, opts, body))
 		for range b.N {
 			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}})
 			if err != nil {
@@ -137,11 +138,21 @@ export default function () { http.get(__ENV.BASE + '/'); }
 			reportCost(b, cpu()-c0, c.OK+c.Failed, c.Failed, res.End.Sub(res.Start))
 		}
 	}
-	b.Run("script", func(b *testing.B) { script(b, "") })
+	b.Run("script", func(b *testing.B) { script(b, "", costGet) })
+	// The same with a one-function check() on the response, as most k6
+	// scripts have.
+	b.Run("script-check", func(b *testing.B) { script(b, "", costGetCheck) })
 	// A new connection for every request, as bench/vus.sh's 100 000 VUs
 	// make theirs: the dial and the close beside the request.
-	b.Run("script-noreuse", func(b *testing.B) { script(b, ", noConnectionReuse: true") })
+	b.Run("script-noreuse", func(b *testing.B) { script(b, ", noConnectionReuse: true", costGet) })
 }
+
+// costGet and costGetCheck are the default functions of the cost
+// benchmarks' scripts: one request, and one request with a check.
+const (
+	costGet      = `http.get(__ENV.BASE + '/');`
+	costGetCheck = `const res = http.get(__ENV.BASE + '/'); check(res, { ok: (r) => r.status === 200 });`
+)
 
 func reportCost(b *testing.B, cpu time.Duration, reqs, failed uint64, span time.Duration) {
 	if reqs == 0 || failed != 0 {
@@ -306,5 +317,71 @@ func BenchmarkNewVU(b *testing.B) {
 			b.Fatal(err)
 		}
 		vu.close()
+	}
+}
+
+// BenchmarkIteration is one VU's iterations back to back on one
+// goroutine, each one request to a target in its own process: the
+// script's side of BenchmarkCost without the phase's workers and
+// scheduling, steady enough to count instructions per iteration
+// (cachegrind, the difference of two -benchtime counts). "check" adds a
+// one-function check() on the response; "targets-file" is the engine's
+// own iteration on the same target, as a targets file's worker makes it
+// (one engine runner, the same request each time, its body discarded).
+func BenchmarkIteration(b *testing.B) {
+	base := childTarget(b)
+	b.Run("targets-file", func(b *testing.B) {
+		meter := engine.NewMeter()
+		d, err := engine.NewDriver(engine.DriverConfig{Meter: meter, Timeout: DefaultTimeout, Conns: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer d.Close()
+		run := d.Runner()
+		defer run.Close()
+		req := engine.Request{Method: "GET", URL: base + "/", DiscardBody: true}
+		var res engine.Response
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			meter.EndIteration(run.Iterate(&req, time.Time{}, &res))
+		}
+		b.StopTimer()
+		if res.Failed {
+			b.Fatal("the last request failed")
+		}
+	})
+	for _, c := range []struct{ name, body string }{
+		{"get", costGet},
+		{"check", costGetCheck},
+		// the same work in JavaScript alone: the object, the function, its call
+		{"check-js", `const res = http.get(__ENV.BASE + '/'); const c = { ok: (r) => r.status === 200 }; c.ok(res);`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			path := writeScriptB(b, "it.js", `
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { vus: 1, duration: '1h' };
+export default function () { `+c.body+` }
+`)
+			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			vu, err := r.newVU(r.Phases()[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer vu.close()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				vu.iteration()
+			}
+			b.StopTimer()
+			if vu.failed {
+				b.Fatal("the last iteration's request failed")
+			}
+		})
 	}
 }

@@ -83,28 +83,7 @@ func (vu *VU) throw(format string, args ...any) {
 func (vu *VU) k6Module() *sobek.Object {
 	rt := vu.rt
 	return vu.object(map[string]any{
-		"check": func(call sobek.FunctionCall) sobek.Value {
-			val := call.Argument(0)
-			sets, ok := call.Argument(1).(*sobek.Object)
-			if !ok {
-				return rt.ToValue(true)
-			}
-			all := true
-			for _, name := range sets.Keys() {
-				c := sets.Get(name)
-				pass := c.ToBoolean()
-				if fn, ok := sobek.AssertFunction(c); ok {
-					v, err := fn(sobek.Undefined(), val)
-					if err != nil {
-						panic(err)
-					}
-					pass = v.ToBoolean()
-				}
-				vu.check(name, pass, call.Argument(2))
-				all = all && pass
-			}
-			return rt.ToValue(all)
-		},
+		"check": vu.checkCall, // checkcall.go
 		"sleep": func(secs float64) {
 			vu.sleep(time.Duration(secs * float64(time.Second)))
 		},

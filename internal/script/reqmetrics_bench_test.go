@@ -93,12 +93,13 @@ func BenchmarkRunSpan(b *testing.B) {
 		costReqs += res.Counts.OK + res.Counts.Failed
 		b.ReportMetric(float64(costReqs), "total-reqs")
 	})
-	b.Run("script", func(b *testing.B) {
+	script := func(b *testing.B, body string) {
 		path := writeScriptB(b, "one.js", fmt.Sprintf(`
 import http from 'k6/http';
+import { check } from 'k6';
 export const options = { vus: %d, duration: '%s' };
-export default function () { http.get(__ENV.BASE + '/'); }
-`, costVUs, span(b)))
+export default function () { %s }
+`, costVUs, span(b), body))
 		r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}})
 		if err != nil {
 			b.Fatal(err)
@@ -109,5 +110,7 @@ export default function () { http.get(__ENV.BASE + '/'); }
 		c := r.Phases()[0].Counts()
 		costReqs += c.OK + c.Failed
 		b.ReportMetric(float64(costReqs), "total-reqs")
-	})
+	}
+	b.Run("script", func(b *testing.B) { script(b, costGet) })
+	b.Run("script-check", func(b *testing.B) { script(b, costGetCheck) })
 }

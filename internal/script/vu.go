@@ -386,9 +386,8 @@ func (vu *VU) iteration() {
 	p := vu.ph
 	p.inflight.Add(1)
 	defer p.inflight.Add(-1)
-	vu.beginIteration()
+	hard := vu.beginIteration()
 	defer vu.endIteration()
-	hard := vu.hardCtx()
 	vu.scenarioIter = int64(p.iterations.Add(1) - 1)
 	if vu.iter > 0 {
 		_ = vu.rt.GlobalObject().Set("__ITER", vu.iter)
@@ -405,8 +404,10 @@ func (vu *VU) iteration() {
 	// async requests are settled before the iteration ends (eventloop.go).
 	vu.args[0] = data
 	_, err := vu.call(vu.fn, hard.Done(), vu.args[:]...)
-	if rest := vu.r.opts.MinIterationDuration - time.Since(began); rest > 0 && hard.Err() == nil {
+	took := time.Since(began) // iteration_duration, unless minIterationDuration adds a wait
+	if rest := vu.r.opts.MinIterationDuration - took; rest > 0 && hard.Err() == nil {
 		vu.sleep(rest) // minIterationDuration: the VU waits out the rest
+		took = time.Since(began)
 	}
 	switch {
 	case hard.Err() != nil:
@@ -424,7 +425,7 @@ func (vu *VU) iteration() {
 	}
 	b := &vu.r.builtin
 	tags := func() map[string]string { return vu.tags(nil) }
-	b.iteration(p.sc.Name, float64(time.Since(began))/float64(time.Millisecond), tags)
+	b.iteration(p.sc.Name, float64(took)/float64(time.Millisecond), tags)
 }
 
 // abortCh is closed when the VU's phase aborts it; nil for the setup VU.

@@ -38,23 +38,31 @@ func (vu *VU) hardCtx() context.Context {
 	return s.ctx
 }
 
-// beginIteration readies the VU for an iteration: after one that was cut
-// off, it clears the interruption and remakes the request lanes on a
-// fresh context; under noVUConnectionReuse it closes the lanes (their
-// connections) the last iteration used.
-func (vu *VU) beginIteration() {
+// beginIteration readies the VU for an iteration and returns its hardCtx:
+// after one that was cut off, it clears the interruption and remakes the
+// request lanes on a fresh context; under noVUConnectionReuse it closes
+// the lanes (their connections) the last iteration used. The common case,
+// neither, takes the lock once.
+func (vu *VU) beginIteration() context.Context {
 	s := &vu.stop
 	s.mu.Lock()
 	stale := s.ctx != nil && s.ctx.Err() != nil && vu.ph.hard.Err() == nil
-	s.mu.Unlock()
-	if stale || vu.r.opts.NoVUConnectionReuse && vu.iter > 0 {
-		vu.async.wait() // cut off with the iteration, or settled by it
-		for _, l := range append(vu.slots, vu.async.all...) {
-			l.runner.Close()
-			l.driver.Close()
+	if !stale && !(vu.r.opts.NoVUConnectionReuse && vu.iter > 0) {
+		if s.ctx == nil {
+			s.ctx, s.cancel = context.WithCancel(vu.ph.hard)
 		}
-		vu.slots, vu.async.all, vu.async.free = nil, nil, nil
+		s.running = true
+		ctx := s.ctx
+		s.mu.Unlock()
+		return ctx
 	}
+	s.mu.Unlock()
+	vu.async.wait() // cut off with the iteration, or settled by it
+	for _, l := range append(vu.slots, vu.async.all...) {
+		l.runner.Close()
+		l.driver.Close()
+	}
+	vu.slots, vu.async.all, vu.async.free = nil, nil, nil
 	if stale {
 		vu.rt.ClearInterrupt()
 	}
@@ -65,6 +73,7 @@ func (vu *VU) beginIteration() {
 	}
 	s.running = true
 	s.mu.Unlock()
+	return vu.hardCtx()
 }
 
 // endIteration marks the VU's iteration done.
