@@ -103,6 +103,6 @@ func writeHeapProfile(path string, w io.Writer) error {
 		return err
 	}
 	runtime.ReadMemStats(&m)
-	fmt.Fprintf(w, "wrote        %s (heap profile; live heap after a GC %.1f MiB)\n", path, mib(m.HeapAlloc))
+	fmt.Fprintf(w, "wrote        %s (heap profile; after a GC: live heap %.1f MiB, stacks %.1f MiB)\n", path, mib(m.HeapAlloc), mib(m.StackInuse))
 	return nil
 }
