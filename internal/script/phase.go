@@ -213,6 +213,8 @@ var initSlots = make(chan struct{}, 64)
 // run it.
 func (p *Phase) newWorker(int) (phase.Worker, error) {
 	p.vus.Add(1)
+	initGC.enter(p.r.cfg.MemoryBound)
+	defer initGC.leave()
 	select {
 	case initSlots <- struct{}{}:
 	case <-p.hard.Done():
