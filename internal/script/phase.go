@@ -46,6 +46,9 @@ type Phase struct {
 	vuList     []*VU           // guarded by vuMu
 	vuMu       sync.Mutex
 	checks     checks
+	// env is __ENV's table for the phase's VUs (Runner.envTable).
+	envOnce sync.Once
+	env     map[string]func(any) any
 }
 
 // Name is the scenario's name.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"time"
 
@@ -181,22 +182,13 @@ func (r *Runner) newRuntime(p *Phase) *VU {
 	}
 	rt := vu.rt
 	rt.SetFieldNameMapper(sobek.UncapFieldNameMapper())
-	env := rt.NewObject()
-	// The setup VU is made before the options are resolved: it has the
-	// system's variables until Load knows whether to drop them.
-	if r.opts.IncludeSystemEnvVars || p == nil && !r.resolved {
-		for k, v := range r.cfg.SystemEnv {
-			_ = env.Set(k, v)
-		}
-	}
-	for k, v := range r.cfg.Env {
-		_ = env.Set(k, v)
-	}
-	if p != nil {
-		for k, v := range p.sc.Env {
-			_ = env.Set(k, v)
-		}
-	}
+	// __ENV is a lazy object over a table shared by the phase's VUs: each
+	// VU has its own object (assignments and deletions stay its own), and
+	// a variable becomes a JavaScript string when the VU first reads it.
+	// Filled eagerly, the process environment (k6 includes it by default)
+	// cost every VU a property per variable: 4.7 KiB and 37 µs with 35
+	// variables.
+	env := rt.NewDynamicObject(&lazyObject{rt: rt, shared: r.envTable(p)})
 	g := rt.GlobalObject()
 	_ = g.Set("__ENV", env)
 	_ = g.Set("__VU", vu.id)
@@ -224,6 +216,33 @@ func (r *Runner) newRuntime(p *Phase) *VU {
 	}
 	r.vus.Store(rt, vu)
 	return vu
+}
+
+// envTable is __ENV's variables for a VU of phase p (nil: the setup VU),
+// made once per phase: the process environment if the options include it
+// (the setup VU is made before they are resolved: it has them until Load
+// knows whether to drop them), then -e's, then the scenario's env.
+func (r *Runner) envTable(p *Phase) map[string]func(any) any {
+	build := func() map[string]func(any) any {
+		vars := map[string]string{}
+		if r.opts.IncludeSystemEnvVars || p == nil && !r.resolved {
+			maps.Copy(vars, r.cfg.SystemEnv)
+		}
+		maps.Copy(vars, r.cfg.Env)
+		if p != nil {
+			maps.Copy(vars, p.sc.Env)
+		}
+		t := make(map[string]func(any) any, len(vars))
+		for k, v := range vars {
+			t[k] = func(any) any { return v }
+		}
+		return t
+	}
+	if p == nil {
+		return build()
+	}
+	p.envOnce.Do(func() { p.env = build() })
+	return p.env
 }
 
 // init runs the init context: the script's entry module and what it
