@@ -32,7 +32,10 @@ import (
 // the first cycle after the bulk comes as the heap grows by half, as
 // GOGC=50 would pace it, not at once with every VU's iterations assisting
 // a GC already late (the GOGC=100 goal is still the pre-bulk heap's).
-// That cycle's end restores GOGC and the memory limit as they were.
+// That cycle's end restores GOGC and the memory limit as they were. (A
+// runtime.GC at the bulk's end instead was measured and dropped: the
+// count of VUs being made dips to 0 inside a scenario's start, and each
+// dip then marked the whole heap mid-bulk: 18 000 VUs took 17 s, not 2.)
 // Nothing is held when the user tuned the GC (GOGC or GOMEMLIMIT set).
 type gcHold struct {
 	mu      sync.Mutex

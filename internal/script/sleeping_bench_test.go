@@ -28,7 +28,9 @@ export default function () {
 // of its script, each on its own goroutine, have sent their request (a
 // keep-alive connection each, to a target in its own process) and sleep.
 // It reports, per VU, the live heap after a GC, the goroutine stacks and
-// the goroutines.
+// the goroutines. THROTTLE_VU_STACKS=FILE writes every goroutine's stack
+// there (GOTRACEBACK=system adds each frame's sp), to see what a VU asleep
+// keeps on its stack.
 func BenchmarkSleepingVU(b *testing.B) {
 	const vus = 500
 	base := childTarget(b)
