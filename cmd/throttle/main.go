@@ -89,9 +89,15 @@ func (e env) session(quiet, verbose bool, out session.Outputs, m *session.Metric
 
 // run runs the command line args and returns the exit code.
 func run(args []string, e env) int {
+	stopProfiles, err := startProfiles(e.stderr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "throttle: %s\n", err)
+		return 2
+	}
+	defer stopProfiles()
 	root := newRoot(e)
 	root.SetArgs(args)
-	err := root.Execute()
+	err = root.Execute()
 	if err == nil {
 		return 0
 	}

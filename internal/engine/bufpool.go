@@ -34,6 +34,15 @@ type bufPools struct {
 	read, write sync.Pool
 }
 
+// SharedBuffers are connection buffers several drivers share
+// (DriverConfig.Buffers): a script's VUs each have drivers of their own,
+// and a VU that sleeps between requests would otherwise keep its last
+// request's buffers (20 KiB) in its own pools until the GC empties them,
+// which at a few GC cycles a minute is all the time. Shared, the buffers
+// alive are about those in use. Safe for concurrent use; the zero value
+// is ready.
+type SharedBuffers struct{ p bufPools }
+
 var (
 	readerPoolField  = poolField("clientReaderPool")
 	writerPoolField  = poolField("clientWriterPool")

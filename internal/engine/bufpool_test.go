@@ -36,45 +36,64 @@ func TestSharedBufferPools(t *testing.T) {
 	}
 }
 
-// Runners of one driver, at once, each get their own answers through the
-// shared buffers: a buffer is never in two connections' hands.
+// Runners at once, of one driver or of drivers sharing SharedBuffers
+// (a script's VUs), each get their own answers through the shared buffers:
+// a buffer is never in two connections' hands.
 func TestSharedBuffersKeepAnswersApart(t *testing.T) {
 	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Path", r.URL.Path)
 		fmt.Fprint(w, strings.Repeat(r.URL.Path, 50))
 	}))
 	base := strings.TrimSuffix(tgts[0].URL.String(), "/")
-	d, err := NewDriver(DriverConfig{Meter: NewMeter(), Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := d.Runner()
-			defer r.Close()
-			var res Response
-			for i := range 100 {
-				path := fmt.Sprintf("/w%d-%d", w, i)
-				req := &Request{URL: base + path}
-				if out := r.Iterate(req, time.Time{}, &res); out != IterationOK {
-					errs <- fmt.Errorf("%s: outcome %d, %v", path, out, res.Err)
-					return
-				}
-				if string(res.Body) != strings.Repeat(path, 50) || res.Headers().Get("X-Path") != path {
-					errs <- fmt.Errorf("%s: got body %.40q…, X-Path %q", path, res.Body, res.Headers().Get("X-Path"))
-					return
-				}
+	for _, perWorker := range []bool{false, true} {
+		var shared SharedBuffers
+		driver := func() *Driver {
+			cfg := DriverConfig{Meter: NewMeter(), Timeout: 10 * time.Second}
+			if perWorker {
+				cfg.Buffers = &shared
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
+			d, err := NewDriver(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(d.Close)
+			if perWorker && d.fast.bufs != &shared.p {
+				t.Fatal("the driver does not take the shared buffers")
+			}
+			return d
+		}
+		one := driver()
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for w := range 4 {
+			d := one
+			if perWorker {
+				d = driver()
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := d.Runner()
+				defer r.Close()
+				var res Response
+				for i := range 100 {
+					path := fmt.Sprintf("/w%d-%d", w, i)
+					req := &Request{URL: base + path}
+					if out := r.Iterate(req, time.Time{}, &res); out != IterationOK {
+						errs <- fmt.Errorf("%s: outcome %d, %v", path, out, res.Err)
+						return
+					}
+					if string(res.Body) != strings.Repeat(path, 50) || res.Headers().Get("X-Path") != path {
+						errs <- fmt.Errorf("%s: got body %.40q…, X-Path %q", path, res.Body, res.Headers().Get("X-Path"))
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("driver per worker %v: %v", perWorker, err)
+		}
 	}
 }

@@ -36,6 +36,10 @@ type fastShared struct {
 }
 
 func newFastShared(cfg DriverConfig) *fastShared {
+	bufs := &bufPools{}
+	if cfg.Buffers != nil {
+		bufs = &cfg.Buffers.p
+	}
 	return &fastShared{
 		tls: &tls.Config{
 			InsecureSkipVerify: cfg.Insecure, //nolint:gosec // only with --insecure
@@ -44,7 +48,7 @@ func newFastShared(cfg DriverConfig) *fastShared {
 		abort:     cfg.Abort,
 		bodyLimit: cfg.BodyLimit,
 		resolver:  cfg.Resolver,
-		bufs:      &bufPools{},
+		bufs:      bufs,
 	}
 }
 

@@ -243,6 +243,9 @@ type DriverConfig struct {
 	// attempt fails, class other, with the *HostPanic as its error, and
 	// its runner's connection is replaced. nil: recovered, not counted.
 	Panics *Panics
+	// Buffers, if set, are the fasthttp connection buffers this driver's
+	// runners take, shared with other drivers; nil: the driver's own.
+	Buffers *SharedBuffers
 }
 
 // DefaultBodyLimit is the most bytes a kept response body holds unless

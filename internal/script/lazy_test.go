@@ -47,3 +47,51 @@ export default function () {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+// __ENV is a lazy object over a table the phase's VUs share, and behaves
+// as each VU's own plain object: reads, keys, JSON, `in`, assignment of
+// any value and deletion, none of which another VU sees.
+func TestEnvIsEachVUsOwn(t *testing.T) {
+	path := writeScript(t, "env.js", `export const options = { scenarios: { s: { executor: 'constant-vus', vus: 2, duration: '1s', env: { FROM: 'scenario' } } } };
+export default function () {}`)
+	r, err := Load(path, Config{Env: map[string]string{"A": "1", "B": "two"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Phases()[0]
+	one, err := r.newVU(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.close()
+	two, err := r.newVU(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer two.close()
+	run := func(vu *VU, js string) string {
+		t.Helper()
+		v, err := vu.rt.RunString(js)
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return v.String()
+	}
+	for _, c := range []struct{ js, want string }{
+		{`__ENV.A + typeof __ENV.A`, "1string"},
+		{`Object.keys(__ENV).join()`, "A,B,FROM"},
+		{`JSON.stringify(__ENV)`, `{"A":"1","B":"two","FROM":"scenario"}`},
+		{`'B' in __ENV && !('C' in __ENV)`, "true"},
+		{`__ENV.hasOwnProperty('FROM')`, "true"},
+		{`String(__ENV.MISSING)`, "undefined"},
+		{`__ENV.A = 5; delete __ENV.B; __ENV.A + 1`, "6"},
+		{`JSON.stringify(Object.entries(__ENV))`, `[["A",5],["FROM","scenario"]]`},
+	} {
+		if got := run(one, c.js); got != c.want {
+			t.Errorf("%s = %s, want %s", c.js, got, c.want)
+		}
+	}
+	if got := run(two, `JSON.stringify(__ENV)`); got != `{"A":"1","B":"two","FROM":"scenario"}` {
+		t.Errorf("the other VU's __ENV: %s", got)
+	}
+}

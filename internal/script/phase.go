@@ -46,6 +46,9 @@ type Phase struct {
 	vuList     []*VU           // guarded by vuMu
 	vuMu       sync.Mutex
 	checks     checks
+	// env is __ENV's table for the phase's VUs (Runner.envTable).
+	envOnce sync.Once
+	env     map[string]func(any) any
 }
 
 // Name is the scenario's name.
@@ -213,6 +216,8 @@ var initSlots = make(chan struct{}, 64)
 // run it.
 func (p *Phase) newWorker(int) (phase.Worker, error) {
 	p.vus.Add(1)
+	initGC.enter(p.r.cfg.MemoryBound)
+	defer initGC.leave()
 	select {
 	case initSlots <- struct{}{}:
 	case <-p.hard.Done():

@@ -89,6 +89,10 @@ type Config struct {
 	// that allocates without end at top level is stopped there with
 	// ErrInitMemory, naming its line, before the machine runs out.
 	InitMemory int64
+	// MemoryBound is the most memory the process may take (the CLI's
+	// THROTTLE_MEMORY bound): while VUs are made in bulk the GC is held
+	// off up to it (initgc.go). <= 0: 90 % of MachineMemory.
+	MemoryBound int64
 	// InitTimeout is how long an init context may run (default
 	// DefaultInitTimeout; < 0: no limit): past it, it stops with
 	// ErrInitTimeout naming its line.

@@ -1,14 +1,14 @@
 package session
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	rtmetrics "runtime/metrics"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/throttlekit/throttle/internal/script"
 )
 
 // MemoryEnv bounds the heap a script run may hold while its scenarios run
@@ -32,33 +32,7 @@ func memoryLimit() (int64, error) {
 	if err != nil || n > 0 {
 		return n, err
 	}
-	return machineMemory() / 10 * 9, nil
-}
-
-// machineMemory is the memory the process may use: its cgroup's (v2)
-// limit when it has one, else the machine's MemTotal; 0 when neither is
-// known.
-func machineMemory() int64 {
-	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 {
-			return n
-		}
-	}
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
+	return script.MachineMemory() / 10 * 9, nil
 }
 
 // guardMemory watches the heap until done closes. The first time it holds

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/testwait"
 )
 
@@ -44,8 +45,8 @@ func TestIterationMemoryBound(t *testing.T) {
 func TestMemoryLimitDefault(t *testing.T) {
 	t.Setenv(MemoryEnv, "")
 	n, err := memoryLimit()
-	if err != nil || n <= 0 || n != machineMemory()/10*9 {
-		t.Fatalf("default %d (%v): want 90 %% of %d", n, err, machineMemory())
+	if err != nil || n <= 0 || n != script.MachineMemory()/10*9 {
+		t.Fatalf("default %d (%v): want 90 %% of %d", n, err, script.MachineMemory())
 	}
 	t.Setenv(MemoryEnv, "0")
 	if n, err := memoryLimit(); n != 0 || err != nil {

@@ -73,6 +73,11 @@ func (s *Session) RunScript(sc Script) error {
 	if err := envLimits(&cfg); err != nil {
 		return err
 	}
+	memLimit, err := memoryLimit()
+	if err != nil {
+		return BadInput{err}
+	}
+	cfg.MemoryBound = memLimit
 	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
 		return err
@@ -104,10 +109,6 @@ func (s *Session) RunScript(sc Script) error {
 		}
 		defer spool.Close()
 		r.Phases()[topPhase(r)].Recorder().SetWindowSink(spool.Add)
-	}
-	memLimit, err := memoryLimit()
-	if err != nil {
-		return BadInput{err}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -1,0 +1,92 @@
+package script
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/internal/testwait"
+)
+
+// sleepingScript is bench/vus.sh's script: one GET on a keep-alive
+// connection, a check, then a sleep far longer than the benchmark.
+const sleepingScript = `
+import http from 'k6/http';
+import { check, sleep } from 'k6';
+export const options = { scenarios: { main: { executor: 'constant-vus', vus: 500, duration: '1h' } } };
+export default function () {
+  const res = http.get(__ENV.BASE + '/');
+  check(res, { 'status is 200': (r) => r.status === 200 });
+  sleep(3600);
+}
+`
+
+// BenchmarkSleepingVU is what a VU holds in the running process between
+// its iterations, as bench/vus.sh's VUs spend most of their time: 500 VUs
+// of its script, each on its own goroutine, have sent their request (a
+// keep-alive connection each, to a target in its own process) and sleep.
+// It reports, per VU, the live heap after a GC, the goroutine stacks and
+// the goroutines. THROTTLE_VU_STACKS=FILE writes every goroutine's stack
+// there (GOTRACEBACK=system adds each frame's sp), to see what a VU asleep
+// keeps on its stack.
+func BenchmarkSleepingVU(b *testing.B) {
+	const vus = 500
+	base := childTarget(b)
+	path := writeScriptB(b, "sleep.js", sleepingScript)
+	for range b.N {
+		r, err := Load(path, Config{Env: map[string]string{"BASE": base}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := r.Phases()[0]
+		before := memNow()
+		var wg sync.WaitGroup
+		held := make([]*VU, vus)
+		for i := range held {
+			vu, err := r.newVU(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			held[i] = vu
+			wg.Add(1)
+			go func() { defer wg.Done(); vu.iteration() }()
+		}
+		testwait.Until(b, testwait.Deadline, "every VU's request", func() bool {
+			c := p.Counts()
+			return c.OK+c.Failed == vus
+		})
+		// Each VU goes from its check into sleep in microseconds; let them.
+		time.Sleep(100 * time.Millisecond)
+		after := memNow()
+		if f := os.Getenv("THROTTLE_VU_STACKS"); f != "" {
+			buf := make([]byte, 64<<20)
+			_ = os.WriteFile(f, buf[:runtime.Stack(buf, true)], 0o644)
+		}
+		b.ReportMetric(float64(after.heap-before.heap)/vus/1024, "heap-KiB/VU")
+		b.ReportMetric(float64(after.stacks-before.stacks)/vus/1024, "stack-KiB/VU")
+		b.ReportMetric(float64(after.goroutines-before.goroutines)/vus, "goroutines/VU")
+		for _, vu := range held {
+			vu.interrupt()
+		}
+		wg.Wait()
+		for _, vu := range held {
+			vu.close()
+		}
+	}
+}
+
+// memState is what the runtime holds, after a GC.
+type memState struct {
+	heap, stacks uint64
+	goroutines   int
+}
+
+func memNow() memState {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return memState{heap: m.HeapAlloc, stacks: m.StackInuse, goroutines: runtime.NumGoroutine()}
+}
