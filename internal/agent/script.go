@@ -100,6 +100,7 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 	if err != nil {
 		return nil, fmt.Errorf("the run's script: %w", err)
 	}
+	cfg.MemoryShare = w.Spec.Colocated // local agents share this machine's memory too
 	cfg.Console = console
 	cfg.Watch.CPU = w.Spec.watchCPU()
 	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}

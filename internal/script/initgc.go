@@ -56,22 +56,25 @@ var initGC gcHold
 var userTunedGC = os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
 
 // enter counts a VU being made; the bulkVUs-th at once holds the GC off
-// with bound (bytes; <= 0: 90 % of MachineMemory) as its memory limit.
-func (h *gcHold) enter(bound int64) {
+// with bound (bytes; <= 0: 90 % of MachineMemory over share) as its memory
+// limit, and never past this process's share of the memory available
+// (share: the processes sharing the machine, Config.MemoryShare).
+func (h *gcHold) enter(bound int64, share int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.making++
 	if h.making < bulkVUs || userTunedGC {
 		return
 	}
+	share = max(share, 1)
 	if bound <= 0 {
-		bound = MachineMemory() / 10 * 9
+		bound = MachineMemory() / 10 * 9 / int64(share)
 	}
 	if bound <= 0 {
 		return // nothing known to bound it by
 	}
 	if avail := availableMemory(); avail > 0 {
-		bound = min(bound, processMemory()+avail/10*8)
+		bound = min(bound, processMemory()+avail/10*8/int64(share))
 	}
 	if !h.held {
 		h.limit = debug.SetMemoryLimit(-1)

@@ -33,13 +33,13 @@ func TestGCHeldWhileVUsAreMadeInBulk(t *testing.T) {
 	}()
 	var h gcHold
 	for range bulkVUs - 1 {
-		h.enter(1 << 40)
+		h.enter(1<<40, 1)
 	}
 	if p, l := gcSettings(); p != 80 || l != userLimit {
 		t.Fatalf("%d VUs being made changed the GC: GOGC %d, limit %d", bulkVUs-1, p, l)
 	}
 	bound := processMemory() + 512<<20
-	h.enter(bound)
+	h.enter(bound, 1)
 	p, l := gcSettings()
 	if p != -1 {
 		t.Fatalf("a bulk: GOGC %d, want off", p)
@@ -66,4 +66,43 @@ func TestGCHeldWhileVUsAreMadeInBulk(t *testing.T) {
 		p, l := gcSettings()
 		return p == 80 && l == userLimit
 	})
+}
+
+// Local agents share one machine's memory: with no bound given, each of N
+// holds its GC under its share of the machine's memory and of what is
+// available, so N agents making VUs at once cannot take more than all of it.
+func TestGCHoldShare(t *testing.T) {
+	if userTunedGC {
+		t.Fatal("GOGC or GOMEMLIMIT is set: the hold is off by design; run the tests without them")
+	}
+	machine, avail := MachineMemory(), availableMemory()
+	if machine <= 0 || avail <= 0 {
+		t.Fatalf("this machine's memory unknown (total %d, available %d): the share cannot be checked", machine, avail)
+	}
+	prevLimit := debug.SetMemoryLimit(1 << 62)
+	prevPercent := debug.SetGCPercent(100)
+	defer func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+	}()
+	const share = 4
+	var h gcHold
+	for range bulkVUs {
+		h.enter(0, share)
+	}
+	_, l := gcSettings()
+	held := processMemory()
+	for range bulkVUs {
+		h.leave()
+	}
+	h.mu.Lock()
+	h.restore()
+	h.mu.Unlock()
+	if want := machine / 10 * 9 / share; l > want {
+		t.Errorf("one of %d agents: memory limit %d, above its share %d of 90 %% of the machine", share, l, want)
+	}
+	// Available memory moves while the test runs: allow it a margin.
+	if want := held + (avail+avail/10)/10*8/share; l > want {
+		t.Errorf("one of %d agents: memory limit %d, above what it holds (%d) and its share of the available %d", share, l, held, avail)
+	}
 }

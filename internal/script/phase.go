@@ -216,7 +216,7 @@ var initSlots = make(chan struct{}, 64)
 // run it.
 func (p *Phase) newWorker(int) (phase.Worker, error) {
 	p.vus.Add(1)
-	initGC.enter(p.r.cfg.MemoryBound)
+	initGC.enter(p.r.cfg.MemoryBound, p.r.cfg.MemoryShare)
 	defer initGC.leave()
 	select {
 	case initSlots <- struct{}{}:

@@ -93,6 +93,12 @@ type Config struct {
 	// THROTTLE_MEMORY bound): while VUs are made in bulk the GC is held
 	// off up to it (initgc.go). <= 0: 90 % of MachineMemory.
 	MemoryBound int64
+	// MemoryShare is how many processes share this machine's memory
+	// (--local-agents N; <= 1: this one alone): the GC hold's default
+	// bound and its share of the memory available are divided by it, so
+	// N agents holding their GC at once cannot together take more than
+	// the machine has.
+	MemoryShare int
 	// InitTimeout is how long an init context may run (default
 	// DefaultInitTimeout; < 0: no limit): past it, it stops with
 	// ErrInitTimeout naming its line.
