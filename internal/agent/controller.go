@@ -291,6 +291,13 @@ func (c *Controller) onReady(msg *nats.Msg) {
 		c.mu.Unlock()
 		return
 	}
+	if c.over {
+		// Interrupted before the start (stopBeforeStart): this agent,
+		// ready only now, stops as the others did.
+		c.mu.Unlock()
+		_ = c.nc.Publish(subjStop, nil)
+		return
+	}
 	m.ready = true
 	late := c.running
 	if late {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -169,7 +170,14 @@ func (s *Session) runController(ctl *agent.Controller, a Agents, con *live.Conso
 	done := make(chan struct{})
 	defer close(done)
 	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, grace)
-	return watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+	res, err := watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
 		return ctl.Snapshot(), ctl.Mode(), rec, ""
 	})
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// A signal while the controller waited for its agents: nothing
+		// ran, so there is nothing to report; the exit is k6's for a run
+		// interrupted from outside, as a script interrupted while it loads.
+		return nil, ExitCode{Code: ExitExternalAbort, Err: errors.New("run interrupted by a signal while waiting for the agents: nothing ran")}
+	}
+	return res, err
 }
