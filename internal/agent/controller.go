@@ -213,6 +213,11 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 // Mode is the run's governor mode.
 func (c *Controller) Mode() governor.Mode { return c.cfg.Spec.Limits.Mode }
 
+// Governed reports whether the controller's governor moves the offer
+// (not Spec.Fixed: then it judges the merged windows with the offer
+// pinned at the ceiling).
+func (c *Controller) Governed() bool { return !c.cfg.Spec.Fixed }
+
 // Tick is the run's tick (the spec's, or the governor's default for its
 // window).
 func (c *Controller) Tick() time.Duration { return c.cfg.Spec.Tick }

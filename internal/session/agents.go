@@ -12,7 +12,6 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/agent"
-	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
@@ -170,8 +169,8 @@ func (s *Session) runController(ctl *agent.Controller, a Agents, con *live.Conso
 	done := make(chan struct{})
 	defer close(done)
 	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, grace)
-	res, err := watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
-		return ctl.Snapshot(), ctl.Mode(), rec, ""
+	res, err := watched(s, ctx, ctl.Run, func() live.Reading {
+		return live.Reading{Snapshot: ctl.Snapshot(), Mode: ctl.Mode(), Rec: rec, Governed: ctl.Governed()}
 	})
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// A signal while the controller waited for its agents: nothing
