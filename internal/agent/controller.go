@@ -213,6 +213,11 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 // Mode is the run's governor mode.
 func (c *Controller) Mode() governor.Mode { return c.cfg.Spec.Limits.Mode }
 
+// Governed reports whether the controller's governor moves the offer
+// (not Spec.Fixed: then it judges the merged windows with the offer
+// pinned at the ceiling).
+func (c *Controller) Governed() bool { return !c.cfg.Spec.Fixed }
+
 // Tick is the run's tick (the spec's, or the governor's default for its
 // window).
 func (c *Controller) Tick() time.Duration { return c.cfg.Spec.Tick }
@@ -289,6 +294,13 @@ func (c *Controller) onReady(msg *nats.Msg) {
 	m := c.members[id]
 	if m == nil || m.ready {
 		c.mu.Unlock()
+		return
+	}
+	if c.over {
+		// Interrupted before the start (stopBeforeStart): this agent,
+		// ready only now, stops as the others did.
+		c.mu.Unlock()
+		_ = c.nc.Publish(subjStop, nil)
 		return
 	}
 	m.ready = true

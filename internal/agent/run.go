@@ -16,6 +16,9 @@ import (
 // runs out returns ErrNotEnoughAgents.
 func (c *Controller) Run(ctx context.Context) (*Result, error) {
 	if err := c.waitReady(ctx); err != nil {
+		if ctx.Err() != nil {
+			c.stopBeforeStart()
+		}
 		return nil, err
 	}
 	tick := c.cfg.Spec.Tick
@@ -119,6 +122,19 @@ func (c *Controller) generator(agents []AgentInfo) engine.GeneratorSummary {
 	}
 	c.mu.Unlock()
 	return g
+}
+
+// stopBeforeStart ends a run interrupted while it waited for its agents:
+// the run is over (a later hello is refused, a later ready is told to
+// stop) and every agent waiting for the start stops without running, so
+// that local agents end with the controller instead of waiting for a
+// start that never comes.
+func (c *Controller) stopBeforeStart() {
+	c.mu.Lock()
+	c.over = true
+	c.mu.Unlock()
+	_ = c.nc.Publish(subjStop, nil)
+	_ = c.nc.Flush()
 }
 
 // Abort tells every agent to cut off its in-flight iterations at once

@@ -156,10 +156,22 @@ type View struct {
 	quit, done chan struct{}
 }
 
-// Source is what the live view follows: the phase's snapshot, mode and
-// latency recorder, and its name ("" for a URL run's one phase). A script
+// Source is what the live view follows, read at each refresh. A script
 // run's source moves from scenario to scenario as they run.
-type Source func() (s engine.Snapshot, mode governor.Mode, rec *report.Recorder, name string)
+type Source func() Reading
+
+// Reading is a phase as the live view reads it: its snapshot, mode and
+// latency recorder, its name ("" for a URL run's one phase), and whether
+// the governor moves its offer. An ungoverned phase's snapshot still has
+// a governor's state (the window loop judges it with the offer pinned),
+// which the view does not show: no governor decides there.
+type Reading struct {
+	Snapshot engine.Snapshot
+	Mode     governor.Mode
+	Rec      *report.Recorder
+	Name     string
+	Governed bool
+}
 
 // Start refreshes the status line from src until Stop.
 func Start(con *Console, src Source) *View {
@@ -174,8 +186,9 @@ func Start(con *Console, src Source) *View {
 		defer close(v.done)
 		t := time.NewTicker(every)
 		defer t.Stop()
-		first, _, _, name := src()
-		ring := []engine.Snapshot{first}
+		first := src()
+		name := first.Name
+		ring := []engine.Snapshot{first.Snapshot}
 		keep := int(span / every)
 		var lat report.Latency // the latest non-empty: a window that just closed has none yet
 		for {
@@ -184,7 +197,8 @@ func Start(con *Console, src Source) *View {
 				return
 			case <-t.C:
 			}
-			s, mode, rec, now := src()
+			r := src()
+			s, now := r.Snapshot, r.Name
 			if now != name {
 				// Another phase: its counters start afresh.
 				ring, name, lat = []engine.Snapshot{s}, now, report.Latency{}
@@ -193,10 +207,10 @@ func Start(con *Console, src Source) *View {
 			if len(ring) > keep+1 {
 				ring = ring[1:]
 			}
-			if l := rec.Recent(); l.Count > 0 {
+			if l := r.Rec.Recent(); l.Count > 0 {
 				lat = l
 			}
-			line := StatusLine(ring[0], s, lat, mode)
+			line := statusLine(ring[0], s, lat, r.Mode, r.Governed)
 			if name != "" {
 				line = name + "  " + line
 			}
@@ -213,8 +227,16 @@ func (v *View) Stop(con *Console) {
 	con.ClearStatus()
 }
 
-// StatusLine formats the live figures between two snapshots.
+// StatusLine formats the live figures between two snapshots of a
+// governed phase.
 func StatusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mode) string {
+	return statusLine(prev, cur, lat, mode, true)
+}
+
+// statusLine is StatusLine; ungoverned, the governor's part is
+// "[not governed]", as the report says, whatever the pinned window loop
+// judged (at-ceiling, last bad, memory-cleared are no decision there).
+func statusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mode, governed bool) string {
 	secs := (cur.Elapsed - prev.Elapsed).Seconds()
 	dOK := cur.Counts.OK - prev.Counts.OK
 	dFail := cur.Counts.Failed - prev.Counts.Failed
@@ -230,7 +252,7 @@ func StatusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mod
 	}
 	s := fmt.Sprintf("%6.1fs  offer %s  %s attempts/s  fail %s  ok %s  p50 %s  p99 %s  %s",
 		cur.Elapsed.Seconds(), offer, Short(rate), percent(dFail, dOK+dFail), percent(dIterOK, dIterOK+dIterFail),
-		dur(lat.P50, lat.Count), dur(lat.P99, lat.Count), state(cur.Governor))
+		dur(lat.P50, lat.Count), dur(lat.P99, lat.Count), state(cur.Governor, governed))
 	if cur.Counts.Dropped > 0 {
 		s += fmt.Sprintf("  dropped %d", cur.Counts.Dropped)
 	}
@@ -253,8 +275,10 @@ func StatusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mod
 	return s
 }
 
-func state(g governor.State) string {
+func state(g governor.State, governed bool) string {
 	switch {
+	case !governed:
+		return "[not governed]"
 	case g.Windows == 0 && g.Offer == 0:
 		return "[starting]"
 	case g.Pending:

@@ -101,3 +101,17 @@ func TestStatusLine(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// An ungoverned phase's snapshot has the pinned window loop's state
+// (memory-cleared after a bad window, at-ceiling, last bad): the view
+// shows none of it, only that no governor decides.
+func TestStatusLineUngoverned(t *testing.T) {
+	cur := engine.Snapshot{Elapsed: 2 * time.Second, Offer: 4,
+		Governor: governor.State{Offer: 4, LastBad: 4, Windows: 5, Last: governor.Decision{Signal: governor.SignalMemoryCleared}}}
+	if got := statusLine(cur, cur, report.Latency{}, governor.Concurrency, false); !strings.HasSuffix(got, "  [not governed]") || strings.Contains(got, "memory-cleared") {
+		t.Errorf("ungoverned: %q", got)
+	}
+	if got := statusLine(cur, cur, report.Latency{}, governor.Concurrency, true); !strings.HasSuffix(got, "  [memory-cleared, last bad 4]") {
+		t.Errorf("governed: %q", got)
+	}
+}

@@ -225,7 +225,7 @@ func (vu *VU) executionModule() *sobek.Object {
 	m := map[string]any{}
 	m["vu"] = lazyMake(func() sobek.Value {
 		vuObj := getters(map[string]func() any{
-			"idInTest":            func() any { return vu.id },
+			"idInTest":            func() any { return vu.r.opts.Segment.Stripe(vu.id, 1) },
 			"idInInstance":        func() any { return vu.id },
 			"iterationInInstance": func() any { return max(vu.iter-1, 0) },
 			"iterationInScenario": func() any { return max(vu.iter-1, 0) },
@@ -244,7 +244,7 @@ func (vu *VU) executionModule() *sobek.Object {
 			"executor":            func() any { return string(sc().Executor) },
 			"startTime":           func() any { return vu.phaseStartMs() },
 			"progress":            func() any { return vu.progress() },
-			"iterationInTest":     func() any { return vu.scenarioIter + int64(sc().IterationBase) },
+			"iterationInTest":     func() any { return vu.iterationInTest(sc()) },
 			"iterationInInstance": func() any { return vu.scenarioIter },
 		})
 	})
@@ -539,4 +539,16 @@ func (vu *VU) phaseName() string {
 		return "setup"
 	}
 	return vu.ph.sc.Name
+}
+
+// iterationInTest is exec.scenario.iterationInTest: a shared-iterations
+// scenario's parts number their iterations from the part's first
+// (IterationBase, exact as the part's count is fixed); any other
+// scenario's parts, whose counts depend on their pace, interleave theirs
+// (Segment.Stripe) so that the numbers stay unique across instances.
+func (vu *VU) iterationInTest(sc options.Scenario) int64 {
+	if sc.Executor == options.SharedIterations {
+		return vu.scenarioIter + int64(sc.IterationBase)
+	}
+	return vu.r.opts.Segment.Stripe(vu.scenarioIter, 0)
 }

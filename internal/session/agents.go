@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/agent"
-	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
@@ -169,7 +169,14 @@ func (s *Session) runController(ctl *agent.Controller, a Agents, con *live.Conso
 	done := make(chan struct{})
 	defer close(done)
 	go live.WatchSignals(s.Signals, done, cancel, ctl.Abort, func() int64 { return ctl.Snapshot().InFlight }, con, grace)
-	return watched(s, ctx, ctl.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
-		return ctl.Snapshot(), ctl.Mode(), rec, ""
+	res, err := watched(s, ctx, ctl.Run, func() live.Reading {
+		return live.Reading{Snapshot: ctl.Snapshot(), Mode: ctl.Mode(), Rec: rec, Governed: ctl.Governed()}
 	})
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// A signal while the controller waited for its agents: nothing
+		// ran, so there is nothing to report; the exit is k6's for a run
+		// interrupted from outside, as a script interrupted while it loads.
+		return nil, ExitCode{Code: ExitExternalAbort, Err: errors.New("run interrupted by a signal while waiting for the agents: nothing ran")}
+	}
+	return res, err
 }

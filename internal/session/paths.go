@@ -14,30 +14,53 @@ import (
 // a signal during the init context (a top-level loop that never ends, say)
 // interrupts it at once, and the run ends with one line.
 func (s *Session) loadInterruptible(path string, cfg script.Config) (*script.Runner, error) {
-	interrupt, loaded := make(chan struct{}), make(chan struct{})
-	defer close(loaded)
-	cfg.Interrupt = interrupt
 	notice := s.InitNotice
 	if notice == 0 {
 		notice = DefaultInitNotice
 	}
 	con := s.console()
-	go func(sig <-chan os.Signal) {
+	onNotice := func() {
+		con.Line(fmt.Sprintf("the script's init context is still running after %v (a top-level loop?): Ctrl-C stops it and names its line%s", notice, initLimitNote(cfg.InitTimeout)))
+	}
+	return watchLoad(s.Signals, notice, onNotice, func(interrupt <-chan struct{}) (*script.Runner, error) {
+		cfg.Interrupt = interrupt
+		return script.Load(path, cfg)
+	})
+}
+
+// watchLoad runs load with an interrupt channel that the first signal on
+// sig closes, calling onNotice once if notice passes meanwhile. A signal
+// taken while load runs is never lost: one that came too late for load to
+// stop on it (the init context had just ended) makes the load
+// script.ErrInterrupted all the same, and one load had not taken stays on
+// sig for the run's own watch.
+func watchLoad(sig <-chan os.Signal, notice time.Duration, onNotice func(), load func(interrupt <-chan struct{}) (*script.Runner, error)) (*script.Runner, error) {
+	interrupt, loaded, watched := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	took := false // written by the watcher before watched closes
+	go func() {
+		defer close(watched)
 		t := time.NewTimer(notice)
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				con.Line(fmt.Sprintf("the script's init context is still running after %v (a top-level loop?): Ctrl-C stops it and names its line%s", notice, initLimitNote(cfg.InitTimeout)))
+				onNotice() // once
 				continue
 			case <-sig:
+				took = true
 				close(interrupt)
 			case <-loaded:
 			}
 			return
 		}
-	}(s.Signals)
-	return script.Load(path, cfg)
+	}()
+	r, err := load(interrupt)
+	close(loaded)
+	<-watched
+	if took && err == nil {
+		return nil, script.ErrInterrupted
+	}
+	return r, err
 }
 
 // DefaultInitNotice is Session.InitNotice's default.

@@ -8,9 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/agent"
-	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
@@ -306,7 +304,7 @@ func topPhase(r *script.Runner) int {
 func scriptSource(r *script.Runner) live.Source {
 	phases := r.Phases()
 	cur := phases[0]
-	return func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
+	return func() live.Reading {
 		if !cur.Running() {
 			for _, ph := range phases {
 				if ph.Running() {
@@ -315,7 +313,7 @@ func scriptSource(r *script.Runner) live.Source {
 				}
 			}
 		}
-		return cur.Snapshot(), cur.Limits().Mode, cur.Recorder(), cur.Name()
+		return live.Reading{Snapshot: cur.Snapshot(), Mode: cur.Limits().Mode, Rec: cur.Recorder(), Name: cur.Name(), Governed: cur.Governed()}
 	}
 }
 

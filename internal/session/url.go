@@ -82,8 +82,9 @@ func (s *Session) RunURL(u URL) error {
 	abort := func() { userAbort.Store(true); eng.Abort() }
 	go live.WatchSignals(s.Signals, done, cancel, abort, func() int64 { return eng.Snapshot().InFlight }, con, max(eng.Config().Grace, 0))
 	mode := eng.Config().Limits.Mode
-	res, err := watched(s, ctx, eng.Run, func() (engine.Snapshot, governor.Mode, *report.Recorder, string) {
-		return eng.Snapshot(), mode, rec, ""
+	governed := !eng.Config().Fixed
+	res, err := watched(s, ctx, eng.Run, func() live.Reading {
+		return live.Reading{Snapshot: eng.Snapshot(), Mode: mode, Rec: rec, Governed: governed}
 	})
 	if err != nil {
 		return err

@@ -23,6 +23,24 @@ import (
 // length, so the parts' rates sum to the authored one.
 type Segment struct {
 	from, to *big.Rat // nil: the whole test
+	// index is s's place (from 0) among the parts of its sequence, parts
+	// how many there are: the stride of the test-wide ids (Stripe). Both
+	// are 0 for the whole test.
+	index, parts int
+}
+
+// Stripe is the test-wide number of this instance's local-th id (a VU
+// id from 1, or an iteration number from 0, as base gives): the ids of
+// the sequence's parts interleave, part i of n taking base+i, base+i+n,
+// ..., so that they stay unique across the instances however many VUs or
+// iterations each makes — k6 documents its test-wide VU ids and iteration
+// numbers as unique across instances, with gaps where instances make
+// different numbers of them. The whole test's ids are its own.
+func (s Segment) Stripe(local, base int64) int64 {
+	if s.parts <= 1 || local < base {
+		return local
+	}
+	return (local-base)*int64(s.parts) + int64(s.index) + base
 }
 
 // Whole reports whether s is the whole test (no segment, or 0:1).
@@ -69,7 +87,7 @@ func ceilMul(n int, r *big.Rat) int {
 func Split(n int) []Segment {
 	out := make([]Segment, n)
 	for i := range n {
-		out[i] = Segment{from: big.NewRat(int64(i), int64(n)), to: big.NewRat(int64(i+1), int64(n))}
+		out[i] = Segment{from: big.NewRat(int64(i), int64(n)), to: big.NewRat(int64(i+1), int64(n)), index: i, parts: n}
 	}
 	return out
 }
@@ -102,7 +120,15 @@ func ParseSegment(v string) (Segment, error) {
 	if from.Cmp(to) >= 0 {
 		return Segment{}, fmt.Errorf("%q: want from:to with from < to, each between 0 and 1", v)
 	}
-	return Segment{from: from, to: to}, nil
+	// Without a sequence, k6 fills it: 0, from, to, 1.
+	seg := Segment{from: from, to: to, parts: 1}
+	if from.Sign() > 0 {
+		seg.index, seg.parts = 1, 2
+	}
+	if to.Cmp(big.NewRat(1, 1)) < 0 {
+		seg.parts++
+	}
+	return seg, nil
 }
 
 // parseSequence reads k6's --execution-segment-sequence: increasing
@@ -172,6 +198,7 @@ func resolveSegment(seg, seq string) (Segment, *Error) {
 	}
 	for i := 1; i < len(bounds); i++ {
 		if bounds[i-1].Cmp(s.from) == 0 && bounds[i].Cmp(s.to) == 0 {
+			s.index, s.parts = i-1, len(bounds)-1
 			return s, nil
 		}
 	}

@@ -1,6 +1,7 @@
 package options
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -151,5 +152,63 @@ func TestSegmentOptionErrors(t *testing.T) {
 		if _, err := Resolve([]byte(segmentScript), Flags{}, cli); err != nil {
 			t.Errorf("%q / %q: %v", c.seg, c.seq, err)
 		}
+	}
+}
+
+// The parts of a sequence stripe the test-wide ids: however many VUs (or
+// iterations) each part makes, no id is two parts', and a part alone (the
+// whole test) keeps its own ids.
+func TestSegmentStripeUnique(t *testing.T) {
+	check := func(name string, parts []Segment, base int64) {
+		t.Helper()
+		seen := map[int64]int{}
+		for i, p := range parts {
+			for local := base; local < base+50+int64(i)*7; local++ { // unequal counts
+				id := p.Stripe(local, base)
+				if id < base {
+					t.Errorf("%s: part %d's %d is %d, below %d", name, i, local, id, base)
+				}
+				if j, dup := seen[id]; dup {
+					t.Fatalf("%s: id %d is parts %d's and %d's", name, id, j, i)
+				}
+				seen[id] = i
+			}
+		}
+	}
+	for _, n := range []int{2, 3, 5} {
+		check(fmt.Sprintf("Split(%d) VU ids", n), Split(n), 1)
+		check(fmt.Sprintf("Split(%d) iterations", n), Split(n), 0)
+	}
+	var seq []Segment
+	for _, v := range []string{"0:1/4", "1/4:1/2", "1/2:1"} {
+		s, err := resolveSegment(v, "0,1/4,1/2,1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq = append(seq, s)
+	}
+	check("a sequence's parts", seq, 1)
+	// Without a sequence k6 fills it with 0 and 1: 1/3:2/3 is the middle
+	// of 0,1/3,2/3,1; 1/2:1 the second of 0,1/2,1. (Instances that are to
+	// share ids give the one sequence they share.)
+	for _, c := range []struct {
+		seg  string
+		want int64 // its third VU's test-wide id
+	}{{"1/3:2/3", 2*3 + 1 + 1}, {"1/2:1", 2*2 + 1 + 1}, {"0:1/4", 2*2 + 0 + 1}} {
+		s, err := ParseSegment(c.seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Stripe(3, 1); got != c.want {
+			t.Errorf("%s's VU 3 is %d, want %d", c.seg, got, c.want)
+		}
+	}
+	for _, whole := range []Segment{{}, Split(1)[0]} {
+		if got := whole.Stripe(7, 1); got != 7 {
+			t.Errorf("the whole test's VU 7 is %d", got)
+		}
+	}
+	if got := Split(3)[2].Stripe(0, 1); got != 0 {
+		t.Errorf("the setup VU (0) is %d, want 0", got)
 	}
 }
