@@ -63,6 +63,9 @@ type Config struct {
 	// HTTP2 sends through net/http, which speaks HTTP/2 where the server
 	// offers it over TLS; the default is HTTP/1.1 on fasthttp.
 	HTTP2 bool
+	// EvLoop asks for the event-loop transport (as EvLoopEnv=evloop does):
+	// taken where it applies (transportFor), else fasthttp all the same.
+	EvLoop bool
 	// Slow, when > 0, is a latency budget: an otherwise ok attempt slower
 	// than Slow fails with class ClassSlow. 0 (the default) has none.
 	Slow time.Duration

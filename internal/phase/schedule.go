@@ -141,6 +141,10 @@ func (p *Phase) spawnServing(due time.Time) {
 func (p *Phase) spawnTo(ctx context.Context, n int, stagger bool) {
 	p.workersMu.Lock()
 	defer p.workersMu.Unlock()
+	if p.loops() {
+		p.growLoops(n)
+		return
+	}
 	add := min(n, p.cfg.maxWorkers()) - int(p.workers.Load())
 	var span time.Duration
 	if stagger {

@@ -1,0 +1,593 @@
+//go:build linux
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/throttlekit/throttle/internal/phase"
+)
+
+// The event-loop transport (THROTTLE_TRANSPORT=evloop; evloop.go decides
+// when it runs). Each loop (phase.Loop, one per P) owns its slots — a
+// slot is one closed-loop worker with one keep-alive connection — on one
+// goroutine and one epoll instance, so a request costs a write(2), a
+// read(2) and a share of one epoll_wait(2), with no goroutine parked or
+// woken per request: the cost the fasthttp transport pays through Go's
+// netpoller (docs/performance.md).
+//
+// It keeps the Runner's promises: every attempt counts once into the Meter
+// (started, then judged by Driver.judge and counted by Driver.resolve, or
+// aborted); the timings are the attempt's (connecting, sending to the
+// last byte written, waiting to the first read, receiving to the last);
+// the timeout bounds the attempt from its start, connecting included;
+// tries back off as Runner.backoff does, and a stopping phase starts no
+// new try; a reused connection the server had closed before answering is
+// dialled again and the request resent once (as the fasthttp transport's
+// RetryIfErr does) — a fresh one is not. Invariants of a slot: it holds a
+// Ticket exactly while it runs an iteration; its fd is open exactly while
+// it has a connection, registered with the loop's epoll instance under
+// the slot's index + 1 (0 is the wake eventfd).
+
+// slotState is where a slot's iteration is.
+type slotState uint8
+
+const (
+	slotIdle       slotState = iota // no iteration: waits for Lane.Begin
+	slotConnecting                  // a non-blocking connect in progress
+	slotSending                     // the request partly written
+	slotReading                     // the response being read
+	slotBackoff                     // between tries
+)
+
+type evSlot struct {
+	idx    int
+	state  slotState
+	fd     int // -1: no connection
+	ticket phase.Ticket
+	target int // the next target, round-robin
+
+	try           int
+	start, sent   time.Time // the attempt's latency origin and its start
+	deadline      time.Time // the attempt's timeout, or the backoff's end
+	connStart     time.Time
+	connect       time.Duration
+	dialed        bool // this attempt dialled its connection
+	reused        bool // the connection carried a response before
+	resent        bool // this attempt resent on a new connection already
+	wrote, first  time.Time
+	sentN, recvN  int64
+	woff          int // bytes of the request written
+	p             h1resp
+	pend          []byte // response bytes not yet consumed
+	res           Response
+	interestWrite bool
+}
+
+type evLoop struct {
+	e     *Engine
+	sh    *evShared
+	ep    int
+	efd   int
+	addr  unix.Sockaddr // the target's, this loop's own
+	slots []*evSlot
+	buf   []byte
+	evs   []unix.EpollEvent
+	lane  *phase.Lane
+	next  time.Time // the earliest slot deadline, or zero
+	seed  int       // the first target of the next slot
+}
+
+func newEvLoop(e *Engine, id int) (phase.Loop, error) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(ep)
+		return nil, err
+	}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, efd, &unix.EpollEvent{Events: unix.EPOLLIN}); err != nil {
+		unix.Close(ep)
+		unix.Close(efd)
+		return nil, err
+	}
+	return &evLoop{e: e, sh: e.ev, addr: e.ev.sockaddr(), ep: ep, efd: efd, buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256), seed: id}, nil
+}
+
+func (l *evLoop) wake() {
+	one := [8]byte{1}
+	unix.Write(l.efd, one[:])
+}
+
+// Run implements phase.Loop.
+func (l *evLoop) Run(lane *phase.Lane) {
+	l.lane = lane
+	lane.OnWake(l.wake)
+	stopHook := context.AfterFunc(lane.Hard(), l.wake)
+	defer stopHook()
+	refusedAt := false
+	for {
+		now := time.Now()
+		if lane.Hard().Err() != nil {
+			l.abortAll()
+			return
+		}
+		stopping := isClosed(lane.Stopping())
+		if !stopping {
+			l.grow()
+		}
+		refusedAt = false
+		busy := false
+		for _, s := range l.slots {
+			switch s.state {
+			case slotIdle:
+				if refusedAt || stopping {
+					continue
+				}
+				t, ok := lane.Begin()
+				if !ok {
+					refusedAt = true
+					continue
+				}
+				l.begin(s, t, now)
+			case slotBackoff:
+				if stopping {
+					l.endIteration(s, IterationFailed)
+					continue
+				}
+				if !now.Before(s.deadline) {
+					l.attempt(s, now)
+				}
+			}
+			if s.state != slotIdle {
+				busy = true
+			}
+		}
+		if stopping && !busy {
+			return
+		}
+		wait := -1
+		if !stopping && !refusedAt && !l.allBusy() {
+			wait = 0 // an iteration ended at once (a refused connect): begin the next
+		}
+		if !l.next.IsZero() {
+			wait = max(int((l.next.Sub(now)+time.Millisecond-1)/time.Millisecond), 0)
+		}
+		if refusedAt && (wait < 0 || wait > int(phase.LoopRetry/time.Millisecond)) {
+			wait = max(int(phase.LoopRetry/time.Millisecond), 1)
+		}
+		n, err := unix.EpollWait(l.ep, l.evs, wait)
+		if err != nil && err != unix.EINTR {
+			n = 0
+		}
+		now = time.Now()
+		for _, ev := range l.evs[:max(n, 0)] {
+			if ev.Fd == 0 {
+				var b [8]byte
+				unix.Read(l.efd, b[:])
+				continue
+			}
+			s := l.slots[ev.Fd-1]
+			l.event(s, ev.Events, now)
+		}
+		if !l.next.IsZero() && !now.Before(l.next) {
+			l.expire(now)
+		}
+	}
+}
+
+// grow makes the slots the lane wants.
+func (l *evLoop) grow() {
+	want := l.lane.Want()
+	if want <= len(l.slots) {
+		return
+	}
+	n := want - len(l.slots)
+	for range n {
+		l.slots = append(l.slots, &evSlot{idx: len(l.slots), fd: -1, target: l.seed % len(l.e.reqs)})
+		l.seed++
+	}
+	l.lane.Grew(n)
+}
+
+// begin starts an iteration on s: its first attempt, now.
+func (l *evLoop) begin(s *evSlot, t phase.Ticket, now time.Time) {
+	s.ticket = t
+	l.sh.m.inflight.Add(1)
+	s.try, s.start = 0, now
+	l.attempt(s, now)
+}
+
+// attempt starts s's next try at now.
+func (l *evLoop) attempt(s *evSlot, now time.Time) {
+	s.try++
+	if s.try > 1 {
+		s.start = now
+	}
+	s.res.reset()
+	s.res.Tries = s.try
+	l.sh.m.started.Add(1)
+	s.sent, s.deadline = now, now.Add(l.sh.timeout)
+	s.dialed, s.resent, s.connect = false, false, 0
+	s.wrote, s.first, s.sentN, s.recvN = time.Time{}, time.Time{}, 0, 0
+	l.arm(s.deadline)
+	l.send(s, now)
+}
+
+// send writes the request on s's connection, dialling one first if s has
+// none.
+func (l *evLoop) send(s *evSlot, now time.Time) {
+	s.woff = 0
+	s.p.reset(l.sh.head[s.target])
+	s.pend = s.pend[:0]
+	if s.fd < 0 {
+		l.dial(s, now)
+		return
+	}
+	l.write(s, now)
+}
+
+func (l *evLoop) dial(s *evSlot, now time.Time) {
+	s.dialed, s.reused, s.connStart = true, false, now
+	fd, err := unix.Socket(l.sh.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		l.fail(s, now, err)
+		return
+	}
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	s.fd = fd
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: int32(s.idx + 1)}); err != nil {
+		l.fail(s, now, err)
+		return
+	}
+	s.interestWrite = true
+	err = unix.Connect(fd, l.addr)
+	switch err {
+	case nil:
+		l.connected(s, now)
+	case unix.EINPROGRESS:
+		s.state = slotConnecting
+	default:
+		l.fail(s, now, dialErr(err))
+	}
+}
+
+// dialErr is a failed connect as net's dialer reports it, so classify and
+// errorCode treat it as the fasthttp transport's.
+func dialErr(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		err = errno
+	}
+	return &net.OpError{Op: "dial", Net: "tcp", Err: &net.OpError{Op: "connect", Err: err}}
+}
+
+func (l *evLoop) connected(s *evSlot, now time.Time) {
+	s.connect = now.Sub(s.connStart)
+	l.write(s, now)
+}
+
+func (l *evLoop) write(s *evSlot, now time.Time) {
+	req := l.sh.reqs[s.target]
+	for s.woff < len(req) {
+		n, err := unix.Write(s.fd, req[s.woff:])
+		if n > 0 {
+			s.woff += n
+			s.sentN += int64(n)
+		}
+		if err == unix.EAGAIN {
+			s.state = slotSending
+			l.interest(s, true)
+			return
+		}
+		if err != nil {
+			l.broken(s, now, err)
+			return
+		}
+	}
+	s.wrote = time.Now()
+	s.state = slotReading
+	l.interest(s, false)
+}
+
+// interest sets whether s waits for its connection to be writable.
+func (l *evLoop) interest(s *evSlot, write bool) {
+	if s.interestWrite == write {
+		return
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(s.idx + 1)}
+	if write {
+		ev.Events |= unix.EPOLLOUT
+	}
+	unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, s.fd, &ev)
+	s.interestWrite = write
+}
+
+// event handles epoll's report on s's connection.
+func (l *evLoop) event(s *evSlot, ev uint32, now time.Time) {
+	switch s.state {
+	case slotConnecting:
+		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+			return
+		}
+		if e, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_ERROR); err != nil || e != 0 {
+			if err == nil {
+				err = unix.Errno(e)
+			}
+			l.fail(s, now, dialErr(err))
+			return
+		}
+		l.connected(s, now)
+	case slotSending:
+		l.write(s, now)
+	case slotReading:
+		l.read(s, now)
+	default:
+		// An idle keep-alive connection spoke: the server closed it (or
+		// sent what no request asked for). It is dropped; the next attempt
+		// dials anew.
+		if s.fd >= 0 {
+			l.closeConn(s)
+		}
+	}
+}
+
+func (l *evLoop) read(s *evSlot, now time.Time) {
+	n, err := unix.Read(s.fd, l.buf)
+	if err == unix.EAGAIN {
+		return
+	}
+	if n > 0 {
+		if s.first.IsZero() {
+			s.first = now
+		}
+		s.recvN += int64(n)
+		data := l.buf[:n]
+		if len(s.pend) > 0 {
+			s.pend = append(s.pend, data...)
+			data = s.pend
+		}
+		used, done, perr := s.p.feed(data)
+		if perr != nil {
+			l.fail(s, now, perr)
+			return
+		}
+		if done {
+			s.pend = append(s.pend[:0], data[used:]...)
+			l.answered(s, now)
+			return
+		}
+		s.pend = append(s.pend[:0], data[used:]...)
+		return
+	}
+	if n == 0 && err == nil {
+		if done, perr := s.p.eof(); done {
+			l.answered(s, now)
+			return
+		} else if s.recvN == 0 {
+			l.broken(s, now, io.EOF)
+		} else {
+			l.fail(s, now, perr)
+		}
+		return
+	}
+	l.broken(s, now, err)
+}
+
+// broken is a connection that failed before the response's first byte: a
+// reused one the server had closed is dialled again and the request resent
+// once; else the attempt fails with err.
+func (l *evLoop) broken(s *evSlot, now time.Time, err error) {
+	if s.reused && !s.dialed && !s.resent && s.recvN == 0 && l.sh.idempotent[s.target] {
+		l.closeConn(s)
+		s.resent = true
+		s.sentN = 0
+		l.send(s, now)
+		return
+	}
+	l.fail(s, now, err)
+}
+
+// answered ends an attempt whose response is whole.
+func (l *evLoop) answered(s *evSlot, now time.Time) {
+	s.res.Status = s.p.status
+	s.res.Proto = "HTTP/1.1"
+	if s.p.http10 {
+		s.res.Proto = "HTTP/1.0"
+	}
+	if s.p.close {
+		l.closeConn(s)
+	} else {
+		s.reused = true
+	}
+	l.resolve(s, now)
+}
+
+// fail ends s's attempt with err; the connection is closed.
+func (l *evLoop) fail(s *evSlot, now time.Time, err error) {
+	l.closeConn(s)
+	s.res.Err = err
+	l.resolve(s, now)
+}
+
+// resolve judges and counts the attempt that ended at end, then backs off
+// for the next try or ends the iteration.
+func (l *evLoop) resolve(s *evSlot, end time.Time) {
+	res := &s.res
+	res.Elapsed = end.Sub(s.sent)
+	res.BytesSent, res.BytesReceived = s.sentN, s.recvN
+	sendStart := s.sent
+	if s.dialed {
+		res.Timings.Connecting = s.connect
+		sendStart = sendStart.Add(s.connect)
+	}
+	res.Timings.split(sendStart, s.wrote, s.first, end)
+	d := l.sh.d
+	d.judge(res)
+	d.resolve(res, end.Sub(s.start))
+	if !res.Failed {
+		l.endIteration(s, IterationOK)
+		return
+	}
+	if s.try >= d.cfg.Tries || isClosed(l.lane.Stopping()) {
+		l.endIteration(s, IterationFailed)
+		return
+	}
+	b := BackoffBase << min(s.try-1, 16)
+	if b > BackoffCap || b <= 0 {
+		b = BackoffCap
+	}
+	s.state, s.deadline = slotBackoff, end.Add(b/2+rand.N(b/2+1))
+	l.arm(s.deadline)
+}
+
+// endIteration counts s's iteration, ends its Ticket and idles s; its next
+// target is the one after.
+func (l *evLoop) endIteration(s *evSlot, out Outcome) {
+	m := l.sh.m
+	m.EndIteration(out)
+	m.inflight.Add(-1)
+	l.lane.End(s.ticket)
+	s.ticket, s.state = phase.Ticket{}, slotIdle
+	if s.target++; s.target == len(l.sh.reqs) {
+		s.target = 0
+	}
+}
+
+// arm notes a deadline the loop must wake for.
+func (l *evLoop) arm(t time.Time) {
+	if l.next.IsZero() || t.Before(l.next) {
+		l.next = t
+	}
+}
+
+// expire fails the attempts past their deadline (class timeout) and
+// starts the tries whose backoff ended; it recomputes the next deadline.
+func (l *evLoop) expire(now time.Time) {
+	l.next = time.Time{}
+	for _, s := range l.slots {
+		switch s.state {
+		case slotConnecting, slotSending, slotReading:
+			if !now.Before(s.deadline) {
+				l.fail(s, now, errAttemptTimeout)
+			}
+		case slotBackoff:
+			if !now.Before(s.deadline) {
+				if isClosed(l.lane.Stopping()) {
+					l.endIteration(s, IterationFailed)
+				} else {
+					l.attempt(s, now)
+				}
+			}
+		}
+		if s.state != slotIdle {
+			l.arm(s.deadline)
+		}
+	}
+}
+
+// abortAll cuts off every iteration in flight: an attempt on the wire is
+// counted aborted; one between tries ends failed, as Runner.backoff does.
+func (l *evLoop) abortAll() {
+	m := l.sh.m
+	for _, s := range l.slots {
+		switch s.state {
+		case slotIdle:
+			continue
+		case slotBackoff:
+			l.endIteration(s, IterationFailed)
+		default:
+			l.closeConn(s)
+			m.aborted.Add(1)
+			l.endIteration(s, IterationAborted)
+		}
+	}
+}
+
+func (l *evLoop) closeConn(s *evSlot) {
+	if s.fd >= 0 {
+		unix.Close(s.fd) // leaves the epoll set with its last descriptor
+		s.fd = -1
+	}
+	s.reused, s.interestWrite = false, false
+	s.pend = s.pend[:0]
+}
+
+// Close implements phase.Loop.
+func (l *evLoop) Close() {
+	for _, s := range l.slots {
+		l.closeConn(s)
+	}
+	unix.Close(l.ep)
+	unix.Close(l.efd)
+}
+
+// allBusy reports whether every slot runs an iteration.
+func (l *evLoop) allBusy() bool {
+	for _, s := range l.slots {
+		if s.state == slotIdle {
+			return false
+		}
+	}
+	return true
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// evLoopSupported: epoll is here.
+const evLoopSupported = true
+
+// sockaddr is the target's address for one loop: unix.Connect caches
+// its raw form in it, so loops do not share one.
+func (sh *evShared) sockaddr() unix.Sockaddr {
+	if a := sh.ap.Addr().Unmap(); a.Is4() {
+		return &unix.SockaddrInet4{Port: int(sh.ap.Port()), Addr: a.As4()}
+	}
+	return &unix.SockaddrInet6{Port: int(sh.ap.Port()), Addr: sh.ap.Addr().As16()}
+}
+
+// evShared is what every loop of an engine reads: the address, the wire
+// requests (one per target), the settings.
+type evShared struct {
+	d          *Driver
+	m          *Meter
+	family     int
+	ap         netip.AddrPort
+	reqs       [][]byte
+	head       []bool // the target's method is HEAD: no body
+	idempotent []bool
+	timeout    time.Duration
+}
+
+func newEvShared(e *Engine, ap netip.AddrPort) *evShared {
+	sh := &evShared{d: e.driver, m: e.meter, timeout: e.driver.cfg.Timeout}
+	sh.ap, sh.family = ap, unix.AF_INET6
+	if ap.Addr().Unmap().Is4() {
+		sh.family = unix.AF_INET
+	}
+	for _, t := range e.cfg.Targets {
+		sh.reqs = append(sh.reqs, wireRequest(t))
+		sh.head = append(sh.head, t.Method == http.MethodHead)
+		sh.idempotent = append(sh.idempotent, idempotentMethod(t.Method))
+	}
+	return sh
+}

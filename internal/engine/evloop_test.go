@@ -1,0 +1,333 @@
+//go:build linux
+
+package engine
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/targets"
+	"github.com/throttlekit/throttle/internal/testwait"
+)
+
+// rawTarget serves each connection with answer, called once per request
+// read off it, until answer returns false (the connection is then closed).
+func rawTarget(t *testing.T, answer func(c net.Conn, w *bufio.Writer) bool) []targets.Target {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				r, w := bufio.NewReader(c), bufio.NewWriter(c)
+				for {
+					req, err := http.ReadRequest(r)
+					if err != nil {
+						return
+					}
+					req.Body.Close()
+					keep := answer(c, w)
+					if w.Flush() != nil || !keep {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	u, _ := url.Parse("http://" + ln.Addr().String() + "/")
+	return []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
+}
+
+// raw answers every request with s and keeps the connection (keep) or
+// closes it.
+func raw(s string, keep bool) func(net.Conn, *bufio.Writer) bool {
+	return func(_ net.Conn, w *bufio.Writer) bool {
+		w.WriteString(s)
+		return keep
+	}
+}
+
+// dominant is the class most attempts ended in (ok counted as ClassOK).
+func dominant(c Counts) Class {
+	best := ClassOK
+	for k := range NumClasses {
+		if c.Classes[k] > c.Classes[best] {
+			best = k
+		}
+	}
+	return best
+}
+
+// The event loop classifies what servers send as the fasthttp transport
+// does: well-formed answers of every framing are ok, broken ones fail in
+// the same class, on both transports side by side.
+func TestEvLoopClassesLikeFastHTTP(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		answer func(net.Conn, *bufio.Writer) bool
+		want   Class
+	}{
+		{"content-length", raw("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", true), ClassOK},
+		{"chunked", raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", true), ClassOK},
+		{"HTTP/1.0, body until close", raw("HTTP/1.0 200 OK\r\n\r\nhello, until the close", false), ClassOK},
+		{"Connection: close", raw("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", false), ClassOK},
+		{"closes after each answer, unannounced", raw("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false), ClassOK},
+		{"503", raw("HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n", true), Class5xx},
+		{"429", raw("HTTP/1.1 429 Slow Down\r\nContent-Length: 0\r\n\r\n", true), Class429},
+		{"malformed status line", raw("HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\nok", false), ClassOther},
+		{"not HTTP at all", raw("SSH-2.0-OpenSSH_9.6\r\n", false), ClassOther},
+		{"invalid chunked encoding", raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n", false), ClassOther},
+		{"status line, then close", raw("HTTP/1.1 200 OK\r\n", false), ClassReset},
+		{"reset after headers", func(c net.Conn, w *bufio.Writer) bool {
+			w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+			w.Flush()
+			c.(*net.TCPConn).SetLinger(0) // RST, not FIN
+			return false
+		}, ClassReset},
+		{"absurd header", func(_ net.Conn, w *bufio.Writer) bool {
+			w.WriteString("HTTP/1.1 200 OK\r\nX-Huge: " + strings.Repeat("a", 64<<10))
+			w.Flush()
+			return false
+		}, ClassOther},
+		{"no answer", func(c net.Conn, _ *bufio.Writer) bool {
+			c.Read(make([]byte, 1)) // until the client gives up
+			return false
+		}, ClassTimeout},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			tgts := rawTarget(t, c.answer)
+			for _, ev := range []bool{false, true} {
+				res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Concurrency, 2, 2), Fixed: true, EvLoop: ev,
+					Duration: 200 * time.Millisecond, Timeout: 100 * time.Millisecond})
+				if want := map[bool]string{false: TransportFastHTTP, true: TransportEvLoop}[ev]; res.Transport != want {
+					t.Fatalf("transport %q, want %q", res.Transport, want)
+				}
+				n := res.Counts
+				if got := dominant(n); got != c.want || n.Started == 0 || (c.want != ClassOK && n.OK != 0) {
+					t.Errorf("%s: mostly %v, want %v: %+v", res.Transport, got, c.want, n)
+				}
+				if n.Started != n.OK+n.Failed+n.Aborted || n.IterOK+n.IterFailed+n.Aborted != n.Started {
+					t.Errorf("%s: attempts not accounted for: %+v", res.Transport, n)
+				}
+			}
+		})
+	}
+}
+
+// The event loop takes a closed-loop run of plain http:// targets on one
+// IP address; anything else runs on fasthttp as before.
+func TestEvLoopChosen(t *testing.T) {
+	u := func(s string) targets.Target {
+		v, _ := url.Parse(s)
+		return targets.Target{Method: "GET", URL: v, Header: http.Header{}}
+	}
+	closed := fastLimits(governor.Concurrency, 2, 2)
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/a"), u("http://127.0.0.1:1/b")}, Limits: closed, EvLoop: true}, TransportEvLoop},
+		{Config{Targets: []targets.Target{u("http://[::1]:1/")}, Limits: closed, EvLoop: true}, TransportEvLoop},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("https://127.0.0.1:1/")}, Limits: closed, EvLoop: true}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://localhost:1/")}, Limits: closed, EvLoop: true}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/"), u("http://127.0.0.2:1/")}, Limits: closed, EvLoop: true}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10), EvLoop: true}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, EvLoop: true, HTTP2: true}, TransportNetHTTP},
+	} {
+		e := newEngine(t, c.cfg)
+		if e.Transport() != c.want {
+			t.Errorf("%v (rate %v, http2 %v): %s, want %s", c.cfg.Targets[0].URL, c.cfg.Limits.Mode == governor.Rate, c.cfg.HTTP2, e.Transport(), c.want)
+		}
+	}
+}
+
+// Timeouts, refused connections with tries, FailOn and --slow land in
+// their classes on the event loop too.
+func TestEvLoopTransportClasses(t *testing.T) {
+	t.Parallel()
+	l := fastLimits(governor.Concurrency, 2, 2)
+	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	res := run(t, Config{Targets: hang, Limits: l, Fixed: true, EvLoop: true, Duration: 300 * time.Millisecond, Timeout: 50 * time.Millisecond})
+	if c := res.Counts; c.Failed == 0 || c.Classes[ClassTimeout] != c.Failed || res.Transport != TransportEvLoop {
+		t.Errorf("timeouts (%s): %+v", res.Transport, c)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse("http://" + ln.Addr().String() + "/")
+	ln.Close()
+	closed := []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
+	res = run(t, Config{Targets: closed, Limits: l, Fixed: true, EvLoop: true, Duration: 100 * time.Millisecond, Tries: 2})
+	if c := res.Counts; c.Failed == 0 || c.Classes[ClassRefused] != c.Failed || c.IterFailed == 0 || c.IterOK != 0 || c.Failed < c.IterFailed {
+		t.Errorf("refused: %+v", c)
+	}
+
+	teapot := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(418) }))
+	f, _ := ParseFailOn("418")
+	res = run(t, Config{Targets: teapot, Limits: l, Fixed: true, EvLoop: true, Duration: 100 * time.Millisecond, FailOn: &f})
+	if c := res.Counts; c.Failed == 0 || c.Classes[ClassOther] != c.Failed {
+		t.Errorf("a failing 418 is class other: %+v", c)
+	}
+
+	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) }))
+	rec := &countingRecorder{}
+	res = run(t, Config{Targets: slow, Limits: l, Fixed: true, EvLoop: true, Duration: 200 * time.Millisecond, Slow: time.Millisecond, Latency: rec})
+	if c := res.Counts; c.Failed == 0 || c.Classes[ClassSlow] != c.Failed || c.OK != 0 {
+		t.Errorf("--slow: every attempt outlived the budget: %+v", c)
+	}
+	if rec.n.Load() != int64(res.Counts.Failed) || time.Duration(rec.max.Load()) < 20*time.Millisecond {
+		t.Errorf("%d latencies recorded (max %v) for %d attempts", rec.n.Load(), time.Duration(rec.max.Load()), res.Counts.Failed)
+	}
+}
+
+// Targets are sent round-robin with their own method, headers and body.
+func TestEvLoopTargets(t *testing.T) {
+	t.Parallel()
+	type seen struct{ method, path, hdr, body, ua, host string }
+	var (
+		mu         sync.Mutex
+		n          [3]int
+		unexpected []seen
+	)
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 16)
+		k, _ := r.Body.Read(b)
+		s := seen{r.Method, r.URL.RequestURI(), r.Header.Get("X-T"), string(b[:k]), r.UserAgent(), r.Host}
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case seen{"GET", "/a?q=1", "1", "", "throttle", "example.test"}:
+			n[0]++
+		case seen{"POST", "/b", "2", "hello", "mine", r.Host}:
+			n[1]++
+		case seen{"HEAD", "/c", "", "", "throttle", r.Host}:
+			w.Header().Set("Content-Length", "100") // HEAD: no body follows
+			n[2]++
+		default:
+			unexpected = append(unexpected, s)
+		}
+	}))
+	base := tgts[0].URL.String()
+	a, _ := url.Parse(base + "a?q=1")
+	b, _ := url.Parse(base + "b")
+	c, _ := url.Parse(base + "c")
+	list := []targets.Target{
+		{Method: "GET", URL: a, Header: http.Header{"X-T": {"1"}, "Host": {"example.test"}}},
+		{Method: "POST", URL: b, Header: http.Header{"X-T": {"2"}, "User-Agent": {"mine"}}, Body: []byte("hello")},
+		{Method: "HEAD", URL: c, Header: http.Header{}},
+	}
+	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, EvLoop: true, Duration: 100 * time.Millisecond})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(unexpected) > 0 {
+		t.Fatalf("unexpected requests %+v", unexpected)
+	}
+	if res.Transport != TransportEvLoop || n[0]+n[1]+n[2] != int(res.Counts.OK) || n[0]-n[2] > 1 || n[0] == 0 || res.Counts.Failed != 0 {
+		t.Errorf("requests %v, counts %+v: one worker must take the targets in turn", n, res.Counts)
+	}
+}
+
+// Stopping waits for in-flight iterations within the grace period; Abort
+// cuts the wait short, and aborted attempts are counted apart.
+func TestEvLoopGraceAndAbort(t *testing.T) {
+	t.Parallel()
+	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+	}))
+	l := fastLimits(governor.Concurrency, 3, 3)
+	res := run(t, Config{Targets: slow, Limits: l, Fixed: true, EvLoop: true, Duration: 250 * time.Millisecond, Grace: testwait.Deadline})
+	if res.Counts.OK != 3 || res.Counts.Aborted != 0 || res.Workers != 3 {
+		t.Errorf("in-flight iterations must finish within the grace: %+v on %d workers", res.Counts, res.Workers)
+	}
+
+	var arrived atomic.Int64
+	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		<-r.Context().Done()
+	}))
+	e := newEngine(t, Config{Targets: hang, Limits: l, Fixed: true, EvLoop: true, Duration: 100 * time.Millisecond, Grace: time.Minute, Timeout: time.Minute})
+	results := make(chan *Result, 1)
+	go func() {
+		res, err := e.Run(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		results <- res
+	}()
+	testwait.Until(t, testwait.Deadline, "three attempts hanging", func() bool { return arrived.Load() >= 3 })
+	testwait.Receive(t, e.Stopping(), "the phase to stop and its grace to begin")
+	e.Abort()
+	res = testwait.Receive(t, results, "Abort to end the minute's grace at once")
+	if res == nil {
+		t.Fatal("no result")
+	}
+	if c := res.Counts; c.Aborted != 3 || c.Failed != 0 || c.OK != 0 || c.Started != 3 {
+		t.Errorf("counts %+v: three aborted attempts, nothing resolved", c)
+	}
+}
+
+// Governed, the loops' workers follow the governor's offer against a
+// target with a concurrency limit, as goroutine workers do.
+func TestEvLoopGoverned(t *testing.T) {
+	t.Parallel()
+	var busy atomic.Int64
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer busy.Add(-1)
+		if busy.Add(1) > 4 {
+			w.WriteHeader(503)
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}))
+	l := fastLimits(governor.Concurrency, 32, 1)
+	res := settled(t, Config{Targets: tgts, Limits: l, EvLoop: true}, 2)
+	if res.Transport != TransportEvLoop || res.Workers > 32 || res.Counts.OK == 0 || res.Capacity.Windows < 2 {
+		t.Errorf("transport %s, %d workers, counts %+v, capacity %+v", res.Transport, res.Workers, res.Counts, res.Capacity)
+	}
+	if res.Capacity.Offer > 16 {
+		t.Errorf("the estimate %v concurrent is far above the target's 4 slots", res.Capacity.Offer)
+	}
+}

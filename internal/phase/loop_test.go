@@ -1,0 +1,150 @@
+package phase
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/clock"
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/testwait"
+)
+
+// heldLoop is a loop host whose iterations each hold until the phase
+// stops, like heldWorker: the iterations in flight are the offer the gate
+// lets begin, and the slots made are the workers the phase asked for. It
+// tries its idle slots whenever the phase wakes it.
+type heldLoop struct {
+	wake     chan struct{}
+	begun    *atomic.Int64 // iterations begun, all loops
+	refused  *atomic.Int64 // Begin refusals, all loops
+	ended    *atomic.Int64
+	closed   *atomic.Int64
+	mu       sync.Mutex
+	held     []Ticket
+	slots    int
+	badState atomic.Bool
+}
+
+func (h *heldLoop) Run(l *Lane) {
+	l.OnWake(func() {
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+	})
+	for {
+		if n := l.Want() - h.slots; n > 0 {
+			h.slots += n
+			l.Grew(n)
+		}
+		select {
+		case <-l.Stopping():
+			for _, t := range h.held {
+				l.End(t)
+				h.ended.Add(1)
+			}
+			h.held = nil
+			if _, ok := l.Begin(); ok {
+				h.badState.Store(true) // a stopping phase began an iteration
+			}
+			return
+		default:
+		}
+		for len(h.held) < h.slots {
+			t, ok := l.Begin()
+			if !ok {
+				h.refused.Add(1)
+				break
+			}
+			h.held = append(h.held, t)
+			h.begun.Add(1)
+		}
+		<-h.wake
+	}
+}
+
+func (h *heldLoop) Close() { h.closed.Add(1) }
+
+// Governed on a fake clock, a loop host's iterations follow the offer as
+// goroutine workers do: the slots made are the workers the offer reached
+// (never past the ceiling, split over the loops), the iterations in flight
+// never exceed the offer, and at the stop every iteration begun is ended,
+// no new one begins and every loop is closed.
+func TestLoopsFollowTheOffer(t *testing.T) {
+	clk := &stepClock{Fake: clock.NewFake(time.Unix(1_000_000, 0)), tickers: map[*stepTicker]bool{}}
+	const tick = 100 * time.Millisecond
+	l := governor.NewLimits(governor.Concurrency, 10)
+	l.Window, l.MinAttempts, l.Start = 500*time.Millisecond, 1, 1
+	var begun, refused, ended, closed atomic.Int64
+	var loops []*heldLoop
+	var mu sync.Mutex
+	p, err := New(Config{
+		Limits: l, Governed: true, Duration: 6 * time.Second, Grace: -1, Loops: 3,
+		Tick: tick, Clock: clk, Counters: &cleanCounters{}, Watch: WatchConfig{CPU: -1},
+		Governor: []governor.Option{governor.WithEarlyBreach(false), governor.WithEvidence(governor.EvidenceNone)},
+		NewLoop: func(int) (Loop, error) {
+			h := &heldLoop{wake: make(chan struct{}, 1), begun: &begun, refused: &refused, ended: &ended, closed: &closed}
+			mu.Lock()
+			loops = append(loops, h)
+			mu.Unlock()
+			return h, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res *Result
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, _ = p.Run(context.Background())
+	}()
+	testwait.Until(t, 10*time.Second, "the phase to start", p.Running)
+	testwait.Until(t, 10*time.Second, "the governor's ticker", func() bool { return clk.has(tick) })
+	var peakOffer float64
+	for at := time.Duration(0); at < 6*time.Second; at += tick / 2 {
+		clk.step(t, tick/2)
+		st := p.Status()
+		if float64(st.InFlight) > st.Offer {
+			t.Errorf("at %v %d iterations in flight above the offer %v", at, st.InFlight, st.Offer)
+		}
+		if st.Workers > 10 {
+			t.Errorf("at %v %d workers, above the ceiling", at, st.Workers)
+		}
+		peakOffer = max(peakOffer, st.Offer)
+	}
+	testwait.Until(t, 10*time.Second, "the slots to reach the offer", func() bool { return p.Status().Workers == 10 })
+	clk.Advance(time.Second)
+	testwait.Receive(t, done, "the phase to end")
+	if peakOffer != 10 {
+		t.Errorf("the offer peaked at %v: a clean target lets the governor climb to 10", peakOffer)
+	}
+	if res.Workers != 10 || len(loops) != 3 || closed.Load() != 3 {
+		t.Errorf("%d workers on %d loops (%d closed), want 10 on 3, all closed", res.Workers, len(loops), closed.Load())
+	}
+	if begun.Load() != 10 || ended.Load() != 10 || p.Status().InFlight != 0 {
+		t.Errorf("%d begun, %d ended, %d in flight: want 10, 10, 0", begun.Load(), ended.Load(), p.Status().InFlight)
+	}
+	for _, h := range loops {
+		if h.badState.Load() {
+			t.Error("a stopping phase let an iteration begin")
+		}
+	}
+}
+
+// A loop host runs a closed loop only.
+func TestLoopsRefusedOutsideClosedLoop(t *testing.T) {
+	nl := func(int) (Loop, error) { return nil, nil }
+	for name, cfg := range map[string]Config{
+		"rate":       {Limits: governor.NewLimits(governor.Rate, 10), Counters: &cleanCounters{}, NewLoop: nl},
+		"iterations": {Limits: governor.NewLimits(governor.Concurrency, 2), Counters: &cleanCounters{}, NewLoop: nl, Iterations: &Iterations{Count: 1, Workers: 1}},
+		"ramp-down":  {Limits: governor.NewLimits(governor.Concurrency, 2), Counters: &cleanCounters{}, NewLoop: nl, RampDownGrace: time.Second},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
