@@ -30,12 +30,16 @@ const (
 const EvLoopEnv = "THROTTLE_TRANSPORT"
 
 // evLoops is how many event loops a run has: THROTTLE_EVLOOP_LOOPS, else
-// one per P.
+// one per P but one (at least one). The P left over keeps Go's sysmon from
+// taking a waiting loop's P away: while a P is idle it leaves a goroutine
+// in a system call alone, and with every P in a loop's epoll_wait it hands
+// the P to a new thread after 20 µs — context switches for nothing, per
+// wait. It also runs the governor, the watch and the timers.
 func evLoops() int {
 	if n, err := strconv.Atoi(os.Getenv("THROTTLE_EVLOOP_LOOPS")); err == nil && n > 0 {
 		return n
 	}
-	return runtime.GOMAXPROCS(0)
+	return max(runtime.GOMAXPROCS(0)-1, 1)
 }
 
 // transportFor decides a run's transport, once, and for the event loop

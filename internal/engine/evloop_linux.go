@@ -55,7 +55,8 @@ type evSlot struct {
 	state  slotState
 	fd     int // -1: no connection
 	ticket phase.Ticket
-	target int // the next target, round-robin
+	held   bool // ticket is an iteration's: between begin and endIteration
+	target int  // the next target, round-robin
 
 	try           int
 	start, sent   time.Time // the attempt's latency origin and its start
@@ -85,6 +86,7 @@ type evLoop struct {
 	evs   []unix.EpollEvent
 	lane  *phase.Lane
 	next  time.Time // the earliest slot deadline, or zero
+	cur   *evSlot   // the slot being worked on, for a panic's recovery
 	seed  int       // the first target of the next slot
 }
 
@@ -117,6 +119,38 @@ func (l *evLoop) Run(lane *phase.Lane) {
 	lane.OnWake(l.wake)
 	stopHook := context.AfterFunc(lane.Hard(), l.wake)
 	defer stopHook()
+	for !l.runRecovered() {
+	}
+}
+
+// runRecovered runs the loop until it ends (true), or until a Go panic
+// (throttle's bug) broke it (false): the attempt of the slot it was
+// working on fails, class other, as the fasthttp transport's
+// safeAttempt fails one, its connection in an unknown state is closed,
+// and the loop goes on.
+func (l *evLoop) runRecovered() (done bool) {
+	var err error
+	defer func() {
+		if err == nil {
+			return
+		}
+		if s := l.cur; s != nil && s.held && s.state != slotBackoff {
+			l.closeConn(s)
+			end := time.Now()
+			s.res.Err, s.res.Status, s.res.Proto = err, 0, ""
+			s.res.Elapsed = end.Sub(s.sent)
+			s.res.Class, s.res.ErrorCode, s.res.Failed = ClassOther, ErrorGeneric, true
+			l.settle(s, end)
+		}
+		l.cur = nil
+	}()
+	defer l.e.panics.Recover("a request", &err)
+	l.loop()
+	return true
+}
+
+func (l *evLoop) loop() {
+	lane := l.lane
 	refusedAt := false
 	for {
 		now := time.Now()
@@ -141,6 +175,7 @@ func (l *evLoop) Run(lane *phase.Lane) {
 					refusedAt = true
 					continue
 				}
+				l.cur = s
 				l.begin(s, t, now)
 			case slotBackoff:
 				if stopping {
@@ -148,12 +183,14 @@ func (l *evLoop) Run(lane *phase.Lane) {
 					continue
 				}
 				if !now.Before(s.deadline) {
+					l.cur = s
 					l.attempt(s, now)
 				}
 			}
 			if s.state != slotIdle {
 				busy = true
 			}
+			l.cur = nil
 		}
 		if stopping && !busy {
 			return
@@ -168,9 +205,14 @@ func (l *evLoop) Run(lane *phase.Lane) {
 		if refusedAt && (wait < 0 || wait > int(phase.LoopRetry/time.Millisecond)) {
 			wait = max(int(phase.LoopRetry/time.Millisecond), 1)
 		}
-		n, err := unix.EpollWait(l.ep, l.evs, wait)
-		if err != nil && err != unix.EINTR {
-			n = 0
+		// What is ready now first, without waiting (pollNow); only with
+		// nothing ready does the loop wait.
+		n := pollNow(l.ep, l.evs)
+		if n == 0 && wait != 0 {
+			var err error
+			if n, err = unix.EpollWait(l.ep, l.evs, wait); err != nil {
+				n = 0
+			}
 		}
 		now = time.Now()
 		for _, ev := range l.evs[:max(n, 0)] {
@@ -180,7 +222,9 @@ func (l *evLoop) Run(lane *phase.Lane) {
 				continue
 			}
 			s := l.slots[ev.Fd-1]
+			l.cur = s
 			l.event(s, ev.Events, now)
+			l.cur = nil
 		}
 		if !l.next.IsZero() && !now.Before(l.next) {
 			l.expire(now)
@@ -204,7 +248,7 @@ func (l *evLoop) grow() {
 
 // begin starts an iteration on s: its first attempt, now.
 func (l *evLoop) begin(s *evSlot, t phase.Ticket, now time.Time) {
-	s.ticket = t
+	s.ticket, s.held = t, true
 	l.sh.m.inflight.Add(1)
 	s.try, s.start = 0, now
 	l.attempt(s, now)
@@ -223,6 +267,9 @@ func (l *evLoop) attempt(s *evSlot, now time.Time) {
 	s.dialed, s.resent, s.connect = false, false, 0
 	s.wrote, s.first, s.sentN, s.recvN = time.Time{}, time.Time{}, 0, 0
 	l.arm(s.deadline)
+	if attemptHook != nil {
+		attemptHook(&l.e.reqs[s.target])
+	}
 	l.send(s, now)
 }
 
@@ -282,7 +329,7 @@ func (l *evLoop) connected(s *evSlot, now time.Time) {
 func (l *evLoop) write(s *evSlot, now time.Time) {
 	req := l.sh.reqs[s.target]
 	for s.woff < len(req) {
-		n, err := unix.Write(s.fd, req[s.woff:])
+		n, err := rawWrite(s.fd, req[s.woff:])
 		if n > 0 {
 			s.woff += n
 			s.sentN += int64(n)
@@ -345,7 +392,7 @@ func (l *evLoop) event(s *evSlot, ev uint32, now time.Time) {
 }
 
 func (l *evLoop) read(s *evSlot, now time.Time) {
-	n, err := unix.Read(s.fd, l.buf)
+	n, err := rawRead(s.fd, l.buf)
 	if err == unix.EAGAIN {
 		return
 	}
@@ -434,8 +481,14 @@ func (l *evLoop) resolve(s *evSlot, end time.Time) {
 		sendStart = sendStart.Add(s.connect)
 	}
 	res.Timings.split(sendStart, s.wrote, s.first, end)
-	d := l.sh.d
-	d.judge(res)
+	l.sh.d.judge(res)
+	l.settle(s, end)
+}
+
+// settle counts s's judged attempt that ended at end, then backs off for
+// the next try or ends the iteration.
+func (l *evLoop) settle(s *evSlot, end time.Time) {
+	res, d := &s.res, l.sh.d
 	d.resolve(res, end.Sub(s.start))
 	if !res.Failed {
 		l.endIteration(s, IterationOK)
@@ -460,7 +513,7 @@ func (l *evLoop) endIteration(s *evSlot, out Outcome) {
 	m.EndIteration(out)
 	m.inflight.Add(-1)
 	l.lane.End(s.ticket)
-	s.ticket, s.state = phase.Ticket{}, slotIdle
+	s.ticket, s.held, s.state = phase.Ticket{}, false, slotIdle
 	if s.target++; s.target == len(l.sh.reqs) {
 		s.target = 0
 	}
@@ -478,6 +531,7 @@ func (l *evLoop) arm(t time.Time) {
 func (l *evLoop) expire(now time.Time) {
 	l.next = time.Time{}
 	for _, s := range l.slots {
+		l.cur = s
 		switch s.state {
 		case slotConnecting, slotSending, slotReading:
 			if !now.Before(s.deadline) {
@@ -496,6 +550,7 @@ func (l *evLoop) expire(now time.Time) {
 			l.arm(s.deadline)
 		}
 	}
+	l.cur = nil
 }
 
 // abortAll cuts off every iteration in flight: an attempt on the wire is
