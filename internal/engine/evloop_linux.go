@@ -56,6 +56,7 @@ type evSlot struct {
 	fd     int // -1: no connection
 	ticket phase.Ticket
 	held   bool // ticket is an iteration's: between begin and endIteration
+	begun  bool // the slot began an iteration once (its staggered start is past)
 	target int  // the next target, round-robin
 
 	try           int
@@ -163,12 +164,20 @@ func (l *evLoop) loop() {
 			l.grow()
 		}
 		refusedAt = false
-		busy := false
+		busy, again := false, false
 		for _, s := range l.slots {
 			switch s.state {
 			case slotIdle:
 				if refusedAt || stopping {
 					continue
+				}
+				if !s.begun {
+					// A worker the governor added starts at its staggered
+					// instant (phase.Lane.Due).
+					if due := lane.Due(s.idx); now.Before(due) {
+						l.arm(due)
+						continue
+					}
 				}
 				t, ok := lane.Begin()
 				if !ok {
@@ -177,6 +186,7 @@ func (l *evLoop) loop() {
 				}
 				l.cur = s
 				l.begin(s, t, now)
+				again = again || s.state == slotIdle
 			case slotBackoff:
 				if stopping {
 					l.endIteration(s, IterationFailed)
@@ -185,6 +195,7 @@ func (l *evLoop) loop() {
 				if !now.Before(s.deadline) {
 					l.cur = s
 					l.attempt(s, now)
+					again = again || s.state == slotIdle
 				}
 			}
 			if s.state != slotIdle {
@@ -195,15 +206,15 @@ func (l *evLoop) loop() {
 		if stopping && !busy {
 			return
 		}
-		wait := -1
-		if !stopping && !refusedAt && !l.allBusy() {
-			wait = 0 // an iteration ended at once (a refused connect): begin the next
-		}
+		wait := -1 // ms; -1: until an event or a wake
 		if !l.next.IsZero() {
 			wait = max(int((l.next.Sub(now)+time.Millisecond-1)/time.Millisecond), 0)
 		}
 		if refusedAt && (wait < 0 || wait > int(phase.LoopRetry/time.Millisecond)) {
 			wait = max(int(phase.LoopRetry/time.Millisecond), 1)
+		}
+		if again && !stopping {
+			wait = 0 // an iteration ended at once (a refused connect): begin the next
 		}
 		// What is ready now first, without waiting (pollNow); only with
 		// nothing ready does the loop wait.
@@ -248,7 +259,7 @@ func (l *evLoop) grow() {
 
 // begin starts an iteration on s: its first attempt, now.
 func (l *evLoop) begin(s *evSlot, t phase.Ticket, now time.Time) {
-	s.ticket, s.held = t, true
+	s.ticket, s.held, s.begun = t, true, true
 	l.sh.m.inflight.Add(1)
 	s.try, s.start = 0, now
 	l.attempt(s, now)
@@ -521,6 +532,9 @@ func (l *evLoop) endIteration(s *evSlot, out Outcome) {
 
 // arm notes a deadline the loop must wake for.
 func (l *evLoop) arm(t time.Time) {
+	if t.IsZero() {
+		return
+	}
 	if l.next.IsZero() || t.Before(l.next) {
 		l.next = t
 	}
@@ -546,8 +560,11 @@ func (l *evLoop) expire(now time.Time) {
 				}
 			}
 		}
-		if s.state != slotIdle {
+		switch {
+		case s.state != slotIdle:
 			l.arm(s.deadline)
+		case !s.begun:
+			l.arm(l.lane.Due(s.idx))
 		}
 	}
 	l.cur = nil
@@ -587,16 +604,6 @@ func (l *evLoop) Close() {
 	}
 	unix.Close(l.ep)
 	unix.Close(l.efd)
-}
-
-// allBusy reports whether every slot runs an iteration.
-func (l *evLoop) allBusy() bool {
-	for _, s := range l.slots {
-		if s.state == slotIdle {
-			return false
-		}
-	}
-	return true
 }
 
 func isClosed(c <-chan struct{}) bool {

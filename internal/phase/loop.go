@@ -32,8 +32,13 @@ import (
 //     off: the host counts them aborted);
 //   - a loop holds at most Want slots (workers): the phase's closed-loop
 //     worker count, grown as the offer first reaches it (spawnTo), split
-//     evenly over the loops; Grew reports slots made, so Status.Workers
-//     and Result.Workers count them as workers;
+//     over the loops (worker g is loop g mod Loops's slot g div Loops);
+//     Grew reports slots made, so Status.Workers and Result.Workers count
+//     them as workers;
+//   - slot i begins its first iteration no earlier than Due(i): the
+//     governor's added workers start spread over one closed-loop cycle
+//     (staggerSpan), as goroutine workers do; Due is on the phase's clock,
+//     which is the real clock wherever a loop host runs;
 //   - a slot Begin refused (the gate is full, an outage's probes are used
 //     up) is tried again by the loop on its next wake; the phase calls
 //     Wake when Want or the stop changes, and a loop holding refused slots
@@ -76,6 +81,16 @@ func (l *Lane) Want() int {
 		share++
 	}
 	return share
+}
+
+// Due is when slot i of the loop may begin its first iteration (zero:
+// at once).
+func (l *Lane) Due(i int) time.Time {
+	g := i*l.p.cfg.Loops + l.id
+	if starts := l.p.loopStarts.Load(); starts != nil && g < len(*starts) {
+		return (*starts)[g]
+	}
+	return time.Time{}
 }
 
 // Grew records n more slots made by the loop.
@@ -146,11 +161,21 @@ func (p *Phase) loops() bool { return p.cfg.NewLoop != nil }
 
 // growLoops is spawnTo for a loop host: the loops' worker target becomes
 // n (never past the ceiling, never down: a closed loop's workers beyond
-// the offer wait at the gate), the loops are started on the first call,
-// and each is woken to make its share.
-func (p *Phase) growLoops(n int) {
+// the offer wait at the gate), each new worker's first iteration due as
+// spawnTo would start it (spread over span), the loops are started on the
+// first call, and each is woken to make its share.
+func (p *Phase) growLoops(n int, span time.Duration) {
 	n = min(n, p.cfg.maxWorkers())
-	if int64(n) > p.loopTarget.Load() {
+	if old := int(p.loopTarget.Load()); n > old {
+		var starts []time.Time
+		if s := p.loopStarts.Load(); s != nil {
+			starts = append(starts, *s...)
+		}
+		now, add := p.clk.Now(), n-old
+		for i := range add {
+			starts = append(starts, now.Add(span*time.Duration(i)/time.Duration(add)))
+		}
+		p.loopStarts.Store(&starts)
 		p.loopTarget.Store(int64(n))
 	}
 	if p.lanes == nil {

@@ -148,3 +148,38 @@ func TestLoopsRefusedOutsideClosedLoop(t *testing.T) {
 		}
 	}
 }
+
+// doneLoop returns from Run at once.
+type doneLoop struct{}
+
+func (doneLoop) Run(*Lane) {}
+func (doneLoop) Close()    {}
+
+// Workers the governor adds to a loop host start spread over one
+// closed-loop cycle, as goroutine workers do: Lane.Due of each new slot,
+// worker g on loop g mod Loops.
+func TestLoopsStagger(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_000_000, 0))
+	p, err := New(Config{Limits: governor.NewLimits(governor.Concurrency, 10), Loops: 2, Clock: clk, Counters: &cleanCounters{},
+		NewLoop: func(int) (Loop, error) { return doneLoop{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.spawnTo(context.Background(), 2, true) // no iteration ended yet: at once
+	p.iterNanos.Store(int64(40 * time.Millisecond))
+	p.iterCount.Store(1) // a 40 ms cycle
+	clk.Advance(time.Second)
+	p.spawnTo(context.Background(), 6, true) // four more over 40 ms
+	p.wg.Wait()
+	now := clk.Now()
+	want := []time.Duration{-time.Second, -time.Second, 0, 10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond}
+	for g, w := range want {
+		lane := p.lanes[g%2]
+		if got := lane.Due(g / 2).Sub(now); got != w {
+			t.Errorf("worker %d (loop %d slot %d) due at %v, want %v", g, g%2, g/2, got, w)
+		}
+	}
+	if lw := []int{p.lanes[0].Want(), p.lanes[1].Want()}; lw[0] != 3 || lw[1] != 3 {
+		t.Errorf("the loops want %v slots, want 3 each", lw)
+	}
+}

@@ -93,6 +93,7 @@ type Phase struct {
 	// A loop host's (loop.go): the closed loop's worker target, and the
 	// lanes of the loops started (under workersMu).
 	loopTarget atomic.Int64
+	loopStarts atomic.Pointer[[]time.Time] // each worker's first due instant (Lane.Due)
 	lanes      []*Lane
 	pool       pool // the open loop's retirement (pool.go)
 }

@@ -141,15 +141,15 @@ func (p *Phase) spawnServing(due time.Time) {
 func (p *Phase) spawnTo(ctx context.Context, n int, stagger bool) {
 	p.workersMu.Lock()
 	defer p.workersMu.Unlock()
-	if p.loops() {
-		p.growLoops(n)
-		return
-	}
-	add := min(n, p.cfg.maxWorkers()) - int(p.workers.Load())
 	var span time.Duration
 	if stagger {
 		span = p.staggerSpan()
 	}
+	if p.loops() {
+		p.growLoops(n, span)
+		return
+	}
+	add := min(n, p.cfg.maxWorkers()) - int(p.workers.Load())
 	for i := range max(add, 0) {
 		delay := span * time.Duration(i) / time.Duration(add)
 		p.spawn(func(w Worker) bool { p.loop(ctx, w, delay); return false })
