@@ -240,6 +240,12 @@ func TestInterrupted(t *testing.T) {
 // cuts the wait short, and aborted attempts are not the target's failures.
 func TestGraceAndAbort(t *testing.T) {
 	t.Parallel()
+	for _, tr := range []string{TransportFastHTTP, TransportEvLoop} {
+		t.Run(tr, func(t *testing.T) { t.Parallel(); graceAndAbort(t, tr) })
+	}
+}
+
+func graceAndAbort(t *testing.T, transport string) {
 	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(300 * time.Millisecond):
@@ -249,7 +255,7 @@ func TestGraceAndAbort(t *testing.T) {
 	l := fastLimits(governor.Concurrency, 3, 3)
 	// 250 ms: time for a loaded machine's three workers to send, and still
 	// one request each, as each takes 300 ms.
-	res := run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 250 * time.Millisecond, Grace: testwait.Deadline})
+	res := run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 250 * time.Millisecond, Grace: testwait.Deadline, Transport: transport})
 	if res.Counts.OK != 3 || res.Counts.Aborted != 0 {
 		t.Errorf("in-flight iterations must finish within the grace: %+v", res.Counts)
 	}
@@ -259,7 +265,7 @@ func TestGraceAndAbort(t *testing.T) {
 		arrived.Add(1)
 		<-r.Context().Done()
 	}))
-	e, err := New(Config{Targets: hang, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Grace: time.Minute, Timeout: time.Minute})
+	e, err := New(Config{Targets: hang, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Grace: time.Minute, Timeout: time.Minute, Transport: transport})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +286,7 @@ func TestGraceAndAbort(t *testing.T) {
 	if res == nil {
 		t.Fatal("no result")
 	}
-	if res.Counts.Aborted != 3 || res.Counts.Failed != 0 || res.Counts.OK != 0 {
+	if res.Transport != transport || res.Counts.Aborted != 3 || res.Counts.Started != 3 || res.Counts.Failed != 0 || res.Counts.OK != 0 {
 		t.Errorf("counts %+v: three aborted attempts, nothing resolved", res.Counts)
 	}
 }
@@ -310,15 +316,18 @@ func TestDropped(t *testing.T) {
 func TestTransportClasses(t *testing.T) {
 	t.Parallel()
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) { t.Parallel(); transportClasses(t, tr.http2) })
+		t.Run(tr.name, func(t *testing.T) { t.Parallel(); transportClasses(t, tr.http2, TransportFastHTTP) })
 	}
+	t.Run(TransportEvLoop, func(t *testing.T) { t.Parallel(); transportClasses(t, false, TransportEvLoop) })
 }
 
-func transportClasses(t *testing.T, http2 bool) {
+// transportClasses runs the class cases on net/http (http2) or on the
+// named HTTP/1.1 transport.
+func transportClasses(t *testing.T, http2 bool, transport string) {
 	l := fastLimits(governor.Concurrency, 2, 2)
 
 	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	res := run(t, Config{Targets: hang, Limits: l, Fixed: true, Duration: 300 * time.Millisecond, Timeout: 50 * time.Millisecond, HTTP2: http2})
+	res := run(t, Config{Targets: hang, Limits: l, Fixed: true, Duration: 300 * time.Millisecond, Timeout: 50 * time.Millisecond, HTTP2: http2, Transport: transport})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassTimeout] != c.Failed {
 		t.Errorf("timeouts: %+v", c)
 	}
@@ -331,20 +340,20 @@ func transportClasses(t *testing.T, http2 bool) {
 	ln.Close()
 	u, _ := url.Parse("http://" + addr + "/")
 	closed := []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
-	res = run(t, Config{Targets: closed, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Tries: 2, HTTP2: http2})
+	res = run(t, Config{Targets: closed, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Tries: 2, HTTP2: http2, Transport: transport})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassRefused] != c.Failed || c.IterFailed == 0 || c.IterOK != 0 {
 		t.Errorf("refused: %+v", c)
 	}
 
 	teapot := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(418) }))
 	f, _ := ParseFailOn("418")
-	res = run(t, Config{Targets: teapot, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, FailOn: &f, HTTP2: http2})
+	res = run(t, Config{Targets: teapot, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, FailOn: &f, HTTP2: http2, Transport: transport})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassOther] != c.Failed {
 		t.Errorf("a failing 418 is class other: %+v", c)
 	}
 
 	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) }))
-	res = run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 200 * time.Millisecond, Slow: time.Millisecond, HTTP2: http2})
+	res = run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 200 * time.Millisecond, Slow: time.Millisecond, HTTP2: http2, Transport: transport})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassSlow] != c.Failed || c.OK != 0 {
 		t.Errorf("--slow: every attempt outlived the budget: %+v", c)
 	}

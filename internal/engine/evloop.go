@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -21,13 +22,26 @@ const (
 	TransportEvLoop   = "evloop"
 )
 
-// EvLoopEnv opts a URL run into the event-loop transport
-// (evloop_linux.go) when set to "evloop". The choice is made once per run:
-// the loop takes a closed-loop run of plain http:// HTTP/1.1 targets that
-// all name one IP address and port, on Linux; anything else — https,
-// --http2, --rate, a host name, several addresses, another system — runs
-// on fasthttp as before.
-const EvLoopEnv = "THROTTLE_TRANSPORT"
+// TransportEnv, when Config.Transport is "", names the HTTP/1.1
+// transport: "fasthttp" keeps a run on fasthttp (the way back, should the
+// event loop misbehave), "evloop" is the default's choice. The choice is
+// made once per run (transportFor): the event loop takes a closed-loop
+// run of plain http:// targets that all name one IP address and port, on
+// Linux; anything else — https, --http2, --rate, a host name, several
+// addresses, another system — runs on fasthttp.
+const TransportEnv = "THROTTLE_TRANSPORT"
+
+// transportName checks a Transport setting, taking TransportEnv's for "".
+func transportName(s string) (string, error) {
+	if s == "" {
+		s = os.Getenv(TransportEnv)
+	}
+	switch s {
+	case "", TransportEvLoop, TransportFastHTTP:
+		return s, nil
+	}
+	return "", fmt.Errorf("unknown HTTP/1.1 transport %q (%s): want %s or %s", s, TransportEnv, TransportEvLoop, TransportFastHTTP)
+}
 
 // evLoops is how many event loops a run has: THROTTLE_EVLOOP_LOOPS, else
 // one per P but one (at least one). The P left over keeps Go's sysmon from
@@ -43,13 +57,13 @@ func evLoops() int {
 }
 
 // transportFor decides a run's transport, once, and for the event loop
-// the one address every target names.
+// the one address every target names. cfg.Transport is checked and filled
+// from TransportEnv (Config.withDefaults).
 func transportFor(cfg Config) (string, netip.AddrPort) {
 	if cfg.HTTP2 {
 		return TransportNetHTTP, netip.AddrPort{}
 	}
-	asked := cfg.EvLoop || os.Getenv(EvLoopEnv) == TransportEvLoop
-	if !asked || !evLoopSupported || cfg.Limits.Mode != governor.Concurrency {
+	if cfg.Transport == TransportFastHTTP || !evLoopSupported || cfg.Limits.Mode != governor.Concurrency {
 		return TransportFastHTTP, netip.AddrPort{}
 	}
 	var addr netip.AddrPort
@@ -62,7 +76,7 @@ func transportFor(cfg Config) (string, netip.AddrPort) {
 			port = "80"
 		}
 		a, err := netip.ParseAddrPort(net.JoinHostPort(t.URL.Hostname(), port))
-		if err != nil || (i > 0 && a != addr) {
+		if err != nil || a.Addr().Zone() != "" || (i > 0 && a != addr) {
 			return TransportFastHTTP, netip.AddrPort{}
 		}
 		addr = a

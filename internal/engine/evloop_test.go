@@ -4,7 +4,6 @@ package engine
 
 import (
 	"bufio"
-	"context"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/targets"
-	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // rawTarget serves each connection with answer, called once per request
@@ -133,11 +131,11 @@ func TestEvLoopClassesLikeFastHTTP(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			tgts := rawTarget(t, c.answer)
-			for _, ev := range []bool{false, true} {
-				res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Concurrency, 2, 2), Fixed: true, EvLoop: ev,
+			for _, tr := range []string{TransportFastHTTP, TransportEvLoop} {
+				res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Concurrency, 2, 2), Fixed: true, Transport: tr,
 					Duration: 200 * time.Millisecond, Timeout: 100 * time.Millisecond})
-				if want := map[bool]string{false: TransportFastHTTP, true: TransportEvLoop}[ev]; res.Transport != want {
-					t.Fatalf("transport %q, want %q", res.Transport, want)
+				if res.Transport != tr {
+					t.Fatalf("transport %q, want %q", res.Transport, tr)
 				}
 				n := res.Counts
 				if got := dominant(n); got != c.want || n.Started == 0 || (c.want != ClassOK && n.OK != 0) {
@@ -152,7 +150,8 @@ func TestEvLoopClassesLikeFastHTTP(t *testing.T) {
 }
 
 // The event loop takes a closed-loop run of plain http:// targets on one
-// IP address; anything else runs on fasthttp as before.
+// IP address by default; anything else runs on fasthttp as before, and
+// so does a run that asks for fasthttp. An unknown name is refused.
 func TestEvLoopChosen(t *testing.T) {
 	u := func(s string) targets.Target {
 		v, _ := url.Parse(s)
@@ -163,60 +162,37 @@ func TestEvLoopChosen(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/a"), u("http://127.0.0.1:1/b")}, Limits: closed, EvLoop: true}, TransportEvLoop},
-		{Config{Targets: []targets.Target{u("http://[::1]:1/")}, Limits: closed, EvLoop: true}, TransportEvLoop},
-		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed}, TransportFastHTTP},
-		{Config{Targets: []targets.Target{u("https://127.0.0.1:1/")}, Limits: closed, EvLoop: true}, TransportFastHTTP},
-		{Config{Targets: []targets.Target{u("http://localhost:1/")}, Limits: closed, EvLoop: true}, TransportFastHTTP},
-		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/"), u("http://127.0.0.2:1/")}, Limits: closed, EvLoop: true}, TransportFastHTTP},
-		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10), EvLoop: true}, TransportFastHTTP},
-		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, EvLoop: true, HTTP2: true}, TransportNetHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/a"), u("http://127.0.0.1:1/b")}, Limits: closed}, TransportEvLoop},
+		{Config{Targets: []targets.Target{u("http://[::1]:1/")}, Limits: closed, Transport: TransportEvLoop}, TransportEvLoop},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, Transport: TransportFastHTTP}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://[fe80::1%25lo]:1/")}, Limits: closed}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("https://127.0.0.1:1/")}, Limits: closed}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://localhost:1/")}, Limits: closed}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/"), u("http://127.0.0.2:1/")}, Limits: closed}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10)}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, HTTP2: true}, TransportNetHTTP},
 	} {
 		e := newEngine(t, c.cfg)
 		if e.Transport() != c.want {
 			t.Errorf("%v (rate %v, http2 %v): %s, want %s", c.cfg.Targets[0].URL, c.cfg.Limits.Mode == governor.Rate, c.cfg.HTTP2, e.Transport(), c.want)
 		}
 	}
+	if _, err := New(Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, Transport: "gnet"}); err == nil ||
+		!strings.Contains(err.Error(), TransportEnv) {
+		t.Errorf("an unknown transport: %v", err)
+	}
 }
 
-// Timeouts, refused connections with tries, FailOn and --slow land in
-// their classes on the event loop too.
-func TestEvLoopTransportClasses(t *testing.T) {
+// Every resolved attempt on the loop reaches the latency recorder, timed
+// from its start.
+func TestEvLoopLatencyRecorded(t *testing.T) {
 	t.Parallel()
-	l := fastLimits(governor.Concurrency, 2, 2)
-	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	res := run(t, Config{Targets: hang, Limits: l, Fixed: true, EvLoop: true, Duration: 300 * time.Millisecond, Timeout: 50 * time.Millisecond})
-	if c := res.Counts; c.Failed == 0 || c.Classes[ClassTimeout] != c.Failed || res.Transport != TransportEvLoop {
-		t.Errorf("timeouts (%s): %+v", res.Transport, c)
-	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse("http://" + ln.Addr().String() + "/")
-	ln.Close()
-	closed := []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
-	res = run(t, Config{Targets: closed, Limits: l, Fixed: true, EvLoop: true, Duration: 100 * time.Millisecond, Tries: 2})
-	if c := res.Counts; c.Failed == 0 || c.Classes[ClassRefused] != c.Failed || c.IterFailed == 0 || c.IterOK != 0 || c.Failed < c.IterFailed {
-		t.Errorf("refused: %+v", c)
-	}
-
-	teapot := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(418) }))
-	f, _ := ParseFailOn("418")
-	res = run(t, Config{Targets: teapot, Limits: l, Fixed: true, EvLoop: true, Duration: 100 * time.Millisecond, FailOn: &f})
-	if c := res.Counts; c.Failed == 0 || c.Classes[ClassOther] != c.Failed {
-		t.Errorf("a failing 418 is class other: %+v", c)
-	}
-
 	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) }))
 	rec := &countingRecorder{}
-	res = run(t, Config{Targets: slow, Limits: l, Fixed: true, EvLoop: true, Duration: 200 * time.Millisecond, Slow: time.Millisecond, Latency: rec})
-	if c := res.Counts; c.Failed == 0 || c.Classes[ClassSlow] != c.Failed || c.OK != 0 {
-		t.Errorf("--slow: every attempt outlived the budget: %+v", c)
-	}
-	if rec.n.Load() != int64(res.Counts.Failed) || time.Duration(rec.max.Load()) < 20*time.Millisecond {
-		t.Errorf("%d latencies recorded (max %v) for %d attempts", rec.n.Load(), time.Duration(rec.max.Load()), res.Counts.Failed)
+	res := run(t, Config{Targets: slow, Limits: fastLimits(governor.Concurrency, 2, 2), Fixed: true, Duration: 200 * time.Millisecond, Latency: rec})
+	if res.Transport != TransportEvLoop || rec.n.Load() != int64(res.Counts.OK+res.Counts.Failed) || res.Counts.OK == 0 ||
+		time.Duration(rec.max.Load()) < 20*time.Millisecond {
+		t.Errorf("%s: %d latencies recorded (max %v) for %+v", res.Transport, rec.n.Load(), time.Duration(rec.max.Load()), res.Counts)
 	}
 }
 
@@ -256,7 +232,7 @@ func TestEvLoopTargets(t *testing.T) {
 		{Method: "POST", URL: b, Header: http.Header{"X-T": {"2"}, "User-Agent": {"mine"}}, Body: []byte("hello")},
 		{Method: "HEAD", URL: c, Header: http.Header{}},
 	}
-	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, EvLoop: true, Duration: 100 * time.Millisecond})
+	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 100 * time.Millisecond})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(unexpected) > 0 {
@@ -264,48 +240,6 @@ func TestEvLoopTargets(t *testing.T) {
 	}
 	if res.Transport != TransportEvLoop || n[0]+n[1]+n[2] != int(res.Counts.OK) || n[0]-n[2] > 1 || n[0] == 0 || res.Counts.Failed != 0 {
 		t.Errorf("requests %v, counts %+v: one worker must take the targets in turn", n, res.Counts)
-	}
-}
-
-// Stopping waits for in-flight iterations within the grace period; Abort
-// cuts the wait short, and aborted attempts are counted apart.
-func TestEvLoopGraceAndAbort(t *testing.T) {
-	t.Parallel()
-	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-time.After(300 * time.Millisecond):
-		case <-r.Context().Done():
-		}
-	}))
-	l := fastLimits(governor.Concurrency, 3, 3)
-	res := run(t, Config{Targets: slow, Limits: l, Fixed: true, EvLoop: true, Duration: 250 * time.Millisecond, Grace: testwait.Deadline})
-	if res.Counts.OK != 3 || res.Counts.Aborted != 0 || res.Workers != 3 {
-		t.Errorf("in-flight iterations must finish within the grace: %+v on %d workers", res.Counts, res.Workers)
-	}
-
-	var arrived atomic.Int64
-	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		arrived.Add(1)
-		<-r.Context().Done()
-	}))
-	e := newEngine(t, Config{Targets: hang, Limits: l, Fixed: true, EvLoop: true, Duration: 100 * time.Millisecond, Grace: time.Minute, Timeout: time.Minute})
-	results := make(chan *Result, 1)
-	go func() {
-		res, err := e.Run(context.Background())
-		if err != nil {
-			t.Error(err)
-		}
-		results <- res
-	}()
-	testwait.Until(t, testwait.Deadline, "three attempts hanging", func() bool { return arrived.Load() >= 3 })
-	testwait.Receive(t, e.Stopping(), "the phase to stop and its grace to begin")
-	e.Abort()
-	res = testwait.Receive(t, results, "Abort to end the minute's grace at once")
-	if res == nil {
-		t.Fatal("no result")
-	}
-	if c := res.Counts; c.Aborted != 3 || c.Failed != 0 || c.OK != 0 || c.Started != 3 {
-		t.Errorf("counts %+v: three aborted attempts, nothing resolved", c)
 	}
 }
 
@@ -323,7 +257,7 @@ func TestEvLoopGoverned(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 	}))
 	l := fastLimits(governor.Concurrency, 32, 1)
-	res := settled(t, Config{Targets: tgts, Limits: l, EvLoop: true}, 2)
+	res := settled(t, Config{Targets: tgts, Limits: l}, 2)
 	if res.Transport != TransportEvLoop || res.Workers > 32 || res.Counts.OK == 0 || res.Capacity.Windows < 2 {
 		t.Errorf("transport %s, %d workers, counts %+v, capacity %+v", res.Transport, res.Workers, res.Counts, res.Capacity)
 	}

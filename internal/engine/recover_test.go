@@ -56,8 +56,12 @@ func TestRequestPanicRecovered(t *testing.T) {
 			if ev {
 				l = fastLimits(governor.Concurrency, 2, 2) // the loop runs a closed loop
 			}
+			transport := TransportFastHTTP
+			if ev {
+				transport = TransportEvLoop
+			}
 			e, err := New(Config{Targets: tgts, Limits: l, Fixed: true, MaxVUs: 4, Duration: 500 * time.Millisecond,
-				Tick: 50 * time.Millisecond, HTTP2: tr.http2, EvLoop: ev, Logger: slog.New(slog.NewTextHandler(buf, nil))})
+				Tick: 50 * time.Millisecond, HTTP2: tr.http2, Transport: transport, Logger: slog.New(slog.NewTextHandler(buf, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}
