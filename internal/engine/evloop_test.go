@@ -106,6 +106,8 @@ func TestEvLoopClassesLikeFastHTTP(t *testing.T) {
 		{"HTTP/1.0, body until close", raw("HTTP/1.0 200 OK\r\n\r\nhello, until the close", false), ClassOK},
 		{"Connection: close", raw("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", false), ClassOK},
 		{"closes after each answer, unannounced", raw("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false), ClassOK},
+		{"1 MiB body, chunked", raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n"+strings.Repeat("x", 1<<20)+"\r\n0\r\n\r\n", true), ClassOK},
+		{"1 MiB body", raw("HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n"+strings.Repeat("x", 1<<20), true), ClassOK},
 		{"503", raw("HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n", true), Class5xx},
 		{"429", raw("HTTP/1.1 429 Slow Down\r\nContent-Length: 0\r\n\r\n", true), Class429},
 		{"malformed status line", raw("HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\nok", false), ClassOther},
