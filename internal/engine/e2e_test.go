@@ -359,52 +359,6 @@ func transportClasses(t *testing.T, http2 bool, transport string) {
 	}
 }
 
-// Targets are sent round-robin with their own method, headers and body.
-// The handler counts under a lock and never blocks: one worker sends
-// thousands of requests in 100 ms on an idle machine, and a bounded channel
-// that filled up stalled the handler until the grace ran out (then an
-// aborted request's handler sent on the channel the test had closed).
-func TestTargetsRoundRobin(t *testing.T) {
-	t.Parallel()
-	type seen struct{ method, path, hdr, body string }
-	var (
-		mu         sync.Mutex
-		n          [2]int
-		unexpected []seen
-	)
-	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b := make([]byte, 16)
-		k, _ := r.Body.Read(b)
-		s := seen{r.Method, r.URL.Path, r.Header.Get("X-T"), string(b[:k])}
-		mu.Lock()
-		defer mu.Unlock()
-		switch s {
-		case seen{"GET", "/a", "1", ""}:
-			n[0]++
-		case seen{"POST", "/b", "2", "hello"}:
-			n[1]++
-		default:
-			unexpected = append(unexpected, s)
-		}
-	}))
-	base := tgts[0].URL
-	a, _ := url.Parse(base.String() + "a")
-	b, _ := url.Parse(base.String() + "b")
-	list := []targets.Target{
-		{Method: "GET", URL: a, Header: http.Header{"X-T": {"1"}}},
-		{Method: "POST", URL: b, Header: http.Header{"X-T": {"2"}}, Body: []byte("hello")},
-	}
-	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 100 * time.Millisecond})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(unexpected) > 0 {
-		t.Fatalf("unexpected requests %+v", unexpected)
-	}
-	if n[0]+n[1] != int(res.Counts.OK) || n[0]-n[1] > 1 || n[1]-n[0] > 1 {
-		t.Errorf("requests %v, counts %+v: one worker must alternate the targets", n, res.Counts)
-	}
-}
-
 func TestConfigErrors(t *testing.T) {
 	u, _ := url.Parse("http://127.0.0.1:1/")
 	tg := []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}

@@ -96,13 +96,7 @@ func TestLoopsFollowTheOffer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res *Result
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		res, _ = p.Run(context.Background())
-	}()
-	testwait.Until(t, 10*time.Second, "the phase to start", p.Running)
+	wait := runStarted(t, p)
 	testwait.Until(t, 10*time.Second, "the governor's ticker", func() bool { return clk.has(tick) })
 	var peakOffer float64
 	for at := time.Duration(0); at < 6*time.Second; at += tick / 2 {
@@ -118,7 +112,7 @@ func TestLoopsFollowTheOffer(t *testing.T) {
 	}
 	testwait.Until(t, 10*time.Second, "the slots to reach the offer", func() bool { return p.Status().Workers == 10 })
 	clk.Advance(time.Second)
-	testwait.Receive(t, done, "the phase to end")
+	res := wait()
 	if peakOffer != 10 {
 		t.Errorf("the offer peaked at %v: a clean target lets the governor climb to 10", peakOffer)
 	}
