@@ -34,7 +34,8 @@
 //
 // Each run's transport is decided once (transportFor, Engine.Transport).
 // A closed-loop run of plain http:// targets on one IP address and port,
-// on Linux, goes through the event loop (evloop_linux.go): one epoll loop
+// on Linux, goes through the event loop (an open-loop one too when
+// TransportEnv=evloop asks for it) (evloop_linux.go): one epoll loop
 // per P but one, each owning its workers' keep-alive connections on one
 // goroutine, run on the phase's loop seam (phase.Loop, phase.Lane), so a
 // request costs a write, a read and a share of one epoll_wait — no
@@ -45,8 +46,8 @@
 // and abort. TransportEnv=fasthttp (or Config.Transport) keeps a run on
 // fasthttp.
 //
-// Every other HTTP/1.1 run (https, --rate, a host name, several
-// addresses) goes through fasthttp. Each Runner owns one
+// Every other HTTP/1.1 run (https, --rate unless asked, a host name,
+// several addresses) goes through fasthttp. Each Runner owns one
 // keep-alive connection per host (a fasthttp.HostClient with one
 // connection), so the phase's connections are sized to its workers, no
 // runner waits for or shares a connection, and the runner's own wrapped

@@ -294,14 +294,25 @@ func graceAndAbort(t *testing.T, transport string) {
 // Arrivals that find every worker busy are dropped and counted.
 func TestDropped(t *testing.T) {
 	t.Parallel()
+	for _, tr := range []string{TransportFastHTTP, TransportEvLoop} {
+		t.Run(tr, func(t *testing.T) { t.Parallel(); dropped(t, tr) })
+	}
+}
+
+func dropped(t *testing.T, transport string) {
 	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(100 * time.Millisecond)
 	}))
 	l := fastLimits(governor.Rate, 200, 200)
-	res := run(t, Config{Targets: tgts, Limits: l, Fixed: true, MaxVUs: 2, Duration: 500 * time.Millisecond})
+	res := run(t, Config{Targets: tgts, Limits: l, Fixed: true, MaxVUs: 2, Duration: 500 * time.Millisecond, Transport: transport})
 	c := res.Counts
-	if res.Workers != 2 {
-		t.Errorf("workers %d, bound 2", res.Workers)
+	if res.Workers != 2 || res.Transport != transport {
+		t.Errorf("workers %d, bound 2 (%s)", res.Workers, res.Transport)
+	}
+	// Every arrival of the schedule (200/s for 0.5 s) was sent, dropped or
+	// missed.
+	if c.Started+c.Dropped+c.Missed != 100 || res.Arrivals != c.Started+c.Dropped {
+		t.Errorf("counts %+v, %d arrivals: want the schedule's 100 accounted for", c, res.Arrivals)
 	}
 	// Two workers at 100 ms serve at most 12 of the ~100 arrivals (fewer
 	// arrive when the machine is loaded and timers are late): most of them

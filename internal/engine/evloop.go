@@ -27,7 +27,8 @@ const (
 // event loop misbehave), "evloop" is the default's choice. The choice is
 // made once per run (transportFor): the event loop takes a closed-loop
 // run of plain http:// targets that all name one IP address and port, on
-// Linux; anything else — https, --http2, --rate, a host name, several
+// Linux, and an open-loop (--rate) one only when asked by name
+// ("evloop"); anything else — https, --http2, a host name, several
 // addresses, another system — runs on fasthttp.
 const TransportEnv = "THROTTLE_TRANSPORT"
 
@@ -63,7 +64,10 @@ func transportFor(cfg Config) (string, netip.AddrPort) {
 	if cfg.HTTP2 {
 		return TransportNetHTTP, netip.AddrPort{}
 	}
-	if cfg.Transport == TransportFastHTTP || !evLoopSupported || cfg.Limits.Mode != governor.Concurrency {
+	// An open loop goes on the loop only when asked by name: its hand-over
+	// (phase/loopopen.go) is newer than the closed loop's.
+	open := cfg.Limits.Mode == governor.Rate
+	if cfg.Transport == TransportFastHTTP || !evLoopSupported || (open && cfg.Transport != TransportEvLoop) {
 		return TransportFastHTTP, netip.AddrPort{}
 	}
 	var addr netip.AddrPort

@@ -88,7 +88,9 @@ type evLoop struct {
 	lane  *phase.Lane
 	next  time.Time // the earliest slot deadline, or zero
 	cur   *evSlot   // the slot being worked on, for a panic's recovery
-	seed  int       // the first target of the next slot
+	// backlog: open-loop arrivals taken whose slot was not idle yet.
+	backlog []time.Time
+	seed    int // the first target of the next slot
 }
 
 func newEvLoop(e *Engine, id int) (phase.Loop, error) {
@@ -152,6 +154,7 @@ func (l *evLoop) runRecovered() (done bool) {
 
 func (l *evLoop) loop() {
 	lane := l.lane
+	open := lane.Open()
 	refusedAt := false
 	for {
 		now := time.Now()
@@ -160,15 +163,23 @@ func (l *evLoop) loop() {
 			return
 		}
 		stopping := isClosed(lane.Stopping())
+		var dues []time.Time
+		if open {
+			dues = append(l.backlog, lane.Take()...) // taken before grow: a due handed with a new slot finds it
+			l.backlog = l.backlog[:0]
+		}
 		if !stopping {
 			l.grow()
 		}
 		refusedAt = false
 		busy, again := false, false
+		if open {
+			again = l.arrivals(dues, now)
+		}
 		for _, s := range l.slots {
 			switch s.state {
 			case slotIdle:
-				if refusedAt || stopping {
+				if refusedAt || stopping || open {
 					continue
 				}
 				if !s.begun {
@@ -185,7 +196,7 @@ func (l *evLoop) loop() {
 					continue
 				}
 				l.cur = s
-				l.begin(s, t, now)
+				l.begin(s, t, now, time.Time{})
 				again = again || s.state == slotIdle
 			case slotBackoff:
 				if stopping {
@@ -203,7 +214,7 @@ func (l *evLoop) loop() {
 			}
 			l.cur = nil
 		}
-		if stopping && !busy {
+		if stopping && !busy && (!open || !lane.Pending()) {
 			return
 		}
 		wait := -1 // ms; -1: until an event or a wake
@@ -217,12 +228,22 @@ func (l *evLoop) loop() {
 			wait = 0 // an iteration ended at once (a refused connect): begin the next
 		}
 		// What is ready now first, without waiting (pollNow); only with
-		// nothing ready does the loop wait.
+		// nothing ready does the loop wait — in open loop, telling the
+		// scheduler first, then looking once more for an arrival.
 		n := pollNow(l.ep, l.evs)
 		if n == 0 && wait != 0 {
+			if open {
+				lane.Sleeping(true)
+				if lane.Pending() {
+					wait = 0
+				}
+			}
 			var err error
 			if n, err = unix.EpollWait(l.ep, l.evs, wait); err != nil {
 				n = 0
+			}
+			if open {
+				lane.Sleeping(false)
 			}
 		}
 		now = time.Now()
@@ -257,11 +278,44 @@ func (l *evLoop) grow() {
 	l.lane.Grew(n)
 }
 
-// begin starts an iteration on s: its first attempt, now.
-func (l *evLoop) begin(s *evSlot, t phase.Ticket, now time.Time) {
+// arrivals begins the open loop's arrivals on idle slots, each timed
+// from its due instant; a stopping phase drops them (Lane.BeginDue). It
+// reports whether an iteration ended at once.
+func (l *evLoop) arrivals(dues []time.Time, now time.Time) (again bool) {
+	i := 0
+	for _, s := range l.slots {
+		if i == len(dues) {
+			break
+		}
+		if s.state != slotIdle || s.held {
+			continue
+		}
+		due := dues[i]
+		i++
+		t, ok := l.lane.BeginDue(due)
+		if !ok {
+			continue // dropped: the phase is stopping
+		}
+		l.cur = s
+		l.begin(s, t, now, due)
+		l.cur = nil
+		again = again || s.state == slotIdle
+	}
+	// Every arrival came with a slot (one reported free, or one more to
+	// make); one whose slot is not idle yet waits for the next pass.
+	l.backlog = append(l.backlog, dues[i:]...)
+	return again || len(l.backlog) > 0
+}
+
+// begin starts an iteration on s: its first attempt, now; its latency
+// runs from due (zero: now).
+func (l *evLoop) begin(s *evSlot, t phase.Ticket, now, due time.Time) {
 	s.ticket, s.held, s.begun = t, true, true
 	l.sh.m.inflight.Add(1)
 	s.try, s.start = 0, now
+	if !due.IsZero() {
+		s.start = due
+	}
 	l.attempt(s, now)
 }
 
@@ -525,6 +579,9 @@ func (l *evLoop) endIteration(s *evSlot, out Outcome) {
 	m.inflight.Add(-1)
 	l.lane.End(s.ticket)
 	s.ticket, s.held, s.state = phase.Ticket{}, false, slotIdle
+	if l.lane.Open() {
+		l.lane.Free()
+	}
 	if s.target++; s.target == len(l.sh.reqs) {
 		s.target = 0
 	}
@@ -574,6 +631,12 @@ func (l *evLoop) expire(now time.Time) {
 // counted aborted; one between tries ends failed, as Runner.backoff does.
 func (l *evLoop) abortAll() {
 	m := l.sh.m
+	if l.lane.Open() {
+		for range append(l.backlog, l.lane.Take()...) {
+			l.lane.Drop() // handed over, never begun
+		}
+		l.backlog = l.backlog[:0]
+	}
 	for _, s := range l.slots {
 		switch s.state {
 		case slotIdle:

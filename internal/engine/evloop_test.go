@@ -179,6 +179,7 @@ func TestEvLoopChosen(t *testing.T) {
 		{Config{Targets: []targets.Target{u("http://localhost:1/")}, Limits: closed}, TransportFastHTTP},
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/"), u("http://127.0.0.2:1/")}, Limits: closed}, TransportFastHTTP},
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10)}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10), Transport: TransportEvLoop}, TransportEvLoop},
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, HTTP2: true}, TransportNetHTTP},
 	} {
 		e := newEngine(t, c.cfg)

@@ -144,11 +144,11 @@ type Config struct {
 	// run it (a script VU runs its init code there). An error ends the
 	// worker and goes to WorkerFailed.
 	NewWorker func(id int) (Worker, error)
-	// NewLoop, if set, runs a closed-loop phase's workers as Loops event
-	// loops of the host's instead of a goroutine each (loop.go): loop id
-	// (0 .. Loops-1) is made on the goroutine that runs it. NewWorker is
-	// then not used. Only a closed loop without Iterations or
-	// RampDownGrace takes it.
+	// NewLoop, if set, runs the phase's workers as Loops event loops of
+	// the host's instead of a goroutine each (loop.go, loopopen.go): loop
+	// id (0 .. Loops-1) is made on the goroutine that runs it. NewWorker
+	// is then not used. A phase with Iterations or RampDownGrace does not
+	// take it.
 	NewLoop func(id int) (Loop, error)
 	// Loops is how many loops NewLoop makes (default 1; never more than
 	// the concurrency ceiling).

@@ -4,21 +4,23 @@ import (
 	"context"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/throttlekit/throttle/gate"
 	"github.com/throttlekit/throttle/governor"
 )
 
-// A loop host runs a closed-loop phase's workers as event loops instead of
-// one goroutine each (Config.NewLoop): the URL engine's epoll transport
+// A loop host runs a phase's workers as event loops instead of one
+// goroutine each (Config.NewLoop): the URL engine's epoll transport
 // keeps every connection of a loop on one goroutine, so a request costs no
 // goroutine park and wake. The phase stays the one runtime: the gate, the
 // governor, the outage probes, the stop, the grace and the abort are the
-// same; only the hand-off changes. Where a goroutine worker blocks in
-// gate.Acquire and then calls Iterate, a loop asks its Lane, without
-// blocking, whether an iteration may begin (Begin) and says when it ended
-// (End).
+// same; only the hand-off changes. Where a closed-loop goroutine worker
+// blocks in gate.Acquire and then calls Iterate, a loop asks its Lane,
+// without blocking, whether an iteration may begin (Begin) and says when
+// it ended (End). In open loop the scheduler hands it arrivals instead
+// (loopopen.go: Take, BeginDue, Free).
 //
 // Invariants (a Lane's methods but Wake are called from its loop's
 // goroutine only):
@@ -63,7 +65,9 @@ type Lane struct {
 	made int // slots made (Grew), the loop's goroutine only
 
 	mu   sync.Mutex
-	wake func() // set by the loop (OnWake); called by the phase
+	wake func()      // set by the loop (OnWake); called by the phase
+	open laneOpen    // the open loop's hand-over (loopopen.go)
+	dead atomic.Bool // NewLoop failed: the scheduler hands it nothing
 }
 
 // Ticket is one iteration begun on a Lane: its permit and start.
@@ -72,9 +76,17 @@ type Ticket struct {
 	began time.Time
 }
 
+// Open reports whether the phase is an open loop: its iterations come as
+// arrivals (Take, BeginDue), not from Begin.
+func (l *Lane) Open() bool { return l.p.cfg.Limits.Mode == governor.Rate }
+
 // Want is how many slots the loop should hold now: its share of the
-// phase's closed-loop workers.
+// phase's closed-loop workers, or in open loop the slots the scheduler
+// asked it for.
 func (l *Lane) Want() int {
+	if l.Open() {
+		return int(l.open.grown.Load())
+	}
 	n, k := int(l.p.loopTarget.Load()), l.p.cfg.Loops
 	share := n / k
 	if l.id < n%k {
@@ -93,9 +105,13 @@ func (l *Lane) Due(i int) time.Time {
 	return time.Time{}
 }
 
-// Grew records n more slots made by the loop.
+// Grew records n more slots made by the loop (in open loop the scheduler
+// counted them already).
 func (l *Lane) Grew(n int) {
 	l.made += n
+	if l.Open() {
+		return
+	}
 	for w := l.p.workers.Add(int64(n)); ; {
 		if old := l.p.peak.Load(); w <= old || l.p.peak.CompareAndSwap(old, w) {
 			break
@@ -195,6 +211,7 @@ func (p *Phase) startLoop(id int) {
 		defer p.wg.Done()
 		lp, err := p.cfg.NewLoop(id)
 		if err != nil {
+			l.dead.Store(true)
 			if p.cfg.WorkerFailed != nil {
 				p.cfg.WorkerFailed(err)
 			}
@@ -219,12 +236,14 @@ func (c *Config) checkLoops() string {
 	if c.NewLoop == nil {
 		return ""
 	}
-	if c.Limits.Mode != governor.Concurrency || c.Iterations != nil || c.RampDownGrace != 0 {
-		return "event loops run a closed loop only (no rate, iterations or ramp-down grace)"
+	if c.Iterations != nil || c.RampDownGrace != 0 {
+		return "event loops run no fixed iterations and no ramp-down grace"
 	}
 	if c.Loops <= 0 {
 		c.Loops = 1
 	}
-	c.Loops = min(c.Loops, max(int(math.Ceil(c.Limits.Ceiling)), 1))
+	if c.Limits.Mode == governor.Concurrency {
+		c.Loops = min(c.Loops, max(int(math.Ceil(c.Limits.Ceiling)), 1))
+	}
 	return ""
 }

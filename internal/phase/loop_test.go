@@ -129,11 +129,10 @@ func TestLoopsFollowTheOffer(t *testing.T) {
 	}
 }
 
-// A loop host runs a closed loop only.
-func TestLoopsRefusedOutsideClosedLoop(t *testing.T) {
+// A loop host runs no fixed iterations and no ramp-down grace.
+func TestLoopsRefused(t *testing.T) {
 	nl := func(int) (Loop, error) { return nil, nil }
 	for name, cfg := range map[string]Config{
-		"rate":       {Limits: governor.NewLimits(governor.Rate, 10), Counters: &cleanCounters{}, NewLoop: nl},
 		"iterations": {Limits: governor.NewLimits(governor.Concurrency, 2), Counters: &cleanCounters{}, NewLoop: nl, Iterations: &Iterations{Count: 1, Workers: 1}},
 		"ramp-down":  {Limits: governor.NewLimits(governor.Concurrency, 2), Counters: &cleanCounters{}, NewLoop: nl, RampDownGrace: time.Second},
 	} {
@@ -175,5 +174,104 @@ func TestLoopsStagger(t *testing.T) {
 	}
 	if lw := []int{p.lanes[0].Want(), p.lanes[1].Want()}; lw[0] != 3 || lw[1] != 3 {
 		t.Errorf("the loops want %v slots, want 3 each", lw)
+	}
+}
+
+// openLoop is an open-loop loop host: it begins every arrival handed to
+// it on a slot and ends it at once, or (hold) keeps it until the phase
+// stops, so arrivals past the slots made are dropped. It waits for the
+// phase's wake as an epoll loop waits for its eventfd.
+type openLoop struct {
+	hold          bool
+	began, noSlot *atomic.Uint64
+	slots, busy   int
+	held          []Ticket
+	wake          chan struct{}
+}
+
+func (o *openLoop) Run(l *Lane) {
+	o.wake = make(chan struct{}, 1)
+	l.OnWake(func() {
+		select {
+		case o.wake <- struct{}{}:
+		default:
+		}
+	})
+	for {
+		dues := l.Take()
+		if n := l.Want() - o.slots; n > 0 {
+			o.slots += n
+			l.Grew(n)
+		}
+		for _, due := range dues {
+			if o.busy == o.slots {
+				o.noSlot.Add(1) // the phase handed an arrival with no slot for it
+				continue
+			}
+			t, ok := l.BeginDue(due)
+			if !ok {
+				continue
+			}
+			o.began.Add(1)
+			if o.hold {
+				o.busy++
+				o.held = append(o.held, t)
+				continue
+			}
+			l.End(t)
+			l.Free()
+		}
+		select {
+		case <-l.Stopping():
+			if l.Pending() {
+				continue // dropped by BeginDue on the next pass
+			}
+			for _, t := range o.held {
+				l.End(t)
+			}
+			return
+		default:
+		}
+		l.Sleeping(true)
+		if !l.Pending() {
+			select {
+			case <-o.wake:
+			case <-l.Stopping():
+			}
+		}
+		l.Sleeping(false)
+	}
+}
+
+func (o *openLoop) Close() {}
+
+// An open loop on a loop host runs the schedule as goroutine workers do:
+// every arrival is begun on a free slot or dropped (no slot free and the
+// pool at MaxWorkers), the missed ones are counted, and arrivals + missed
+// is the schedule's 60 (40/s for 1.5 s) exactly; no arrival is handed to a
+// loop without a slot for it.
+func TestLoopsOpenLoop(t *testing.T) {
+	for _, hold := range []bool{false, true} {
+		c := &cleanCounters{}
+		var began, noSlot atomic.Uint64
+		p, err := New(Config{Limits: governor.NewLimits(governor.Rate, 40), Duration: 1500 * time.Millisecond, MaxWorkers: 3, Loops: 2,
+			Counters: c, NewLoop: func(int) (Loop, error) { return &openLoop{hold: hold, began: &began, noSlot: &noSlot}, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Arrivals+res.Missed != 60 || began.Load()+c.dropped.Load() != res.Arrivals || c.missed.Load() != res.Missed || noSlot.Load() != 0 {
+			t.Errorf("hold %v: %d arrivals (%d began, %d dropped) + %d missed (counters %d), %d without a slot: want 60, all accounted for",
+				hold, res.Arrivals, began.Load(), c.dropped.Load(), res.Missed, c.missed.Load(), noSlot.Load())
+		}
+		if hold && (began.Load() != 3 || res.Workers != 3) {
+			t.Errorf("held iterations: %d began on %d workers, want the 3 slots MaxWorkers allows", began.Load(), res.Workers)
+		}
+		if !hold && (res.Workers > 3 || c.lagN.Load() != began.Load()) {
+			t.Errorf("%d workers (MaxWorkers 3), %d lags for %d begun", res.Workers, c.lagN.Load(), began.Load())
+		}
 	}
 }

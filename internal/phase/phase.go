@@ -337,6 +337,11 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	case p.cfg.Limits.Mode == governor.Concurrency:
 		close(schedDone)
 		p.spawnTo(run, int(math.Ceil(p.gate.Offer())), false)
+	case p.loops():
+		go func() {
+			defer close(schedDone)
+			p.scheduleLoops(run)
+		}()
 	default:
 		for range min(p.cfg.PreAllocated, p.cfg.MaxWorkers) {
 			p.spawn(func(w Worker) bool { return p.serve(w, time.Time{}) })
