@@ -214,7 +214,7 @@ func (l *evLoop) loop() {
 			}
 			l.cur = nil
 		}
-		if stopping && !busy && (!open || !lane.Pending()) {
+		if stopping && !busy && (!open || (len(l.backlog) == 0 && !lane.Pending())) {
 			return
 		}
 		wait := -1 // ms; -1: until an event or a wake
@@ -304,7 +304,7 @@ func (l *evLoop) arrivals(dues []time.Time, now time.Time) (again bool) {
 	// Every arrival came with a slot (one reported free, or one more to
 	// make); one whose slot is not idle yet waits for the next pass.
 	l.backlog = append(l.backlog, dues[i:]...)
-	return again || len(l.backlog) > 0
+	return again
 }
 
 // begin starts an iteration on s: its first attempt, now; its latency
