@@ -94,16 +94,10 @@ func (p *Phase) scheduleLoops(ctx context.Context) {
 	p.workersMu.Unlock()
 	next := 0
 	for {
-		pm, err := p.gate.Acquire(ctx)
-		if err != nil {
+		due, ok := p.nextArrival(ctx)
+		if !ok {
 			return
 		}
-		due := pm.Due()
-		pm.Release()
-		if ok, _ := p.admit(); !ok {
-			continue // an outage: held back, not an arrival (probe.go)
-		}
-		p.arrivals.Add(1)
 		if l := p.freeLane(&next); l != nil {
 			l.hand(due)
 			continue
