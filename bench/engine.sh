@@ -15,6 +15,11 @@
 # can generate) the report must say "generator saturated at N/s"; at
 # SUSTAINED_RATE it must not.
 #
+# throttle runs twice per round: on its default transport for this run
+# (the event loop: a closed loop on one loopback address) and with
+# THROTTLE_TRANSPORT=fasthttp, the transport every URL run had before
+# (issue #26); the table names each row's transport.
+#
 # Knobs (environment): CONNS (default 50), DURATION (5s), ROUNDS (3),
 # PORT (18080), SUSTAINED_RATE (1000). Traffic goes to 127.0.0.1 only and
 # every run is bounded.
@@ -106,7 +111,7 @@ run() {
 }
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
-clients=(throttle bombardier wrk hey vegeta throttle-governed)
+clients=(throttle throttle-fasthttp bombardier wrk hey vegeta throttle-governed)
 declare -A results
 for r in $(seq "$ROUNDS"); do
 	order=("${clients[@]}")
@@ -117,6 +122,7 @@ for r in $(seq "$ROUNDS"); do
 	for c in "${order[@]}"; do
 		case $c in
 		throttle) line=$(run throttle "$WORK/throttle" run --no-governor --concurrency "$CONNS" --duration "$DURATION" --quiet --out "$WORK/throttle.json" "$URL") ;;
+		throttle-fasthttp) line=$(run throttle-fasthttp env THROTTLE_TRANSPORT=fasthttp "$WORK/throttle" run --no-governor --concurrency "$CONNS" --duration "$DURATION" --quiet --out "$WORK/throttle-fasthttp.json" "$URL") ;;
 		throttle-governed) line=$(run throttle-governed "$WORK/throttle" run --concurrency "$CONNS" --start "$CONNS" --duration "$DURATION" --quiet --out "$WORK/throttle-governed.json" "$URL") ;;
 		bombardier) line=$(run bombardier "$BOMBARDIER" -c "$CONNS" -d "$DURATION" -p r -o json "$URL") ;;
 		vegeta) line=$(echo "GET $URL" | run vegeta sh -c "'$VEGETA' attack -rate=0 -workers=$CONNS -max-workers=$CONNS -duration=$DURATION | '$VEGETA' report -type=json") ;;
@@ -158,7 +164,8 @@ for c in clients:
     med[c] = statistics.median(r[0] for r in rows)
     cpu[c] = statistics.median(r[1] / (r[0] * secs) * 1e6 for r in rows)
     rss[c] = statistics.median(r[2] for r in rows) / 1024
-names = {"throttle": "throttle run --no-governor", "throttle-governed": "throttle run (governed, start = ceiling)",
+names = {"throttle": "throttle run --no-governor (evloop)", "throttle-fasthttp": "throttle run --no-governor (fasthttp)",
+         "throttle-governed": "throttle run (governed, start = ceiling; evloop)",
          "bombardier": "bombardier v1.2.6", "vegeta": "vegeta attack -rate=0", "hey": "hey", "wrk": "wrk -t2"}
 rounds = len([x for x in raw[clients[0]].split(";") if x.strip()])
 print(f"Server: {server}; {conns} connections; {secs:g} s per run; median of {rounds} alternating rounds; "
@@ -182,6 +189,9 @@ ok_rps = prps >= 0.9
 ok_cpu = pcpu <= 1.2
 print(f"Target vs bombardier: req/s ≥ 0.9× {'met' if ok_rps else 'NOT met'} ({prps:.2f}×), "
       f"CPU/request ≤ 1.2× {'met' if ok_cpu else 'NOT met'} ({pcpu:.2f}×)")
+prps, pcpu = paired("wrk")
+print(f"Target vs wrk -t2 (#26): req/s ≥ 0.95× {'met' if prps >= 0.95 else 'NOT met'} ({prps:.2f}×), "
+      f"CPU/request ≤ 1.1× {'met' if pcpu <= 1.1 else 'NOT met'} ({pcpu:.2f}×)")
 print()
 print("""$WATCH_HI""")
 print("""$WATCH_LO""")

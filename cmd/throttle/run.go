@@ -66,7 +66,7 @@ func newRunCmd(e env) *cobra.Command {
 	fs.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Key: Value\" (repeatable; added to every target)")
 	fs.StringVar(&f.body, "body", "", "request body for URL targets; @path reads it from a file")
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (it is on by default)")
-	fs.BoolVar(&f.http2, "http2", false, "send with net/http, which speaks HTTP/2 to servers that offer it over TLS (default: HTTP/1.1 on fasthttp, the faster client)")
+	fs.BoolVar(&f.http2, "http2", false, "send with net/http, which speaks HTTP/2 to servers that offer it over TLS (default: HTTP/1.1 on throttle's event loop or fasthttp, the faster clients)")
 	fs = g.group("Load")
 	fs.Float64Var(&f.rate, "rate", 0, "open loop: the ceiling in iterations per second")
 	fs.Float64Var(&f.concurrency, "concurrency", 0, "closed loop: the ceiling in iterations in flight (a whole number)")

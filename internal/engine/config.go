@@ -63,6 +63,11 @@ type Config struct {
 	// HTTP2 sends through net/http, which speaks HTTP/2 where the server
 	// offers it over TLS; the default is HTTP/1.1 on fasthttp.
 	HTTP2 bool
+	// Transport picks the HTTP/1.1 transport: "" takes TransportEnv's
+	// value, else the event loop where it applies (transportFor);
+	// TransportFastHTTP keeps every attempt on fasthttp; TransportEvLoop
+	// is the default's choice, said explicitly.
+	Transport string
 	// Slow, when > 0, is a latency budget: an otherwise ok attempt slower
 	// than Slow fails with class ClassSlow. 0 (the default) has none.
 	Slow time.Duration
@@ -108,6 +113,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("slow must be >= 0, got %v", c.Slow)
 	}
 	c.Timeout, c.Tries = cmp.Or(c.Timeout, DefaultTimeout), cmp.Or(c.Tries, 1)
+	var err error
+	if c.Transport, err = transportName(c.Transport); err != nil {
+		return c, err
+	}
 	if c.FailOn == nil {
 		f, _ := ParseFailOn(DefaultFailOn)
 		c.FailOn = &f

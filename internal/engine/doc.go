@@ -32,7 +32,22 @@
 //
 // # Transports
 //
-// HTTP/1.1 goes through fasthttp by default. Each Runner owns one
+// Each run's transport is decided once (transportFor, Engine.Transport).
+// A closed-loop run of plain http:// targets on one IP address and port,
+// on Linux, goes through the event loop (an open-loop one too when
+// TransportEnv=evloop asks for it) (evloop_linux.go): one epoll loop
+// per P but one, each owning its workers' keep-alive connections on one
+// goroutine, run on the phase's loop seam (phase.Loop, phase.Lane), so a
+// request costs a write, a read and a share of one epoll_wait — no
+// goroutine parked and woken per request. It reads responses itself
+// (h1parse.go: Content-Length, chunked, close-delimited, 1xx skipped),
+// times and classifies every attempt as the Runner does (Driver.judge,
+// Driver.resolve) and keeps the same tries, timeout, --slow, FailOn, stop
+// and abort. TransportEnv=fasthttp (or Config.Transport) keeps a run on
+// fasthttp.
+//
+// Every other HTTP/1.1 run (https, --rate unless asked, a host name,
+// several addresses) goes through fasthttp. Each Runner owns one
 // keep-alive connection per host (a fasthttp.HostClient with one
 // connection), so the phase's connections are sized to its workers, no
 // runner waits for or shares a connection, and the runner's own wrapped

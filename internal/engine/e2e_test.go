@@ -240,6 +240,12 @@ func TestInterrupted(t *testing.T) {
 // cuts the wait short, and aborted attempts are not the target's failures.
 func TestGraceAndAbort(t *testing.T) {
 	t.Parallel()
+	for _, tr := range []string{TransportFastHTTP, TransportEvLoop} {
+		t.Run(tr, func(t *testing.T) { t.Parallel(); graceAndAbort(t, tr) })
+	}
+}
+
+func graceAndAbort(t *testing.T, transport string) {
 	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(300 * time.Millisecond):
@@ -249,7 +255,7 @@ func TestGraceAndAbort(t *testing.T) {
 	l := fastLimits(governor.Concurrency, 3, 3)
 	// 250 ms: time for a loaded machine's three workers to send, and still
 	// one request each, as each takes 300 ms.
-	res := run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 250 * time.Millisecond, Grace: testwait.Deadline})
+	res := run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 250 * time.Millisecond, Grace: testwait.Deadline, Transport: transport})
 	if res.Counts.OK != 3 || res.Counts.Aborted != 0 {
 		t.Errorf("in-flight iterations must finish within the grace: %+v", res.Counts)
 	}
@@ -259,7 +265,7 @@ func TestGraceAndAbort(t *testing.T) {
 		arrived.Add(1)
 		<-r.Context().Done()
 	}))
-	e, err := New(Config{Targets: hang, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Grace: time.Minute, Timeout: time.Minute})
+	e, err := New(Config{Targets: hang, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Grace: time.Minute, Timeout: time.Minute, Transport: transport})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +286,7 @@ func TestGraceAndAbort(t *testing.T) {
 	if res == nil {
 		t.Fatal("no result")
 	}
-	if res.Counts.Aborted != 3 || res.Counts.Failed != 0 || res.Counts.OK != 0 {
+	if res.Transport != transport || res.Counts.Aborted != 3 || res.Counts.Started != 3 || res.Counts.Failed != 0 || res.Counts.OK != 0 {
 		t.Errorf("counts %+v: three aborted attempts, nothing resolved", res.Counts)
 	}
 }
@@ -288,14 +294,25 @@ func TestGraceAndAbort(t *testing.T) {
 // Arrivals that find every worker busy are dropped and counted.
 func TestDropped(t *testing.T) {
 	t.Parallel()
+	for _, tr := range []string{TransportFastHTTP, TransportEvLoop} {
+		t.Run(tr, func(t *testing.T) { t.Parallel(); dropped(t, tr) })
+	}
+}
+
+func dropped(t *testing.T, transport string) {
 	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(100 * time.Millisecond)
 	}))
 	l := fastLimits(governor.Rate, 200, 200)
-	res := run(t, Config{Targets: tgts, Limits: l, Fixed: true, MaxVUs: 2, Duration: 500 * time.Millisecond})
+	res := run(t, Config{Targets: tgts, Limits: l, Fixed: true, MaxVUs: 2, Duration: 500 * time.Millisecond, Transport: transport})
 	c := res.Counts
-	if res.Workers != 2 {
-		t.Errorf("workers %d, bound 2", res.Workers)
+	if res.Workers != 2 || res.Transport != transport {
+		t.Errorf("workers %d, bound 2 (%s)", res.Workers, res.Transport)
+	}
+	// Every arrival of the schedule (200/s for 0.5 s) was sent, dropped or
+	// missed.
+	if c.Started+c.Dropped+c.Missed != 100 || res.Arrivals != c.Started+c.Dropped {
+		t.Errorf("counts %+v, %d arrivals: want the schedule's 100 accounted for", c, res.Arrivals)
 	}
 	// Two workers at 100 ms serve at most 12 of the ~100 arrivals (fewer
 	// arrive when the machine is loaded and timers are late): most of them
@@ -310,15 +327,18 @@ func TestDropped(t *testing.T) {
 func TestTransportClasses(t *testing.T) {
 	t.Parallel()
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) { t.Parallel(); transportClasses(t, tr.http2) })
+		t.Run(tr.name, func(t *testing.T) { t.Parallel(); transportClasses(t, tr.http2, TransportFastHTTP) })
 	}
+	t.Run(TransportEvLoop, func(t *testing.T) { t.Parallel(); transportClasses(t, false, TransportEvLoop) })
 }
 
-func transportClasses(t *testing.T, http2 bool) {
+// transportClasses runs the class cases on net/http (http2) or on the
+// named HTTP/1.1 transport.
+func transportClasses(t *testing.T, http2 bool, transport string) {
 	l := fastLimits(governor.Concurrency, 2, 2)
 
 	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	res := run(t, Config{Targets: hang, Limits: l, Fixed: true, Duration: 300 * time.Millisecond, Timeout: 50 * time.Millisecond, HTTP2: http2})
+	res := run(t, Config{Targets: hang, Limits: l, Fixed: true, Duration: 300 * time.Millisecond, Timeout: 50 * time.Millisecond, HTTP2: http2, Transport: transport})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassTimeout] != c.Failed {
 		t.Errorf("timeouts: %+v", c)
 	}
@@ -331,68 +351,22 @@ func transportClasses(t *testing.T, http2 bool) {
 	ln.Close()
 	u, _ := url.Parse("http://" + addr + "/")
 	closed := []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
-	res = run(t, Config{Targets: closed, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Tries: 2, HTTP2: http2})
+	res = run(t, Config{Targets: closed, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, Tries: 2, HTTP2: http2, Transport: transport})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassRefused] != c.Failed || c.IterFailed == 0 || c.IterOK != 0 {
 		t.Errorf("refused: %+v", c)
 	}
 
 	teapot := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(418) }))
 	f, _ := ParseFailOn("418")
-	res = run(t, Config{Targets: teapot, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, FailOn: &f, HTTP2: http2})
+	res = run(t, Config{Targets: teapot, Limits: l, Fixed: true, Duration: 100 * time.Millisecond, FailOn: &f, HTTP2: http2, Transport: transport})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassOther] != c.Failed {
 		t.Errorf("a failing 418 is class other: %+v", c)
 	}
 
 	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) }))
-	res = run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 200 * time.Millisecond, Slow: time.Millisecond, HTTP2: http2})
+	res = run(t, Config{Targets: slow, Limits: l, Fixed: true, Duration: 200 * time.Millisecond, Slow: time.Millisecond, HTTP2: http2, Transport: transport})
 	if c := res.Counts; c.Failed == 0 || c.Classes[ClassSlow] != c.Failed || c.OK != 0 {
 		t.Errorf("--slow: every attempt outlived the budget: %+v", c)
-	}
-}
-
-// Targets are sent round-robin with their own method, headers and body.
-// The handler counts under a lock and never blocks: one worker sends
-// thousands of requests in 100 ms on an idle machine, and a bounded channel
-// that filled up stalled the handler until the grace ran out (then an
-// aborted request's handler sent on the channel the test had closed).
-func TestTargetsRoundRobin(t *testing.T) {
-	t.Parallel()
-	type seen struct{ method, path, hdr, body string }
-	var (
-		mu         sync.Mutex
-		n          [2]int
-		unexpected []seen
-	)
-	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b := make([]byte, 16)
-		k, _ := r.Body.Read(b)
-		s := seen{r.Method, r.URL.Path, r.Header.Get("X-T"), string(b[:k])}
-		mu.Lock()
-		defer mu.Unlock()
-		switch s {
-		case seen{"GET", "/a", "1", ""}:
-			n[0]++
-		case seen{"POST", "/b", "2", "hello"}:
-			n[1]++
-		default:
-			unexpected = append(unexpected, s)
-		}
-	}))
-	base := tgts[0].URL
-	a, _ := url.Parse(base.String() + "a")
-	b, _ := url.Parse(base.String() + "b")
-	list := []targets.Target{
-		{Method: "GET", URL: a, Header: http.Header{"X-T": {"1"}}},
-		{Method: "POST", URL: b, Header: http.Header{"X-T": {"2"}}, Body: []byte("hello")},
-	}
-	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 100 * time.Millisecond})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(unexpected) > 0 {
-		t.Fatalf("unexpected requests %+v", unexpected)
-	}
-	if n[0]+n[1] != int(res.Counts.OK) || n[0]-n[1] > 1 || n[1]-n[0] > 1 {
-		t.Errorf("requests %v, counts %+v: one worker must alternate the targets", n, res.Counts)
 	}
 }
 

@@ -74,6 +74,8 @@ type Result struct {
 	// Arrivals counts the rate-mode schedule's arrivals: each one is an
 	// iteration (ok, failed or aborted) or dropped.
 	Arrivals uint64
+	// Transport is the transport the attempts went through (Engine.Transport).
+	Transport string
 	// Panics counts the Go panics (throttle's bugs) recovered in
 	// attempts: each failed its attempt, class other (Engine.Panics).
 	Panics int64
@@ -103,6 +105,10 @@ type Engine struct {
 	driver *Driver
 	reqs   []Request // one per target, read-only
 	panics Panics    // the attempts' recovered Go panics
+	// transport is the run's, decided once (transportFor); ev is the event
+	// loop's shared state when it is TransportEvLoop.
+	transport string
+	ev        *evShared
 }
 
 // New prepares a phase: it checks cfg, builds the phase runtime and the
@@ -114,11 +120,17 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, meter: NewMeter()}
 	e.panics.Logger = cfg.Logger
-	e.ph, err = phase.New(phase.Config{
+	transport, addr := transportFor(cfg)
+	e.transport = transport
+	pc := phase.Config{
 		Limits: cfg.Limits, Governed: !cfg.Fixed, Duration: cfg.Duration, MaxWorkers: cfg.MaxVUs, Grace: cfg.Grace,
 		Tick: cfg.Tick, Settle: cfg.Settle, Logger: cfg.Logger, Observer: cfg.Observer, Governor: cfg.Governor,
 		Watch: cfg.Watch, Counters: e.meter, NewWorker: e.newWorker, Follow: cfg.Follow,
-	})
+	}
+	if transport == TransportEvLoop {
+		pc.NewLoop, pc.Loops = e.newLoop, evLoops()
+	}
+	e.ph, err = phase.New(pc)
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +146,18 @@ func New(cfg Config) (*Engine, error) {
 	for _, t := range cfg.Targets {
 		e.reqs = append(e.reqs, Request{Method: t.Method, URL: t.URL.String(), Header: t.Header, Body: t.Body, DiscardBody: true})
 	}
+	if transport == TransportEvLoop {
+		e.ev = newEvShared(e, addr)
+	}
 	return e, nil
 }
+
+// Transport is the transport the run's attempts go through:
+// TransportFastHTTP, TransportNetHTTP (--http2) or TransportEvLoop.
+func (e *Engine) Transport() string { return e.transport }
+
+// newLoop is the phase's loop factory when the run is on the event loop.
+func (e *Engine) newLoop(id int) (phase.Loop, error) { return newEvLoop(e, id) }
 
 // Panics is how many Go panics (throttle's bugs) the run's attempts
 // recovered: each failed its attempt, class other.
@@ -186,5 +208,6 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Config: e.cfg, Start: r.Start, End: r.End, Interrupted: r.Interrupted, Windows: r.Windows, Earlier: r.Earlier,
-		Counts: e.meter.Counts(), Workers: r.Workers, Capacity: r.Capacity, Generator: r.Generator, Arrivals: r.Arrivals, Panics: e.panics.Count()}, nil
+		Counts: e.meter.Counts(), Workers: r.Workers, Capacity: r.Capacity, Generator: r.Generator, Arrivals: r.Arrivals, Panics: e.panics.Count(),
+		Transport: e.transport}, nil
 }

@@ -400,13 +400,7 @@ func (r *Runner) Iterate(req *Request, due time.Time, res *Response) Outcome {
 			m.aborted.Add(1)
 			return IterationAborted
 		}
-		m.resolve(res.Class, res.Elapsed)
-		if unreachable(res) {
-			m.unreach.Add(1)
-		}
-		if d.cfg.Latency != nil {
-			d.cfg.Latency.Record(end.Sub(start))
-		}
+		d.resolve(res, end.Sub(start))
 		if !res.Failed {
 			return IterationOK
 		}
@@ -458,6 +452,14 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) (end time.
 	if res.Err != nil {
 		res.Status, res.Proto = 0, ""
 	}
+	d.judge(res)
+	return end
+}
+
+// judge classifies an attempt that ended (Err, Status and Elapsed set):
+// its Class, ErrorCode and the Failed verdict (FailedFunc, then Slow).
+// Every transport's attempts go through it.
+func (d *Driver) judge(res *Response) {
 	res.Class, res.ErrorCode = classify(res.Err, res.Status)
 	res.Failed = d.failed(res)
 	switch {
@@ -472,7 +474,20 @@ func (r *Runner) attempt(req *Request, sent time.Time, res *Response) (end time.
 		// script did not expect): it still needs a failure class.
 		res.Class = ClassOther
 	}
-	return end
+}
+
+// resolve counts a judged attempt that was not aborted into the Meter
+// (its class, its Elapsed, unreachable or not) and its latency, from its
+// intended start, into the latency recorder.
+func (d *Driver) resolve(res *Response, latency time.Duration) {
+	m := d.cfg.Meter
+	m.resolve(res.Class, res.Elapsed)
+	if unreachable(res) {
+		m.unreach.Add(1)
+	}
+	if d.cfg.Latency != nil {
+		d.cfg.Latency.Record(latency)
+	}
 }
 
 // hop records the redirect res just got for cur as one of res.Hops, with

@@ -45,12 +45,23 @@ func TestRequestPanicRecovered(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { attemptHook = nil })
-	for _, tr := range transports {
+	for _, tr := range append(transports, struct {
+		name  string
+		http2 bool
+	}{TransportEvLoop, false}) {
 		t.Run(tr.name, func(t *testing.T) {
 			_, tgts := builtin(t, target.NewConfig(1000))
 			buf := &lockedBuf{}
-			e, err := New(Config{Targets: tgts, Limits: fastLimits(governor.Rate, 100, 100), Fixed: true, MaxVUs: 4, Duration: 500 * time.Millisecond,
-				Tick: 50 * time.Millisecond, HTTP2: tr.http2, Logger: slog.New(slog.NewTextHandler(buf, nil))})
+			l, ev := fastLimits(governor.Rate, 100, 100), tr.name == TransportEvLoop
+			if ev {
+				l = fastLimits(governor.Concurrency, 2, 2) // the loop runs a closed loop
+			}
+			transport := TransportFastHTTP
+			if ev {
+				transport = TransportEvLoop
+			}
+			e, err := New(Config{Targets: tgts, Limits: l, Fixed: true, MaxVUs: 4, Duration: 500 * time.Millisecond,
+				Tick: 50 * time.Millisecond, HTTP2: tr.http2, Transport: transport, Logger: slog.New(slog.NewTextHandler(buf, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,6 +70,9 @@ func TestRequestPanicRecovered(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := res.Counts
+			if ev && res.Transport != TransportEvLoop {
+				t.Fatalf("transport %s", res.Transport)
+			}
 			if res.Panics == 0 || c.Classes[ClassOther] != uint64(res.Panics) || c.OK == 0 || c.Started != c.OK+c.Failed+c.Aborted {
 				t.Fatalf("panics %d, counts %+v: want every panic an attempt of class other, the others ok, all accounted for", res.Panics, c)
 			}

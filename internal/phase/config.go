@@ -144,7 +144,16 @@ type Config struct {
 	// run it (a script VU runs its init code there). An error ends the
 	// worker and goes to WorkerFailed.
 	NewWorker func(id int) (Worker, error)
-	// WorkerFailed, if set, receives NewWorker's errors.
+	// NewLoop, if set, runs the phase's workers as Loops event loops of
+	// the host's instead of a goroutine each (loop.go, loopopen.go): loop
+	// id (0 .. Loops-1) is made on the goroutine that runs it. NewWorker
+	// is then not used. A phase with Iterations or RampDownGrace does not
+	// take it.
+	NewLoop func(id int) (Loop, error)
+	// Loops is how many loops NewLoop makes (default 1; never more than
+	// the concurrency ceiling).
+	Loops int
+	// WorkerFailed, if set, receives NewWorker's (or NewLoop's) errors.
 	WorkerFailed func(error)
 	// Dropped, if set, is called for every dropped arrival (after the
 	// counters count it): a script's dropped_iterations.
@@ -165,7 +174,7 @@ func (c Config) withDefaults() (Config, error) {
 		msg string
 	}{
 		{c.Counters == nil, "no counters"},
-		{c.NewWorker == nil, "no worker factory"},
+		{c.NewWorker == nil && c.NewLoop == nil, "no worker factory"},
 		{c.MaxWorkers < 0, fmt.Sprintf("max VUs must be > 0, got %d", c.MaxWorkers)},
 		{c.Duration < 0, fmt.Sprintf("duration must be >= 0, got %v", c.Duration)},
 		{c.Tick < 0, fmt.Sprintf("tick must be > 0, got %v", c.Tick)},
@@ -176,6 +185,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if it := c.Iterations; it != nil && (it.Count < 1 || it.Workers < 1) {
 		return c, fmt.Errorf("iterations (%d) and VUs (%d) must be >= 1", it.Count, it.Workers)
+	}
+	if msg := c.checkLoops(); msg != "" {
+		return c, errors.New(msg)
 	}
 	if !c.Governed {
 		// The offer stays at the authored value: pinning floor and start to

@@ -24,7 +24,9 @@
 //     (pool.go), so the pool follows the need;
 //   - closed loop (governor.Concurrency): workers iterate back to back,
 //     each iteration holding a permit of the concurrency gate; workers are
-//     started as the offer first reaches them;
+//     started as the offer first reaches them; a host may run them as
+//     event loops instead of a goroutine each (Config.NewLoop, loop.go),
+//     taking each iteration from its Lane without blocking;
 //   - a fixed amount of iterations (Config.Iterations: k6's
 //     per-vu-iterations, shared-iterations) runs as authored, no gate, no
 //     governor;

@@ -90,7 +90,12 @@ type Phase struct {
 	// far (staggerSpan).
 	iterNanos, iterCount atomic.Int64
 	probe                probes // the outage hold's probes (probe.go)
-	pool                 pool   // the open loop's retirement (pool.go)
+	// A loop host's (loop.go): the closed loop's worker target, and the
+	// lanes of the loops started (under workersMu).
+	loopTarget atomic.Int64
+	loopStarts atomic.Pointer[[]time.Time] // each worker's first due instant (Lane.Due)
+	lanes      []*Lane
+	pool       pool // the open loop's retirement (pool.go)
 }
 
 // New prepares a phase: it checks cfg and builds the gate and the
@@ -332,6 +337,11 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	case p.cfg.Limits.Mode == governor.Concurrency:
 		close(schedDone)
 		p.spawnTo(run, int(math.Ceil(p.gate.Offer())), false)
+	case p.loops():
+		go func() {
+			defer close(schedDone)
+			p.scheduleLoops(run)
+		}()
 	default:
 		for range min(p.cfg.PreAllocated, p.cfg.MaxWorkers) {
 			p.spawn(func(w Worker) bool { return p.serve(w, time.Time{}) })
@@ -364,6 +374,9 @@ func (p *Phase) Run(ctx context.Context) (*Result, error) {
 	close(p.work) // the control is closed and the schedule done: nothing spawns any more
 	p.workersMu.Unlock()
 	close(p.stop)
+	p.workersMu.Lock()
+	p.pokeLanes()
+	p.workersMu.Unlock()
 	p.drain()
 
 	end := p.clk.Now()

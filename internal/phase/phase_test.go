@@ -152,13 +152,7 @@ func runRamp(t *testing.T, governed bool, check func(elapsed time.Duration, st S
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res *Result
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		res, _ = p.Run(context.Background())
-	}()
-	testwait.Until(t, 10*time.Second, "the phase to start", p.Running)
+	wait := runStarted(t, p)
 	testwait.Until(t, 10*time.Second, "the ramp's ticker", func() bool { return clk.has(RampStep) })
 	for at := time.Duration(0); at < 10*time.Second; at += tick / 2 {
 		if at > 0 {
@@ -172,8 +166,24 @@ func runRamp(t *testing.T, governed bool, check func(elapsed time.Duration, st S
 		check(at, p.Status())
 	}
 	clk.Advance(time.Second)
-	testwait.Receive(t, done, "the phase to end")
-	return res
+	return wait()
+}
+
+// runStarted runs p in the background until it has started; wait waits
+// for its end and returns its result.
+func runStarted(t *testing.T, p *Phase) (wait func() *Result) {
+	t.Helper()
+	var res *Result
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, _ = p.Run(context.Background())
+	}()
+	testwait.Until(t, 10*time.Second, "the phase to start", p.Running)
+	return func() *Result {
+		testwait.Receive(t, done, "the phase to end")
+		return res
+	}
 }
 
 // Governed, a ramping executor's authored value at each moment is the

@@ -92,16 +92,10 @@ func (p *Phase) serve(w Worker, first time.Time) (retired bool) {
 // dropped when it is not.
 func (p *Phase) schedule(ctx context.Context) {
 	for {
-		pm, err := p.gate.Acquire(ctx)
-		if err != nil {
+		due, ok := p.nextArrival(ctx)
+		if !ok {
 			return
 		}
-		due := pm.Due()
-		pm.Release()
-		if ok, _ := p.admit(); !ok {
-			continue // an outage: held back, not an arrival (probe.go)
-		}
-		p.arrivals.Add(1)
 		select {
 		case p.work <- due:
 			continue
@@ -112,6 +106,24 @@ func (p *Phase) schedule(ctx context.Context) {
 			continue
 		}
 		p.drop()
+	}
+}
+
+// nextArrival waits for the rate gate's next admission that is an
+// arrival (an outage's held-back admissions are not: probe.go), counts
+// it, and returns its due instant; false when ctx ended.
+func (p *Phase) nextArrival(ctx context.Context) (time.Time, bool) {
+	for {
+		pm, err := p.gate.Acquire(ctx)
+		if err != nil {
+			return time.Time{}, false
+		}
+		due := pm.Due()
+		pm.Release()
+		if ok, _ := p.admit(); ok {
+			p.arrivals.Add(1)
+			return due, true
+		}
 	}
 }
 
@@ -141,11 +153,15 @@ func (p *Phase) spawnServing(due time.Time) {
 func (p *Phase) spawnTo(ctx context.Context, n int, stagger bool) {
 	p.workersMu.Lock()
 	defer p.workersMu.Unlock()
-	add := min(n, p.cfg.maxWorkers()) - int(p.workers.Load())
 	var span time.Duration
 	if stagger {
 		span = p.staggerSpan()
 	}
+	if p.loops() {
+		p.growLoops(n, span)
+		return
+	}
+	add := min(n, p.cfg.maxWorkers()) - int(p.workers.Load())
 	for i := range max(add, 0) {
 		delay := span * time.Duration(i) / time.Duration(add)
 		p.spawn(func(w Worker) bool { p.loop(ctx, w, delay); return false })

@@ -1,0 +1,302 @@
+//go:build linux
+
+package engine
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/targets"
+)
+
+// rawTarget serves each connection with answer, called once per request
+// read off it, until answer returns false (the connection is then closed).
+func rawTarget(t *testing.T, answer func(c net.Conn, w *bufio.Writer) bool) []targets.Target {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				r, w := bufio.NewReader(c), bufio.NewWriter(c)
+				for {
+					req, err := http.ReadRequest(r)
+					if err != nil {
+						return
+					}
+					req.Body.Close()
+					keep := answer(c, w)
+					if w.Flush() != nil || !keep {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	u, _ := url.Parse("http://" + ln.Addr().String() + "/")
+	return []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
+}
+
+// raw answers every request with s and keeps the connection (keep) or
+// closes it.
+func raw(s string, keep bool) func(net.Conn, *bufio.Writer) bool {
+	return func(_ net.Conn, w *bufio.Writer) bool {
+		w.WriteString(s)
+		return keep
+	}
+}
+
+// dominant is the class most attempts ended in (ok counted as ClassOK).
+func dominant(c Counts) Class {
+	best := ClassOK
+	for k := range NumClasses {
+		if c.Classes[k] > c.Classes[best] {
+			best = k
+		}
+	}
+	return best
+}
+
+// The event loop classifies what servers send as the fasthttp transport
+// does: well-formed answers of every framing are ok, broken ones fail in
+// the same class, on both transports side by side.
+func TestEvLoopClassesLikeFastHTTP(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		answer func(net.Conn, *bufio.Writer) bool
+		want   Class
+	}{
+		{"content-length", raw("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", true), ClassOK},
+		{"chunked", raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", true), ClassOK},
+		{"HTTP/1.0, body until close", raw("HTTP/1.0 200 OK\r\n\r\nhello, until the close", false), ClassOK},
+		{"Connection: close", raw("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", false), ClassOK},
+		{"closes after each answer, unannounced", raw("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false), ClassOK},
+		{"1 MiB body, chunked", raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n"+strings.Repeat("x", 1<<20)+"\r\n0\r\n\r\n", true), ClassOK},
+		{"1 MiB body", raw("HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n"+strings.Repeat("x", 1<<20), true), ClassOK},
+		{"503", raw("HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n", true), Class5xx},
+		{"429", raw("HTTP/1.1 429 Slow Down\r\nContent-Length: 0\r\n\r\n", true), Class429},
+		{"malformed status line", raw("HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\nok", false), ClassOther},
+		{"not HTTP at all", raw("SSH-2.0-OpenSSH_9.6\r\n", false), ClassOther},
+		{"invalid chunked encoding", raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n", false), ClassOther},
+		{"status line, then close", raw("HTTP/1.1 200 OK\r\n", false), ClassReset},
+		{"reset after headers", func(c net.Conn, w *bufio.Writer) bool {
+			w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+			w.Flush()
+			c.(*net.TCPConn).SetLinger(0) // RST, not FIN
+			return false
+		}, ClassReset},
+		{"absurd header", func(_ net.Conn, w *bufio.Writer) bool {
+			w.WriteString("HTTP/1.1 200 OK\r\nX-Huge: " + strings.Repeat("a", 64<<10))
+			w.Flush()
+			return false
+		}, ClassOther},
+		{"body stalls", func(c net.Conn, w *bufio.Writer) bool {
+			w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+			w.Flush()
+			c.Read(make([]byte, 1)) // until the client gives up
+			return false
+		}, ClassTimeout},
+		{"no answer", func(c net.Conn, _ *bufio.Writer) bool {
+			c.Read(make([]byte, 1)) // until the client gives up
+			return false
+		}, ClassTimeout},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			tgts := rawTarget(t, c.answer)
+			for _, tr := range []string{TransportFastHTTP, TransportEvLoop} {
+				res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Concurrency, 2, 2), Fixed: true, Transport: tr,
+					Duration: 200 * time.Millisecond, Timeout: 100 * time.Millisecond})
+				if res.Transport != tr {
+					t.Fatalf("transport %q, want %q", res.Transport, tr)
+				}
+				n := res.Counts
+				if got := dominant(n); got != c.want || n.Started == 0 || (c.want != ClassOK && n.OK != 0) {
+					t.Errorf("%s: mostly %v, want %v: %+v", res.Transport, got, c.want, n)
+				}
+				if n.Started != n.OK+n.Failed+n.Aborted || n.IterOK+n.IterFailed+n.Aborted != n.Started {
+					t.Errorf("%s: attempts not accounted for: %+v", res.Transport, n)
+				}
+			}
+		})
+	}
+}
+
+// The event loop takes a closed-loop run of plain http:// targets on one
+// IP address by default; anything else runs on fasthttp as before, and
+// so does a run that asks for fasthttp. An unknown name is refused.
+func TestEvLoopChosen(t *testing.T) {
+	u := func(s string) targets.Target {
+		v, _ := url.Parse(s)
+		return targets.Target{Method: "GET", URL: v, Header: http.Header{}}
+	}
+	closed := fastLimits(governor.Concurrency, 2, 2)
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/a"), u("http://127.0.0.1:1/b")}, Limits: closed}, TransportEvLoop},
+		{Config{Targets: []targets.Target{u("http://[::1]:1/")}, Limits: closed, Transport: TransportEvLoop}, TransportEvLoop},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, Transport: TransportFastHTTP}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://[fe80::1%25lo]:1/")}, Limits: closed}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("https://127.0.0.1:1/")}, Limits: closed}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://localhost:1/")}, Limits: closed}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/"), u("http://127.0.0.2:1/")}, Limits: closed}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10)}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10), Transport: TransportEvLoop}, TransportEvLoop},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, HTTP2: true}, TransportNetHTTP},
+	} {
+		e := newEngine(t, c.cfg)
+		if e.Transport() != c.want {
+			t.Errorf("%v (rate %v, http2 %v): %s, want %s", c.cfg.Targets[0].URL, c.cfg.Limits.Mode == governor.Rate, c.cfg.HTTP2, e.Transport(), c.want)
+		}
+	}
+	if _, err := New(Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, Transport: "gnet"}); err == nil ||
+		!strings.Contains(err.Error(), TransportEnv) {
+		t.Errorf("an unknown transport: %v", err)
+	}
+}
+
+// Every resolved attempt on the loop reaches the latency recorder, timed
+// from its start.
+func TestEvLoopLatencyRecorded(t *testing.T) {
+	t.Parallel()
+	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) }))
+	rec := &countingRecorder{}
+	res := run(t, Config{Targets: slow, Limits: fastLimits(governor.Concurrency, 2, 2), Fixed: true, Duration: 200 * time.Millisecond, Latency: rec})
+	if res.Transport != TransportEvLoop || rec.n.Load() != int64(res.Counts.OK+res.Counts.Failed) || res.Counts.OK == 0 ||
+		time.Duration(rec.max.Load()) < 20*time.Millisecond {
+		t.Errorf("%s: %d latencies recorded (max %v) for %+v", res.Transport, rec.n.Load(), time.Duration(rec.max.Load()), res.Counts)
+	}
+}
+
+// Targets are sent round-robin with their own method, headers (Host and
+// User-Agent too) and body, on either HTTP/1.1 transport. The handler
+// counts under a lock and never blocks: one worker sends thousands of
+// requests in 100 ms on an idle machine.
+func TestTargetsRoundRobin(t *testing.T) {
+	t.Parallel()
+	for _, tr := range []string{TransportFastHTTP, TransportEvLoop} {
+		t.Run(tr, func(t *testing.T) { t.Parallel(); targetsRoundRobin(t, tr) })
+	}
+}
+
+func targetsRoundRobin(t *testing.T, transport string) {
+	type seen struct{ method, path, hdr, body, ua, host string }
+	var (
+		mu         sync.Mutex
+		n          [3]int
+		unexpected []seen
+	)
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 16)
+		k, _ := r.Body.Read(b)
+		s := seen{r.Method, r.URL.RequestURI(), r.Header.Get("X-T"), string(b[:k]), r.UserAgent(), r.Host}
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case seen{"GET", "/a?q=1", "1", "", "throttle", "example.test"}:
+			n[0]++
+		case seen{"POST", "/b", "2", "hello", "mine", r.Host}:
+			n[1]++
+		case seen{"HEAD", "/c", "", "", "throttle", r.Host}:
+			w.Header().Set("Content-Length", "100") // HEAD: no body follows
+			n[2]++
+		default:
+			unexpected = append(unexpected, s)
+		}
+	}))
+	base := tgts[0].URL.String()
+	a, _ := url.Parse(base + "a?q=1")
+	b, _ := url.Parse(base + "b")
+	c, _ := url.Parse(base + "c")
+	list := []targets.Target{
+		{Method: "GET", URL: a, Header: http.Header{"X-T": {"1"}, "Host": {"example.test"}}},
+		{Method: "POST", URL: b, Header: http.Header{"X-T": {"2"}, "User-Agent": {"mine"}}, Body: []byte("hello")},
+		{Method: "HEAD", URL: c, Header: http.Header{}},
+	}
+	res := run(t, Config{Targets: list, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 100 * time.Millisecond, Transport: transport})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(unexpected) > 0 {
+		t.Fatalf("unexpected requests %+v", unexpected)
+	}
+	if res.Transport != transport || n[0]+n[1]+n[2] != int(res.Counts.OK) || n[0]-n[2] > 1 || n[0] == 0 || res.Counts.Failed != 0 {
+		t.Errorf("requests %v, counts %+v: one worker must take the targets in turn", n, res.Counts)
+	}
+}
+
+// A request body larger than the socket's send buffer is written as the
+// connection takes it (the loop waits for writability between writes).
+func TestEvLoopLargeRequestBody(t *testing.T) {
+	t.Parallel()
+	var got atomic.Int64
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		got.Store(n)
+	}))
+	tgts[0].Method, tgts[0].Body = "POST", []byte(strings.Repeat("b", 8<<20))
+	res := run(t, Config{Targets: tgts, Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: 100 * time.Millisecond})
+	if res.Transport != TransportEvLoop || res.Counts.OK == 0 || res.Counts.Failed != 0 || got.Load() != 8<<20 {
+		t.Errorf("%s: counts %+v, the server read %d bytes of %d", res.Transport, res.Counts, got.Load(), 8<<20)
+	}
+}
+
+// Governed, the loops' workers follow the governor's offer against a
+// target with a concurrency limit, as goroutine workers do.
+func TestEvLoopGoverned(t *testing.T) {
+	t.Parallel()
+	var busy atomic.Int64
+	tgts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer busy.Add(-1)
+		if busy.Add(1) > 4 {
+			w.WriteHeader(503)
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}))
+	l := fastLimits(governor.Concurrency, 32, 1)
+	res := settled(t, Config{Targets: tgts, Limits: l}, 2)
+	if res.Transport != TransportEvLoop || res.Workers > 32 || res.Counts.OK == 0 || res.Capacity.Windows < 2 {
+		t.Errorf("transport %s, %d workers, counts %+v, capacity %+v", res.Transport, res.Workers, res.Counts, res.Capacity)
+	}
+	if res.Capacity.Offer > 16 {
+		t.Errorf("the estimate %v concurrent is far above the target's 4 slots", res.Capacity.Offer)
+	}
+}
