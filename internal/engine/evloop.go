@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/targets"
@@ -26,10 +28,11 @@ const (
 // transport: "fasthttp" keeps a run on fasthttp (the way back, should the
 // event loop misbehave), "evloop" is the default's choice. The choice is
 // made once per run (transportFor): the event loop takes a closed-loop
-// run of plain http:// targets that all name one IP address and port, on
+// run of plain http:// targets that all name one address and port (an IP,
+// or a host name looked up once: loopAddr), on
 // Linux, and an open-loop (--rate) one only when asked by name
-// ("evloop"); anything else — https, --http2, a host name, several
-// addresses, another system — runs on fasthttp.
+// ("evloop"); anything else — https, --http2, a name that does not
+// resolve, several addresses, another system — runs on fasthttp.
 const TransportEnv = "THROTTLE_TRANSPORT"
 
 // transportName checks a Transport setting, taking TransportEnv's for "".
@@ -79,13 +82,43 @@ func transportFor(cfg Config) (string, netip.AddrPort) {
 		if port == "" {
 			port = "80"
 		}
-		a, err := netip.ParseAddrPort(net.JoinHostPort(t.URL.Hostname(), port))
-		if err != nil || a.Addr().Zone() != "" || (i > 0 && a != addr) {
+		ip, ok := loopAddr(cfg, t.URL.Hostname())
+		p, err := strconv.ParseUint(port, 10, 16)
+		a := netip.AddrPortFrom(ip, uint16(p))
+		if !ok || err != nil || a.Addr().Zone() != "" || (i > 0 && a != addr) {
 			return TransportFastHTTP, netip.AddrPort{}
 		}
 		addr = a
 	}
 	return TransportEvLoop, addr
+}
+
+// loopAddr is the address the event loop connects to for host: host
+// itself when it is an IP address, else the first address a lookup gives
+// (cfg.Resolver, within the request timeout, at most 5 s), once for the
+// run. Unlike fasthttp, which looks a name up at each dial, the loop keeps
+// that address for the whole run. A name that does not resolve now is
+// left to fasthttp (false), whose attempts fail with the DNS error,
+// classified as ever.
+func loopAddr(cfg Config, host string) (netip.Addr, bool) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip, true
+	}
+	r := cfg.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	wait := cfg.Timeout
+	if wait <= 0 || wait > 5*time.Second {
+		wait = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	ips, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(ips) == 0 {
+		return netip.Addr{}, false
+	}
+	return ips[0].Unmap(), true
 }
 
 // wireRequest is t as the event loop writes it: the request line, Host,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/targets"
+	"github.com/throttlekit/throttle/internal/testdns"
 )
 
 // rawTarget serves each connection with answer, called once per request
@@ -159,7 +160,7 @@ func TestEvLoopClassesLikeFastHTTP(t *testing.T) {
 }
 
 // The event loop takes a closed-loop run of plain http:// targets on one
-// IP address by default; anything else runs on fasthttp as before, and
+// address (an IP, or a name looked up once) by default; anything else runs on fasthttp as before, and
 // so does a run that asks for fasthttp. An unknown name is refused.
 func TestEvLoopChosen(t *testing.T) {
 	u := func(s string) targets.Target {
@@ -167,6 +168,7 @@ func TestEvLoopChosen(t *testing.T) {
 		return targets.Target{Method: "GET", URL: v, Header: http.Header{}}
 	}
 	closed := fastLimits(governor.Concurrency, 2, 2)
+	dns := testdns.Resolver(t)
 	for _, c := range []struct {
 		cfg  Config
 		want string
@@ -176,7 +178,12 @@ func TestEvLoopChosen(t *testing.T) {
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, Transport: TransportFastHTTP}, TransportFastHTTP},
 		{Config{Targets: []targets.Target{u("http://[fe80::1%25lo]:1/")}, Limits: closed}, TransportFastHTTP},
 		{Config{Targets: []targets.Target{u("https://127.0.0.1:1/")}, Limits: closed}, TransportFastHTTP},
-		{Config{Targets: []targets.Target{u("http://localhost:1/")}, Limits: closed}, TransportFastHTTP},
+		// A name is looked up once (localhost from /etc/hosts; the test
+		// resolver answers anything else "no such name", so no query
+		// leaves the machine); one that does not resolve stays on fasthttp,
+		// whose attempts report the DNS error as ever.
+		{Config{Targets: []targets.Target{u("http://localhost:1/")}, Limits: closed, Resolver: dns}, TransportEvLoop},
+		{Config{Targets: []targets.Target{u("http://no-such-host.invalid:1/")}, Limits: closed, Resolver: dns}, TransportFastHTTP},
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/"), u("http://127.0.0.2:1/")}, Limits: closed}, TransportFastHTTP},
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10)}, TransportFastHTTP},
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10), Transport: TransportEvLoop}, TransportEvLoop},

@@ -63,7 +63,8 @@
 //	  "verdict": "capacity ≈ 797 req/s at ≤ 5 % attempt failures (12 settled windows)",
 //	  "notes": ["…"],                   // caveats; [] when none
 //	  "settings": {"mode", "unit", "ceiling", "floor", "start", "high", "low",
-//	               "window_s", "tick_s", "min_attempts", "governed", "early_breach", "evidence", "target"},
+//	               "window_s", "tick_s", "min_attempts", "governed", "early_breach", "evidence", "target",
+//	               "transport"},
 //	  "run": {"start", "end", "duration_s", "interrupted"},
 //	  "capacity": {"found", "settled_windows", "offer", "goodput_per_s",
 //	               "throughput_per_s", "attempt_fail_frac", "at_ceiling",

@@ -29,6 +29,10 @@ type Settings struct {
 	Evidence string
 	// Target describes what was loaded: URLs, or the built-in target.
 	Target string
+	// Transport is the HTTP client a URL run's attempts went through
+	// (engine.Transport: "evloop", "fasthttp", "net/http"); "" for runs
+	// that are not a URL run's.
+	Transport string
 }
 
 // Attempts counts resolved attempts (every try, retries included) by
@@ -161,6 +165,7 @@ func Build(in Input) (*Report, error) {
 			EarlyBreach: in.Settings.EarlyBreach && in.Settings.Governed,
 			Evidence:    evidenceName(in),
 			Target:      in.Settings.Target,
+			Transport:   in.Settings.Transport,
 		},
 		Run: Run{
 			Start:       in.Start.UTC(),

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -359,6 +361,27 @@ func TestBuildNotGovernedClaimsNoCapacity(t *testing.T) {
 	}
 	if !strings.Contains(r.Verdict, "gave 100 req/s, goodput 90 req/s, 10 % attempt failures") {
 		t.Errorf("verdict %q", r.Verdict)
+	}
+}
+
+// A URL run's report says which HTTP client sent its attempts, in the
+// JSON settings and the text's first line; other runs leave it out.
+func TestTransportReported(t *testing.T) {
+	l := governor.NewLimits(governor.Concurrency, 10)
+	for _, transport := range []string{"evloop", ""} {
+		r := build(t, Input{Settings: Settings{Limits: l, Transport: transport}, Start: t0, End: t0.Add(time.Second)})
+		var js, text bytes.Buffer
+		if err := json.NewEncoder(&js).Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		inJSON := strings.Contains(js.String(), `"transport":"evloop"`)
+		inText := strings.Contains(strings.SplitN(text.String(), "\n", 2)[0], "(transport evloop)")
+		if want := transport != ""; inJSON != want || inText != want || (!want && strings.Contains(js.String(), `"transport"`)) {
+			t.Errorf("transport %q: in the JSON %v, in the text's first line %v\n%s\n%s", transport, inJSON, inText, js.String(), text.String())
+		}
 	}
 }
 

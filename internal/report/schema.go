@@ -117,6 +117,10 @@ type SettingsJSON struct {
 	Evidence string `json:"evidence"`
 	// Target describes what was loaded.
 	Target string `json:"target"`
+	// Transport is the HTTP client a URL run's attempts went through:
+	// "evloop" (throttle's event loop), "fasthttp" or "net/http"
+	// (--http2); absent for other runs.
+	Transport string `json:"transport,omitempty"`
 }
 
 // Run is the "run" object.

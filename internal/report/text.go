@@ -22,6 +22,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if s.Target != "" {
 		fmt.Fprintf(&b, " against %s", s.Target)
 	}
+	if s.Transport != "" {
+		fmt.Fprintf(&b, " (transport %s)", s.Transport)
+	}
 	b.WriteString("\n\n")
 	fmt.Fprintf(&b, "verdict      %s\n", r.Verdict)
 	for _, n := range r.Notes {

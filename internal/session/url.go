@@ -98,6 +98,7 @@ func (s *Session) RunURL(u URL) error {
 	in := report.Input{Settings: u.Settings, Windows: res.Windows, Start: res.Start, End: res.End, Interrupted: res.Interrupted,
 		Latency: rec.Summary(), Generator: generatorOf(res.Generator), Earlier: earlierOf(res.Earlier), Timeline: spool}
 	in.Settings.Limits, in.Settings.Tick, in.Settings.Governed = eng.Config().Limits, eng.Config().Tick, !cfg.Fixed
+	in.Settings.Transport = eng.Transport()
 	countsInto(&in, res.Counts)
 	if res.Panics > 0 {
 		con.Line(fmt.Sprintf("recovered    %d Go panic(s) in throttle's request path (the first is logged above): each failed its attempt, class other; the run went on", res.Panics))
