@@ -119,8 +119,8 @@ type SettingsJSON struct {
 	Target string `json:"target"`
 	// Transport is the HTTP client a URL run's attempts went through:
 	// "evloop" (throttle's event loop), "fasthttp" or "net/http"
-	// (--http2); absent for other runs.
-	Transport string `json:"transport,omitempty"`
+	// (--http2); "" for other runs.
+	Transport string `json:"transport"`
 }
 
 // Run is the "run" object.
