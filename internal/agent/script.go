@@ -137,6 +137,18 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 		return nil, err
 	}
 	defer sig.close()
+	// The segment's VUs are made before the agent says it is ready (k6
+	// runs every VU's init before setup): the controller starts its agents
+	// together, each with its VUs made. A stop meanwhile ends it as one
+	// before the start.
+	if err := makeVUs(ctx, a.r, sig.stop, closed); err != nil {
+		select {
+		case <-sig.stop:
+			return &Summary{ID: w.ID, Stopped: "stopped before the start"}, nil
+		default:
+		}
+		return nil, fmt.Errorf("the run's script: %w", err)
+	}
 	if err := nc.Publish(subjReady, []byte(w.ID)); err != nil {
 		return nil, err
 	}
@@ -261,4 +273,20 @@ func (s *signals) close() {
 	for _, sub := range s.subs {
 		_ = sub.Unsubscribe()
 	}
+}
+
+// makeVUs makes the script's VUs (script.Runner.MakeVUs) until ctx ends or
+// stop or closed closes.
+func makeVUs(ctx context.Context, r *script.Runner, stop, closed <-chan struct{}) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+		case <-closed:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return r.MakeVUs(ctx)
 }

@@ -290,17 +290,7 @@ export default function () { sleep(0.05); }
 	done := startRun(t, c, ctx)
 	var mu sync.Mutex
 	var got []string
-	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	var errs []chan error
-	for _, n := range []string{"a", "b"} {
-		e := make(chan error, 1)
-		errs = append(errs, e)
-		go func() {
-			_, err := Join(ctx, Config{Join: c.URL(), Token: testToken, Name: n, Version: "test", Logger: quiet,
-				Console: func(_ slog.Level, msg string) { mu.Lock(); got = append(got, msg); mu.Unlock() }})
-			e <- err
-		}()
-	}
+	errs := joinWithConsole(ctx, c, func(_ slog.Level, msg string) { mu.Lock(); got = append(got, msg); mu.Unlock() }, "a", "b")
 	res := <-done
 	for _, e := range errs {
 		if err := <-e; err != nil {
@@ -323,4 +313,61 @@ export default function () { sleep(0.05); }
 	if res.Generator.Ticks != ticks {
 		t.Errorf("generator ticks %d, want the agents' watches summed (%d)", res.Generator.Ticks, ticks)
 	}
+}
+
+// Each agent makes its segment's VUs (runs their init contexts) before it
+// says it is ready: when the controller starts the agents, every VU of
+// every agent has been made, as one process makes them before setup().
+func TestScriptAgentsMakeVUsBeforeReady(t *testing.T) {
+	spec, _ := scriptSpec(t, map[string]string{"main.js": `
+if (__VU > 0) { console.log('made VU ' + __VU); }
+export const options = { scenarios: { s: { executor: 'constant-vus', vus: 6, duration: '200ms' } } };
+export default function () {}
+`}, nil)
+	var mu sync.Mutex
+	var made []string
+	atStart := -1
+	c := newController(t, ControllerConfig{Agents: 2, Spec: spec, Started: func(time.Time) {
+		mu.Lock()
+		atStart = len(made)
+		mu.Unlock()
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
+	defer cancel()
+	done := startRun(t, c, ctx)
+	errs := joinWithConsole(ctx, c, func(_ slog.Level, msg string) {
+		if strings.HasPrefix(msg, "made VU") {
+			mu.Lock()
+			made = append(made, msg)
+			mu.Unlock()
+		}
+	}, "a", "b")
+	<-done
+	for _, e := range errs {
+		if err := <-e; err != nil {
+			t.Fatalf("agent: %v", err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if atStart != 6 || len(made) != 6 {
+		t.Fatalf("%d VUs made when the agents started, %d in all (%q): want all 6 before the start", atStart, len(made), made)
+	}
+}
+
+// joinWithConsole joins an agent to c under each name, with console as its
+// console and warnings only logged; each agent's Join error arrives on its
+// channel.
+func joinWithConsole(ctx context.Context, c *Controller, console func(slog.Level, string), names ...string) []chan error {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var errs []chan error
+	for _, n := range names {
+		e := make(chan error, 1)
+		errs = append(errs, e)
+		go func() {
+			_, err := Join(ctx, Config{Join: c.URL(), Token: testToken, Name: n, Version: "test", Logger: quiet, Console: console})
+			e <- err
+		}()
+	}
+	return errs
 }

@@ -59,10 +59,14 @@ var userTunedGC = os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
 // with bound (bytes; <= 0: 90 % of MachineMemory over share) as its memory
 // limit, and never past this process's share of the memory available
 // (share: the processes sharing the machine, Config.MemoryShare).
-func (h *gcHold) enter(bound int64, share int) {
+func (h *gcHold) enter(bound int64, share int) { h.enterN(1, bound, share) }
+
+// enterN counts n VUs about to be made at once (premade.go's bulk, which
+// leaves one at a time), as n calls of enter would.
+func (h *gcHold) enterN(n int, bound int64, share int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.making++
+	h.making += n
 	if h.making < bulkVUs || userTunedGC {
 		return
 	}

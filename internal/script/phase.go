@@ -44,6 +44,7 @@ type Phase struct {
 	iterations atomic.Uint64   // scenario.iterationInTest: iterations started
 	vus        atomic.Int64    // VUs made
 	vuList     []*VU           // guarded by vuMu
+	pre        premade         // made before the run (premade.go); guarded by vuMu
 	vuMu       sync.Mutex
 	checks     checks
 	// env is __ENV's table for the phase's VUs (Runner.envTable).
@@ -212,9 +213,24 @@ func (w vuWorker) Interrupt()        { w.interrupt() } // gracefulRampDown ran o
 // holds its slot meanwhile.
 var initSlots = make(chan struct{}, 64)
 
-// newWorker makes a VU (runs the init context) on the goroutine that will
-// run it.
+// newWorker hands out the phase's next VU made before the run
+// (premade.go), or, with none left, makes one (runs the init context) on
+// the goroutine that will run it.
 func (p *Phase) newWorker(int) (phase.Worker, error) {
+	vu, lost := p.takePremade()
+	if lost != nil {
+		return nil, lost
+	}
+	if vu != nil {
+		if err := vu.takeSetupData(); err != nil {
+			vu.close()
+			return nil, err
+		}
+		p.vuMu.Lock()
+		p.vuList = append(p.vuList, vu)
+		p.vuMu.Unlock()
+		return vuWorker{vu}, nil
+	}
 	p.vus.Add(1)
 	initGC.enter(p.r.cfg.MemoryBound, p.r.cfg.MemoryShare)
 	defer initGC.leave()

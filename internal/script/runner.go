@@ -235,6 +235,9 @@ type Runner struct {
 	cutOffs atomic.Int64
 	// userAbort: Abort was called (a second Ctrl-C).
 	userAbort atomic.Bool
+	// premadeOnce runs MakeVUs once; premadeErr is its result.
+	premadeOnce sync.Once
+	premadeErr  error
 }
 
 // InitError is an exception in the script's init context (k6's exit 107).
@@ -281,7 +284,7 @@ func Load(path string, cfg Config) (*Runner, error) {
 	r.custom.export = cfg.Custom
 	// The setup VU's runtime is made first: the k6 modules' exported
 	// names, which linking the script needs, are its module objects' keys.
-	vu := r.newRuntime(nil)
+	vu := r.newRuntime(nil, 0)
 	r.setupVU = vu
 	r.k6 = r.k6Records()
 	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline, Read: cfg.Read, Archive: cfg.Archive})
@@ -439,13 +442,21 @@ type SummaryOutput struct {
 // Run runs setup(), the scenarios (each from its startTime, concurrently
 // when they overlap) and teardown(data). It returns when every scenario has
 // ended; an interrupted run still ends each phase properly.
+//
+// Before setup() it makes the VUs the scenarios start with (MakeVUs, if
+// not done already): the run's span (RunResult.Start) begins after them,
+// as k6's test duration does.
 func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	defer r.setupVU.close()
-	res := &RunResult{Start: time.Now()}
-	r.started = res.Start
+	defer r.closePremade() // those no phase took
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.cancel = cancel
+	if err := r.MakeVUs(ctx); err != nil {
+		return nil, err
+	}
+	res := &RunResult{Start: time.Now()}
+	r.started = res.Start
 	watchDone := make(chan struct{})
 	defer close(watchDone)
 	go r.watchThresholds(watchDone)

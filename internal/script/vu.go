@@ -146,12 +146,23 @@ var errAborted = errors.New("aborted: the scenario's graceful stop ran out")
 
 // newVU makes a VU for phase p (nil: the setup VU) and runs the init
 // context in it: the script's modules, evaluated in its own runtime.
-func (r *Runner) newVU(p *Phase) (*VU, error) {
-	vu := r.newRuntime(p)
-	if err := vu.initVU(p); err != nil {
+func (r *Runner) newVU(p *Phase) (*VU, error) { return r.makeVU(p, 0, nil) }
+
+// makeVU makes a VU for phase p with id (0: the next free one) and runs
+// its init context, stopped by abort closing (ErrInterrupted; nil: the
+// phase's abort, errAborted).
+func (r *Runner) makeVU(p *Phase, id int64, abort <-chan struct{}) (*VU, error) {
+	vu := r.newRuntime(p, id)
+	var err error
+	if abort != nil {
+		err = vu.initInterruptible(abort, 0, r.cfg.InitTimeout)
+	} else {
+		err = vu.initVU(p)
+	}
+	if err != nil {
 		vu.forget()
-		if errors.As(err, new(*HostPanic)) {
-			return nil, err // throttle's bug, not the script's: no 107
+		if errors.As(err, new(*HostPanic)) || errors.Is(err, ErrInterrupted) {
+			return nil, err // throttle's bug, or a signal: no 107
 		}
 		return nil, &InitError{err} // a VU's init context throwing is k6's 107 too
 	}
@@ -162,23 +173,35 @@ func (r *Runner) newVU(p *Phase) (*VU, error) {
 			return nil, fmt.Errorf("script: scenario %q: exec function %q is not exported", p.sc.Name, p.sc.Exec)
 		}
 		vu.fn = fn
-		if r.setupData != "" {
-			var err error
-			if vu.data, err = vu.parseJSON(r.setupData); err != nil {
-				vu.forget()
-				return nil, err
-			}
+		if err := vu.takeSetupData(); err != nil {
+			vu.forget()
+			return nil, err
 		}
 	}
 	return vu, nil
 }
 
+// takeSetupData parses setup()'s data into the VU's runtime, once setup
+// has run: a VU made before setup (premade.go) takes it when its phase
+// first hands it out.
+func (vu *VU) takeSetupData() error {
+	if vu.data != nil || vu.r.setupData == "" {
+		return nil
+	}
+	var err error
+	vu.data, err = vu.parseJSON(vu.r.setupData)
+	return err
+}
+
 // newRuntime makes a VU's runtime and its globals; its init context has
-// not run.
-func (r *Runner) newRuntime(p *Phase) *VU {
+// not run. A scenario's VU gets id, or the next free id when id is 0.
+func (r *Runner) newRuntime(p *Phase, id int64) *VU {
 	vu := &VU{r: r, ph: p, rt: sobek.New(), modules: map[string]sobek.Value{}}
 	if p != nil {
-		vu.id = r.vuIDs.Add(1)
+		if id == 0 {
+			id = r.vuIDs.Add(1)
+		}
+		vu.id = id
 	}
 	rt := vu.rt
 	rt.SetFieldNameMapper(sobek.UncapFieldNameMapper())

@@ -106,3 +106,26 @@ func TestInitTimeoutEnv(t *testing.T) {
 		t.Fatalf("err %v: want bad input naming %s", err, InitTimeoutEnv)
 	}
 }
+
+// A signal while the VUs' init contexts run before setup (the scenarios'
+// VUs are made before it, as k6 makes them) ends the run as a signal
+// during the script's first init context does: k6's 105, naming the line.
+func TestSignalDuringVUInit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spin.js")
+	src := "export const options = { vus: 2, duration: '1s' };\nif (__VU > 0) { console.log('spinning'); while (true) {} }\nexport default function () {}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errb := &testwait.Buffer{}
+	sig := make(chan os.Signal, 1)
+	s := &Session{Stdout: &testwait.Buffer{}, Stderr: errb, Signals: sig}
+	done := make(chan error, 1)
+	go func() { done <- s.RunScript(Script{Path: path}) }()
+	testwait.Until(t, testwait.Deadline, "a VU's init context to spin", func() bool { return errb.Contains("spinning") })
+	sig <- os.Interrupt
+	err := testwait.Receive(t, done, "the run to end on the signal")
+	var ec ExitCode
+	if !errors.As(err, &ec) || ec.Code != ExitExternalAbort || !strings.Contains(err.Error(), "spin.js:2") {
+		t.Fatalf("err %v: want exit 105 naming spin.js:2", err)
+	}
+}

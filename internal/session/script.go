@@ -115,6 +115,14 @@ func (s *Session) RunScript(sc Script) error {
 	go watchScriptSignals(s.Signals, done, cancel, r, con)
 	outOfMemory := guardMemory(memLimit, done, con.Line, func() { cancel(); r.Abort(); r.Interrupt() })
 	res, err := watched(s, ctx, r.Run, scriptSource(r))
+	if errors.Is(err, script.ErrInterrupted) {
+		// A signal (or the memory bound) while the VUs' init contexts ran
+		// before setup (script.Runner.MakeVUs): as during the first one.
+		if outOfMemory.Load() {
+			return fmt.Errorf("run stopped while making the VUs: the heap passed %d MiB (%s)", memLimit>>20, memoryNote())
+		}
+		return ExitCode{Code: ExitExternalAbort, Err: err}
+	}
 	if ie := initError(err); ie != nil {
 		return ie
 	}
