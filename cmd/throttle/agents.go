@@ -53,7 +53,7 @@ func (a *agentFlags) register(g *flagGroups) {
 	fs.IntVar(&a.local, "local-agents", 0, "spread the run over N agent processes started on this machine (children of this one)")
 	fs.StringVar(&a.listen, "listen", agent.DefaultListen, "with --agents: where the controller's embedded NATS server listens for agents (HOST:PORT; loopback unless told otherwise)")
 	fs.StringVar(&a.token, "token", "", "with --agents: the token agents must present (default $"+tokenEnv+"; --local-agents makes one up)")
-	fs.DurationVar(&a.wait, "agent-wait", agent.DefaultWait, "with --agents: how long to wait for the agents before giving up")
+	fs.DurationVar(&a.wait, "agent-wait", agent.DefaultWait, "with --agents: how long to wait for the agents before giving up (it starts again each time a script's agent says it is still making its VUs)")
 	registerTLS(fs, &a.tls, true)
 }
 

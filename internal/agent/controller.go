@@ -145,6 +145,7 @@ type Controller struct {
 	offer   float64
 	seq     uint64
 	readyN  chan struct{} // signalled when a member gets ready
+	making  chan struct{} // signalled when a member says it is making its VUs
 	finals  chan struct{} // signalled on every final delta or loss
 	// segments are a script run's execution segments, given out in the
 	// order agents join; one run's segments are never given twice.
@@ -165,7 +166,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	if cfg.Spec.Tick <= 0 {
 		cfg.Spec.Tick = governor.DefaultTickFor(cfg.Spec.Limits.Window)
 	}
-	c := &Controller{cfg: cfg, log: cfg.Logger, members: map[string]*member{}, readyN: make(chan struct{}, 1), finals: make(chan struct{}, 1)}
+	c := &Controller{cfg: cfg, log: cfg.Logger, members: map[string]*member{}, readyN: make(chan struct{}, 1), making: make(chan struct{}, 1), finals: make(chan struct{}, 1)}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -195,7 +196,7 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 		c.srv.Shutdown()
 		return nil, fmt.Errorf("connecting to the embedded NATS server: %w", err)
 	}
-	for subj, h := range map[string]nats.MsgHandler{subjHello: c.onHello, subjReady: c.onReady, subjTick: c.onTick} {
+	for subj, h := range map[string]nats.MsgHandler{subjHello: c.onHello, subjReady: c.onReady, subjMaking: c.onMaking, subjTick: c.onTick} {
 		s, err := c.nc.Subscribe(subj, h)
 		if err != nil {
 			c.Close()
@@ -319,6 +320,23 @@ func (c *Controller) onReady(msg *nats.Msg) {
 	}
 	select {
 	case c.readyN <- struct{}{}:
+	default:
+	}
+}
+
+// onMaking notes that an agent that joined is still making its VUs (k6
+// makes every VU before the test starts; at 100 000 VUs on a slow machine
+// that can outlast --wait): the wait for the agents starts again.
+func (c *Controller) onMaking(msg *nats.Msg) {
+	c.mu.Lock()
+	m := c.members[string(msg.Data)]
+	busy := m != nil && !m.ready
+	c.mu.Unlock()
+	if !busy {
+		return
+	}
+	select {
+	case c.making <- struct{}{}:
 	default:
 	}
 }
@@ -496,10 +514,12 @@ func (c *Controller) Agents() []AgentInfo {
 // ErrNotEnoughAgents is the wait for agents running out.
 var ErrNotEnoughAgents = errors.New("not enough agents")
 
-// waitReady waits until Agents agents are ready.
+// waitReady waits until Agents agents are ready, for at most Wait since
+// it began or since an agent last said it is still making its VUs.
 func (c *Controller) waitReady(ctx context.Context) error {
 	t := time.NewTimer(c.cfg.Wait)
 	defer t.Stop()
+	extended := ""
 	for {
 		c.mu.Lock()
 		var ready []string
@@ -514,6 +534,9 @@ func (c *Controller) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-c.readyN:
+		case <-c.making:
+			t.Reset(c.cfg.Wait)
+			extended = " since an agent last said it was making its VUs"
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
@@ -521,7 +544,7 @@ func (c *Controller) waitReady(ctx context.Context) error {
 			if len(ready) > 0 {
 				who = "ready: " + strings.Join(ready, ", ")
 			}
-			return fmt.Errorf("%w: waited %v for %d agents at %s, %d ready (%s)", ErrNotEnoughAgents, c.cfg.Wait, c.cfg.Agents, c.URL(), len(ready), who)
+			return fmt.Errorf("%w: waited %v%s for %d agents at %s, %d ready (%s)", ErrNotEnoughAgents, c.cfg.Wait, extended, c.cfg.Agents, c.URL(), len(ready), who)
 		}
 	}
 }

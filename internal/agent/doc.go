@@ -14,6 +14,9 @@
 //
 //	agent → hello (request)     name, cores, version; the reply assigns an
 //	                            id and carries the run's Spec (or a refusal)
+//	agent → making (every 2 s)  a script's agent still making its VUs (k6
+//	                            makes every VU before the test); the
+//	                            controller's --wait starts again
 //	agent → ready               the agent built its phase and waits
 //	ctl   → start, start.<id>   every ready agent starts at once; a late
 //	                            joiner gets its own start

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -138,5 +139,69 @@ func TestDisconnectedAgentLost(t *testing.T) {
 		if a.Lost != (a.ID == id) {
 			t.Errorf("agent %+v", a)
 		}
+	}
+}
+
+// An agent still making its script's VUs says so every makingEvery, and
+// the controller's wait for its agents starts again at each word: a run of
+// 100 000 VUs on a slow machine is not refused as "not enough agents" while
+// its agents are busy making them. An agent that joined and went quiet is
+// still given up on after the wait.
+func TestWaitCoversMakingVUs(t *testing.T) {
+	const wait = time.Second
+	c := newController(t, ControllerConfig{Agents: 1, Wait: wait, Spec: testSpec(t, "http://127.0.0.1:1/", 100, 10)})
+	nc, err := nats.Connect(c.URL(), nats.Token(testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	cid, _ := nc.GetClientID()
+	msg, err := nc.Request(subjHello, encode(Hello{CID: cid, Name: "busy", Cores: 1, Version: "test"}), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w Welcome
+	if err := json.Unmarshal(msg.Data, &w); err != nil || w.ID == "" {
+		t.Fatalf("welcome %s: %v", msg.Data, err)
+	}
+	done := make(chan error, 1)
+	began := time.Now()
+	go func() { done <- c.waitReady(context.Background()) }()
+	// Making VUs for three waits' time, saying so ten times a wait.
+	for time.Since(began) < 3*wait {
+		select {
+		case err := <-done:
+			t.Fatalf("the wait ended after %v while the agent was making its VUs: %v", time.Since(began).Round(time.Millisecond), err)
+		case <-time.After(wait / 10):
+		}
+		if err := nc.Publish(subjMaking, []byte(w.ID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Publish(subjReady, []byte(w.ID)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ready after making its VUs: %v", err)
+		}
+	case <-time.After(testwait.Deadline):
+		t.Fatal("the wait did not end once the agent was ready")
+	}
+
+	// Joined, then quiet: given up on after the wait, saying so.
+	c2 := newController(t, ControllerConfig{Agents: 1, Wait: wait, Spec: testSpec(t, "http://127.0.0.1:1/", 100, 10)})
+	nc2, err := nats.Connect(c2.URL(), nats.Token(testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc2.Close()
+	cid2, _ := nc2.GetClientID()
+	if _, err := nc2.Request(subjHello, encode(Hello{CID: cid2, Name: "quiet", Cores: 1, Version: "test"}), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.waitReady(context.Background()); !errors.Is(err, ErrNotEnoughAgents) {
+		t.Fatalf("a quiet agent: %v, want %v", err, ErrNotEnoughAgents)
 	}
 }

@@ -18,12 +18,21 @@ import (
 const (
 	subjHello = "throttle.hello"
 	subjReady = "throttle.ready"
-	subjStart = "throttle.start"
-	subjTick  = "throttle.tick"
-	subjOffer = "throttle.offer"
-	subjStop  = "throttle.stop"
-	subjAbort = "throttle.abort"
+	// subjMaking: an agent still making its script's VUs (every
+	// makingEvery); the controller's wait for its agents starts again.
+	subjMaking = "throttle.making"
+	subjStart  = "throttle.start"
+	subjTick   = "throttle.tick"
+	subjOffer  = "throttle.offer"
+	subjStop   = "throttle.stop"
+	subjAbort  = "throttle.abort"
 )
+
+// makingEvery is how often an agent making its VUs says so: well inside
+// the default --wait (DefaultWait), so a controller never gives up on an agent that is busy
+// making 100 000 VUs on a slow machine, and still gives up on one that
+// went quiet.
+const makingEvery = 2 * time.Second
 
 // LostTicks is how many ticks of silence make an agent lost (to the
 // controller) or the controller gone (to an agent), but never less than

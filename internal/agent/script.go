@@ -141,7 +141,7 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 	// runs every VU's init before setup): the controller starts its agents
 	// together, each with its VUs made. A stop meanwhile ends it as one
 	// before the start.
-	if err := makeVUs(ctx, a.r, sig.stop, closed); err != nil {
+	if err := makeVUs(ctx, a.r, sig.stop, closed, func() { _ = nc.Publish(subjMaking, []byte(w.ID)) }); err != nil {
 		select {
 		case <-sig.stop:
 			return &Summary{ID: w.ID, Stopped: "stopped before the start"}, nil
@@ -276,17 +276,26 @@ func (s *signals) close() {
 }
 
 // makeVUs makes the script's VUs (script.Runner.MakeVUs) until ctx ends or
-// stop or closed closes.
-func makeVUs(ctx context.Context, r *script.Runner, stop, closed <-chan struct{}) error {
+// stop or closed closes, calling making every makingEvery meanwhile (the
+// controller's wait for its agents starts again at each).
+func makeVUs(ctx context.Context, r *script.Runner, stop, closed <-chan struct{}, making func()) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		select {
-		case <-stop:
-		case <-closed:
-		case <-ctx.Done():
+		tick := time.NewTicker(makingEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+			case <-closed:
+			case <-ctx.Done():
+			case <-tick.C:
+				making()
+				continue
+			}
+			cancel()
+			return
 		}
-		cancel()
 	}()
 	return r.MakeVUs(ctx)
 }
