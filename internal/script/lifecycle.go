@@ -262,6 +262,7 @@ func (r *Runner) cutOff(vu *VU, err error) {
 	if r.userAbort.Load() {
 		why = "was in flight when the run was aborted"
 	}
-	r.cfg.Logger.Warn(fmt.Sprintf("scenario %s: VU %d's iteration %d %s and was cut off, %s",
-		p.sc.Name, vu.id, vu.scenarioIter, why, where))
+	// The VU's own iteration is its __ITER (vu.iter counts the one begun).
+	r.cfg.Logger.Warn(fmt.Sprintf("scenario %s: VU %d's iteration %d (scenario iteration %d) %s and was cut off, %s",
+		p.sc.Name, vu.id, max(vu.iter-1, 0), vu.scenarioIter, why, where))
 }

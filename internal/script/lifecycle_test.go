@@ -113,7 +113,7 @@ export default function () {
 	log, buf := bufLogger()
 	r, _ := runScript(t, path, "", Config{Logger: log}, time.Minute)
 	logged := buf.String()
-	if !strings.Contains(logged, "scenario spin: VU 1's iteration 0 did not end within gracefulStop (200ms) and was cut off, running at") ||
+	if !strings.Contains(logged, "scenario spin: VU 1's iteration 0 (scenario iteration 0) did not end within gracefulStop (200ms) and was cut off, running at") ||
 		!strings.Contains(logged, "stuck.js:5") {
 		t.Fatalf("want the stuck iteration named with its line, got:\n%s", logged)
 	}

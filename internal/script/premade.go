@@ -3,8 +3,10 @@ package script
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/throttlekit/throttle/internal/script/options"
 )
@@ -98,6 +100,10 @@ func (r *Runner) MakeVUs(ctx context.Context) error {
 	return r.premadeErr
 }
 
+// sayMaking is how many VUs to make before setup() for the wait to be
+// announced (and its length said): a few hundred take well under a second.
+const sayMaking = 1000
+
 // closePremade closes every phase's pre-made VUs not handed out.
 func (r *Runner) closePremade() {
 	for _, p := range r.phases {
@@ -125,6 +131,16 @@ func (r *Runner) makeVUs(ctx context.Context) error {
 	}
 	if ctx.Err() != nil {
 		return ErrInterrupted
+	}
+	if total >= sayMaking && r.cfg.Logger != nil {
+		// Thousands of init contexts take seconds; say what the wait is.
+		began := time.Now()
+		r.cfg.Logger.Info(fmt.Sprintf("making %d VUs before setup() (k6 runs every VU's init context before the test starts)", total))
+		defer func() {
+			if ctx.Err() == nil {
+				r.cfg.Logger.Info(fmt.Sprintf("%d VUs made in %.1fs", total, time.Since(began).Seconds()))
+			}
+		}()
 	}
 	// Ids 1..N in plan order, reserved at once: a VU made by a phase
 	// later takes the next one.

@@ -188,3 +188,21 @@ export default function () {}
 		t.Fatal("setup ran after the interrupt")
 	}
 }
+
+// Making thousands of VUs before setup() takes seconds: the run says it is
+// making them, and how long it took; a few VUs go by without a word.
+func TestMakingVUsSaid(t *testing.T) {
+	for _, vus := range []int{sayMaking, 3} {
+		path := writeScript(t, "many.js", `
+export const options = { scenarios: { a: { executor: 'per-vu-iterations', vus: `+strconv.Itoa(vus)+`, iterations: 1 } } };
+export default function () {}
+`)
+		log, out := bufLogger()
+		runScript(t, path, "http://127.0.0.1:1", Config{Logger: log}, time.Minute)
+		making := strings.Contains(out.String(), "making "+strconv.Itoa(vus)+" VUs before setup()")
+		made := strings.Contains(out.String(), strconv.Itoa(vus)+" VUs made in ")
+		if want := vus >= sayMaking; making != want || made != want {
+			t.Errorf("%d VUs: said making %v, said made %v, want %v\n%s", vus, making, made, want, out.String())
+		}
+	}
+}
