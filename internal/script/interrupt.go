@@ -5,6 +5,7 @@ import (
 	"fmt"
 	rtmetrics "runtime/metrics"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/grafana/sobek"
@@ -47,6 +48,12 @@ func (vu *VU) initInterruptible(interrupt <-chan struct{}, limit int64, timeout 
 	done := make(chan struct{})
 	defer close(done)
 	stopped := make(chan error, 1)
+	// ended is set once the init context returned: an interrupt that comes
+	// after (interrupt closing just then, the watcher not yet told by done)
+	// must not reach the runtime, or the VU's first iteration would be
+	// interrupted before it began. Under mu, with the interrupt itself.
+	var mu sync.Mutex
+	ended := false
 	go func() {
 		var tick, expired <-chan time.Time
 		if limit > 0 {
@@ -60,6 +67,11 @@ func (vu *VU) initInterruptible(interrupt <-chan struct{}, limit int64, timeout 
 			expired = t.C
 		}
 		stop := func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if ended {
+				return
+			}
 			stopped <- err
 			vu.rt.Interrupt(err)
 		}
@@ -84,8 +96,20 @@ func (vu *VU) initInterruptible(interrupt <-chan struct{}, limit int64, timeout 
 		}
 	}()
 	err := vu.init()
+	mu.Lock()
+	ended = true
+	mu.Unlock()
 	if err == nil {
-		return nil
+		select {
+		case why := <-stopped:
+			// Interrupted as its last statement ended: the runtime keeps
+			// the interrupt for its next call, so clear it; the VU was
+			// stopped all the same.
+			vu.rt.ClearInterrupt()
+			return why
+		default:
+			return nil
+		}
 	}
 	var why error
 	select {

@@ -206,3 +206,42 @@ export default function () {}
 		}
 	}
 }
+
+// A context that ends just after MakeVUs returned (an agent's, made for
+// the making alone) interrupts no VU: each VU's init watch sees the end
+// only after its init context ended, and must not hand the interrupt to
+// the runtime, whose next call — the VU's first iteration — would then
+// stop before it began. Repeated: the end races the watches.
+func TestMadeVUsNotInterruptedAfter(t *testing.T) {
+	path := writeScript(t, "made.js", `
+export const options = { scenarios: { a: { executor: 'per-vu-iterations', vus: 4, iterations: 1 } } };
+export default function () { console.log('ran ' + __VU); }
+`)
+	for round := range 30 {
+		var con consoleLines
+		r, err := Load(path, Config{Console: con.add, Env: map[string]string{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := r.MakeVUs(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		run, stop := context.WithTimeout(context.Background(), time.Minute)
+		_, err = r.Run(run)
+		stop()
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		ran := 0
+		for _, l := range con.all() {
+			if strings.HasPrefix(l, "ran ") {
+				ran++
+			}
+		}
+		if ran != 4 {
+			t.Fatalf("round %d: %d of 4 VUs ran their iteration: %q", round, ran, con.all())
+		}
+	}
+}
