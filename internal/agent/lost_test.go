@@ -13,9 +13,9 @@ import (
 	"github.com/throttlekit/throttle/internal/testwait"
 )
 
-// fakeAgent joins c by hand and returns its connection and id: a test
-// makes it send ticks, or fall silent as a killed agent does.
-func fakeAgent(t *testing.T, c *Controller, name string) (*nats.Conn, string) {
+// helloAgent joins c by hand, not ready yet, and returns its connection
+// and id.
+func helloAgent(t *testing.T, c *Controller, name string) (*nats.Conn, string) {
 	t.Helper()
 	nc, err := nats.Connect(c.URL(), nats.Token(testToken))
 	if err != nil {
@@ -31,10 +31,18 @@ func fakeAgent(t *testing.T, c *Controller, name string) (*nats.Conn, string) {
 	if err := json.Unmarshal(msg.Data, &w); err != nil || w.ID == "" {
 		t.Fatalf("welcome %s: %v", msg.Data, err)
 	}
-	if err := nc.Publish(subjReady, []byte(w.ID)); err != nil {
+	return nc, w.ID
+}
+
+// fakeAgent joins c by hand, ready, and returns its connection and id: a
+// test makes it send ticks, or fall silent as a killed agent does.
+func fakeAgent(t *testing.T, c *Controller, name string) (*nats.Conn, string) {
+	t.Helper()
+	nc, id := helloAgent(t, c, name)
+	if err := nc.Publish(subjReady, []byte(id)); err != nil {
 		t.Fatal(err)
 	}
-	return nc, w.ID
+	return nc, id
 }
 
 // An agent that falls silent (killed) is declared lost in one line, its
@@ -150,20 +158,7 @@ func TestDisconnectedAgentLost(t *testing.T) {
 func TestWaitCoversMakingVUs(t *testing.T) {
 	const wait = time.Second
 	c := newController(t, ControllerConfig{Agents: 1, Wait: wait, Spec: testSpec(t, "http://127.0.0.1:1/", 100, 10)})
-	nc, err := nats.Connect(c.URL(), nats.Token(testToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	cid, _ := nc.GetClientID()
-	msg, err := nc.Request(subjHello, encode(Hello{CID: cid, Name: "busy", Cores: 1, Version: "test"}), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w Welcome
-	if err := json.Unmarshal(msg.Data, &w); err != nil || w.ID == "" {
-		t.Fatalf("welcome %s: %v", msg.Data, err)
-	}
+	nc, id := helloAgent(t, c, "busy")
 	done := make(chan error, 1)
 	began := time.Now()
 	go func() { done <- c.waitReady(context.Background()) }()
@@ -174,11 +169,11 @@ func TestWaitCoversMakingVUs(t *testing.T) {
 			t.Fatalf("the wait ended after %v while the agent was making its VUs: %v", time.Since(began).Round(time.Millisecond), err)
 		case <-time.After(wait / 10):
 		}
-		if err := nc.Publish(subjMaking, []byte(w.ID)); err != nil {
+		if err := nc.Publish(subjMaking, []byte(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := nc.Publish(subjReady, []byte(w.ID)); err != nil {
+	if err := nc.Publish(subjReady, []byte(id)); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -192,15 +187,7 @@ func TestWaitCoversMakingVUs(t *testing.T) {
 
 	// Joined, then quiet: given up on after the wait, saying so.
 	c2 := newController(t, ControllerConfig{Agents: 1, Wait: wait, Spec: testSpec(t, "http://127.0.0.1:1/", 100, 10)})
-	nc2, err := nats.Connect(c2.URL(), nats.Token(testToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc2.Close()
-	cid2, _ := nc2.GetClientID()
-	if _, err := nc2.Request(subjHello, encode(Hello{CID: cid2, Name: "quiet", Cores: 1, Version: "test"}), 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	helloAgent(t, c2, "quiet")
 	if err := c2.waitReady(context.Background()); !errors.Is(err, ErrNotEnoughAgents) {
 		t.Fatalf("a quiet agent: %v, want %v", err, ErrNotEnoughAgents)
 	}
