@@ -178,6 +178,12 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 	if first.err != nil {
 		return first.err
 	}
+	// A Ctrl-C ends the run whatever the agents did after it: an agent cut
+	// off on its way out is the interruption's doing, and the agents
+	// table above already shows its state.
+	if res.Interrupted {
+		return ExitCode{Code: ExitExternalAbort, Err: errors.New("the run over agents was interrupted")}
+	}
 	for _, ag := range res.Agents {
 		switch {
 		case ag.Err != "":
@@ -185,9 +191,6 @@ func (s *Session) RunScriptAgents(sc Script, a Agents) error {
 		case ag.Lost:
 			return fmt.Errorf("agent %s was lost: its segment %s of the test did not run to its end (the summary is of what the agents sent)", ag.ID, ag.Segment)
 		}
-	}
-	if res.Interrupted {
-		return ExitCode{Code: ExitExternalAbort, Err: errors.New("the run over agents was interrupted")}
 	}
 	if n := crossed(summary); n > 0 || res.Aborted != "" {
 		return ThresholdsCrossed(max(n, 1))
