@@ -206,21 +206,30 @@ func (c *tracedConn) Close() error {
 
 // build makes the wire request from r.
 func (c *fastConn) build(r *Request) (*fastHost, error) {
-	req := c.req
+	isTLS, addr, err := buildRequest(c.req, r)
+	if err != nil {
+		return nil, err
+	}
+	return c.host(isTLS, addr), nil
+}
+
+// buildRequest makes req, fasthttp's wire request, from r, and returns
+// whether it goes over TLS and the address (host:port) it goes to. The raw
+// transport builds its requests here too, so both send the same bytes.
+func buildRequest(req *fasthttp.Request, r *Request) (isTLS bool, addr string, err error) {
 	req.Reset()
 	req.Header.DisableNormalizing()
 	req.SetRequestURI(r.URL)
 	uri := req.URI()
-	var isTLS bool
 	switch {
 	case bytes.Equal(uri.Scheme(), []byte("http")):
 	case bytes.Equal(uri.Scheme(), []byte("https")):
 		isTLS = true
 	default:
-		return nil, errInvalidURL
+		return false, "", errInvalidURL
 	}
 	if len(uri.Host()) == 0 {
-		return nil, errInvalidURL
+		return false, "", errInvalidURL
 	}
 	method := r.Method
 	if method == "" {
@@ -246,7 +255,7 @@ func (c *fastConn) build(r *Request) (*fastHost, error) {
 	if r.Body != nil {
 		req.SetBodyRaw(r.Body)
 	}
-	return c.host(isTLS, fasthttp.AddMissingPort(string(uri.Host()), isTLS)), nil
+	return isTLS, fasthttp.AddMissingPort(string(uri.Host()), isTLS), nil
 }
 
 func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Response) time.Time {
