@@ -46,9 +46,10 @@ import (
 // afresh instead of reusing it.
 const rawMaxIdle = 90 * time.Second
 
-// rawBufSize is the read buffer's size: any header block h1resp accepts
-// (maxHeader) fits, with room to spare so a read never has an empty buffer.
-const rawBufSize = maxHeader + 4<<10
+// rawBufSize is the read buffer's size: fasthttp's read buffer in the
+// fasthttp transport. A header block that fills it is too large there and
+// here (errHeaderTooBig).
+const rawBufSize = maxHeader
 
 // userAgent is the User-Agent both HTTP/1.1 transports send when the
 // request has none (the fasthttp transport's HostClient.Name).
@@ -197,6 +198,10 @@ func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Res
 		}
 	}
 	end := time.Now()
+	p := &c.p
+	body, raw, loc := p.body, c.raw, c.loc
+	// A sleeping VU keeps no body of its last answer, nor its headers.
+	p.body, p.trailer, c.raw, c.loc = nil, nil, nil, ""
 	res.BytesSent += tr.sent
 	res.BytesReceived += tr.recv
 	res.Timings = tr.timings(t0, end)
@@ -208,22 +213,20 @@ func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Res
 	if h.conn != nil {
 		h.idle = end
 	}
-	p := &c.p
 	res.Status, res.Proto = p.status, "HTTP/1.1"
 	if p.http10 {
 		res.Proto = "HTTP/1.0"
 	}
-	res.location = c.loc
+	res.location = loc
 	if !r.DiscardBody || r.KeepHeader {
-		res.rawHeader = c.raw
+		res.rawHeader = raw
 	}
 	if !r.DiscardBody {
-		res.Body = p.body
+		res.Body = body
 		if res.Body == nil && !c.isHead && p.status != 204 && p.status != 304 && p.status >= 200 {
 			res.Body = []byte{} // a body of no bytes, as fasthttp's stream gives
 		}
 	}
-	p.body, c.raw, c.loc = nil, nil, ""
 	return end
 }
 
@@ -347,11 +350,26 @@ type headParser struct {
 	br *bufio.Reader
 }
 
+// headParserBuf is a pooled parser's buffer: most header blocks fit; a
+// larger one gets a reader of its size (reader).
+const headParserBuf = 4 << 10
+
 var headParsers = sync.Pool{New: func() any {
 	hp := &headParser{}
-	hp.br = bufio.NewReaderSize(&hp.rd, rawBufSize)
+	hp.br = bufio.NewReaderSize(&hp.rd, headParserBuf)
 	return hp
 }}
+
+// reader is a reader of b, whole in its buffer as fasthttp's parser
+// needs.
+func (hp *headParser) reader(b []byte) *bufio.Reader {
+	hp.rd.Reset(b)
+	if len(b) > hp.br.Size() {
+		return bufio.NewReaderSize(&hp.rd, len(b))
+	}
+	hp.br.Reset(&hp.rd)
+	return hp.br
+}
 
 // keepHead parses the final response's header block when the request
 // keeps its headers (then held in c.hp until the body's end, for a
@@ -363,9 +381,7 @@ func (c *rawConn) keepHead(r *Request, block []byte) error {
 	}
 	hp := headParsers.Get().(*headParser)
 	hp.h.Reset()
-	hp.rd.Reset(block)
-	hp.br.Reset(&hp.rd)
-	err := hp.h.Read(hp.br)
+	err := hp.h.Read(hp.reader(block))
 	if err == nil && redirect {
 		c.loc = string(hp.h.Peek("Location"))
 	}
@@ -382,9 +398,7 @@ func (c *rawConn) keepHead(r *Request, block []byte) error {
 func (c *rawConn) keepHeaders(r *Request) error {
 	hp := c.hp
 	if t := c.p.trailer; len(t) > 0 {
-		hp.rd.Reset(t)
-		hp.br.Reset(&hp.rd)
-		if err := hp.h.ReadTrailer(hp.br); err != nil {
+		if err := hp.h.ReadTrailer(hp.reader(t)); err != nil {
 			return err
 		}
 	}

@@ -222,6 +222,8 @@ func TestRawOutcomesLikeFastHTTP(t *testing.T) {
 		{name: "204", srv: answer("HTTP/1.1 204 No Content\r\n\r\n", true)},
 		{name: "HEAD", srv: answer("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", true), mod: func(r *Request) { r.Method = "HEAD" }},
 		{name: "100 Continue first", srv: answer("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true)},
+		{name: "12 KiB of headers", srv: answer("HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("h", 12<<10)+"\r\nContent-Length: 2\r\n\r\nok", true)},
+		{name: "trailer of 6 KiB", srv: answer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: "+strings.Repeat("t", 6<<10)+"\r\n\r\n", true)},
 		{name: "cookies", srv: answer("HTTP/1.1 200 OK\r\nSet-Cookie: a=1; Path=/\r\nset-cookie: b=2\r\nContent-Length: 0\r\n\r\n", true)},
 		{name: "redirect, not followed", srv: answer("HTTP/1.1 302 Found\r\nLocation: /next\r\nContent-Length: 0\r\n\r\n", true)},
 		{name: "503", srv: answer("HTTP/1.1 503 Busy\r\nContent-Length: 4\r\n\r\nbusy", true), want: Class5xx},
