@@ -422,6 +422,11 @@ func TestRawRedirects(t *testing.T) {
 			res.URL != s.url+"/b" || res.Hops[0].BytesReceived == 0 {
 			t.Errorf("%s: %d %q, hops %+v, url %s", transportName2(raw), res.Status, res.Body, res.Hops, res.URL)
 		}
+		// A discarded answer's Location is still read.
+		r.Iterate(&Request{URL: s.url + "/a", Redirects: 5, DiscardBody: true}, time.Time{}, &res)
+		if res.Status != 200 || res.Body != nil || len(res.Hops) != 1 {
+			t.Errorf("%s, body discarded: %d, hops %+v", transportName2(raw), res.Status, res.Hops)
+		}
 	}
 	if _, conns := s.stats(); conns != 2 {
 		t.Errorf("%d connections for two lanes", conns)
@@ -483,5 +488,26 @@ func TestRawPanicReplacesTransport(t *testing.T) {
 	}
 	if _, conns := s.stats(); conns != 2 {
 		t.Errorf("%d connections, want the old one closed and a new one", conns)
+	}
+}
+
+// A connection idle longer than fasthttp's MaxIdleConnDuration is not
+// reused: the lane dials afresh.
+func TestRawIdleLimit(t *testing.T) {
+	t.Parallel()
+	s := newRawServer(t, answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true))
+	r := lane(t, true, DriverConfig{})
+	req := Request{URL: s.url + "/"}
+	var res Response
+	for i := range 3 {
+		if i == 2 {
+			r.t.(*rawConn).hosts[0].idle = time.Now().Add(-rawMaxIdle - time.Second)
+		}
+		if r.Iterate(&req, time.Time{}, &res) != IterationOK {
+			t.Fatal(res.Err)
+		}
+	}
+	if _, conns := s.stats(); conns != 2 {
+		t.Errorf("%d connections, want 2: the third request after the idle limit redials", conns)
 	}
 }
