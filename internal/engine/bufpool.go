@@ -32,6 +32,16 @@ import (
 // bufPools are one driver's shared connection buffers.
 type bufPools struct {
 	read, write sync.Pool
+	raw         sync.Pool // *[]byte of rawBufSize: the raw transport's read buffers
+}
+
+// rawBuf is a read buffer for the raw transport; put it back in p.raw.
+func (p *bufPools) rawBuf() *[]byte {
+	if b, ok := p.raw.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, rawBufSize)
+	return &b
 }
 
 // SharedBuffers are connection buffers several drivers share

@@ -58,6 +58,15 @@
 // Config.Insecure. Config.HTTP2 switches to net/http (one shared pool,
 // HTTP/2 where the server offers it over TLS), timed with httptrace.
 //
+// A k6 script's request lanes (DriverConfig.RawHTTP) send plain http://
+// requests through the raw transport (raw.go): one net.Conn per host per
+// runner, written and read on the VU's own goroutine (the netpoller parks
+// it), responses read with h1parse.go's reader, fasthttp's wire request
+// and header parser, so what is sent and what a script reads are the
+// fasthttp transport's; no HostClient and no cleaner goroutine per VU.
+// https and the rest go through a fasthttp connection the runner makes
+// when first needed; TransportEnv=fasthttp keeps every request there.
+//
 // # Stopping
 //
 // A stopping phase (package phase) closes the driver's Stop: no new try

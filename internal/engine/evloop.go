@@ -22,6 +22,9 @@ const (
 	TransportFastHTTP = "fasthttp"
 	TransportNetHTTP  = "net/http"
 	TransportEvLoop   = "evloop"
+	// TransportRaw is a script's plain http:// requests' transport
+	// (DriverConfig.RawHTTP, raw.go); not a URL run's.
+	TransportRaw = "raw"
 )
 
 // TransportEnv, when Config.Transport is "", names the HTTP/1.1

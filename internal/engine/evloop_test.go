@@ -23,53 +23,8 @@ import (
 // read off it, until answer returns false (the connection is then closed).
 func rawTarget(t *testing.T, answer func(c net.Conn, w *bufio.Writer) bool) []targets.Target {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				r, w := bufio.NewReader(c), bufio.NewWriter(c)
-				for {
-					req, err := http.ReadRequest(r)
-					if err != nil {
-						return
-					}
-					req.Body.Close()
-					keep := answer(c, w)
-					if w.Flush() != nil || !keep {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	u, _ := url.Parse("http://" + ln.Addr().String() + "/")
+	s := newRawServer(t, func(c net.Conn, w *bufio.Writer, _ *http.Request) bool { return answer(c, w) })
+	u, _ := url.Parse(s.url + "/")
 	return []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}
 }
 

@@ -18,6 +18,13 @@ import (
 // a malformed answer is class other, an answer cut off is class reset
 // (io.ErrUnexpectedEOF).
 //
+// The raw transport (raw.go) reads with it too, and keeps what the loop
+// drops: with keep set, feed appends the body's bytes (without chunk
+// framing) to body, failing with ErrBodyTooLarge past limit, and headBlock is
+// the final response's status line and headers (CRLF CRLF included) as a
+// slice of the bytes last fed, valid until the caller changes them;
+// trailer is a chunked body's trailer block, if it has one.
+//
 // Invariants: feed never consumes past the response's end (bytes after it
 // stay the caller's); after done or an error, reset before the next
 // response.
@@ -30,6 +37,12 @@ type h1resp struct {
 	left   int64 // body bytes left in the current length or chunk
 	chunk  bool  // chunked body
 	hdrLen int   // header bytes seen so far (the limit's count)
+
+	keep      bool   // keep the body in body (the raw transport)
+	limit     int64  // the most body bytes kept
+	body      []byte // the body so far, when keep
+	headBlock []byte // the final response's header block, once read
+	trailer   []byte // a chunked body's trailer lines (with the empty one), when keep
 }
 
 type h1state uint8
@@ -58,6 +71,23 @@ var (
 )
 
 func (p *h1resp) reset(head bool) { *p = h1resp{head: head} }
+
+// take keeps b, a piece of the body, when the body is kept.
+func (p *h1resp) take(b []byte) error {
+	if !p.keep {
+		return nil
+	}
+	if int64(len(p.body)+len(b)) > p.limit {
+		return errBodyLimit(p.limit)
+	}
+	p.body = append(p.body, b...)
+	return nil
+}
+
+// errBodyLimit is ErrBodyTooLarge as both transports word it.
+func errBodyLimit(limit int64) error {
+	return fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, limit)
+}
 
 // feed consumes b from the start; n is how much it used. done is true once
 // the response is whole. A header not yet whole is not consumed: the
@@ -90,11 +120,14 @@ func (p *h1resp) feed(b []byte) (n int, done bool, err error) {
 				p.state = h1Head
 				continue
 			}
-			p.hdrLen = 0
+			p.hdrLen, p.headBlock = 0, b[n-end-4:n]
 		case h1Body, h1ChunkData:
 			k := int64(len(b) - n)
 			if k > p.left {
 				k = p.left
+			}
+			if err := p.take(b[n : n+int(k)]); err != nil {
+				return n, false, err
 			}
 			n += int(k)
 			if p.left -= k; p.left == 0 {
@@ -105,6 +138,9 @@ func (p *h1resp) feed(b []byte) (n int, done bool, err error) {
 				}
 			}
 		case h1UntilClose:
+			if err := p.take(b[n:]); err != nil {
+				return n, false, err
+			}
 			n = len(b)
 		case h1ChunkCRLF:
 			if len(b)-n < 2 {
@@ -127,13 +163,17 @@ func (p *h1resp) feed(b []byte) (n int, done bool, err error) {
 				return n, false, nil
 			}
 			line := bytes.TrimSuffix(b[n:n+eol], []byte("\r"))
-			n += eol + 1
 			if p.state == h1Trailer {
+				if p.keep && (len(line) > 0 || len(p.trailer) > 0) {
+					p.trailer = append(p.trailer, b[n:n+eol+1]...)
+				}
+				n += eol + 1
 				if len(line) == 0 {
 					p.state = h1Done
 				}
 				continue
 			}
+			n += eol + 1
 			size, ok := parseHex(line)
 			if !ok {
 				return n, false, errBadChunk
@@ -222,6 +262,10 @@ func (p *h1resp) header(h []byte) error {
 		p.left, p.state = length, h1Body
 		if length == 0 {
 			p.state = h1Done
+		}
+		if p.keep && length > 0 && length <= p.limit {
+			// The announced length: one buffer of that size.
+			p.body = make([]byte, 0, length)
 		}
 	default:
 		p.state, p.close = h1UntilClose, true

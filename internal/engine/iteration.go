@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -218,6 +217,12 @@ type DriverConfig struct {
 	// HTTP2 sends through net/http (HTTP/2 where the server offers it over
 	// TLS) instead of fasthttp's HTTP/1.1.
 	HTTP2 bool
+	// RawHTTP sends plain http:// requests over the raw transport (raw.go:
+	// one net.Conn per host per runner, no fasthttp client) and the rest
+	// over fasthttp; a script's request lanes ask for it. TransportEnv
+	// set to "fasthttp" keeps every request on fasthttp. HTTP2 overrides
+	// it.
+	RawHTTP bool
 	// Insecure skips TLS certificate verification.
 	Insecure bool
 	// Resolver looks up host names (nil: the system's). Tests give one
@@ -259,7 +264,7 @@ const DefaultBodyLimit = 32 << 20
 func keepBody(r io.Reader, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err == nil && int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, limit)
+		return nil, errBodyLimit(limit)
 	}
 	return b, err
 }
@@ -272,6 +277,7 @@ type Driver struct {
 	failed FailedFunc
 	std    *stdTransport // net/http; nil unless HTTP2
 	fast   *fastShared   // fasthttp settings shared by every runner
+	raw    bool          // runners take the raw transport (RawHTTP)
 }
 
 // NewDriver checks cfg, fills its defaults and builds the transport.
@@ -314,8 +320,38 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 		d.std = newStdTransport(cfg)
 	} else {
 		d.fast = newFastShared(cfg)
+		if cfg.RawHTTP {
+			name, err := transportName("")
+			if err != nil {
+				return nil, err
+			}
+			d.raw = name != TransportFastHTTP
+		}
 	}
 	return d, nil
+}
+
+// Transport names the transport the driver's runners send plain http://
+// requests with: TransportRaw, TransportFastHTTP or TransportNetHTTP.
+func (d *Driver) Transport() string {
+	switch {
+	case d.std != nil:
+		return TransportNetHTTP
+	case d.raw:
+		return TransportRaw
+	}
+	return TransportFastHTTP
+}
+
+// newTransport is a new runner's transport.
+func (d *Driver) newTransport() transport {
+	switch {
+	case d.std != nil:
+		return d.std
+	case d.raw:
+		return d.fast.newRaw()
+	}
+	return d.fast.newConn()
 }
 
 // Meter returns the counters the driver's runners record into.
@@ -354,13 +390,7 @@ type Runner struct {
 
 // Runner makes a runner; Close it when its worker ends.
 func (d *Driver) Runner() *Runner {
-	r := &Runner{d: d}
-	if d.std != nil {
-		r.t = d.std
-	} else {
-		r.t = d.fast.newConn()
-	}
-	return r
+	return &Runner{d: d, t: d.newTransport()}
 }
 
 // Close releases the runner's connections and timer.

@@ -103,7 +103,7 @@ func (r *Runner) safeAttempt(req *Request, sent time.Time, res *Response) time.T
 	res.Class, res.ErrorCode, res.Failed = ClassOther, ErrorGeneric, true
 	if r.d.std == nil {
 		r.t.close()
-		r.t = r.d.fast.newConn()
+		r.t = r.d.newTransport()
 	}
 	return end
 }

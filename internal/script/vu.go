@@ -114,6 +114,10 @@ func (vu *VU) newSlot() (*slot, error) {
 		Meter: meter, Latency: latency, Timeout: vu.r.cfg.Timeout, Insecure: vu.r.cfg.Insecure || vu.r.opts.InsecureSkipTLSVerify,
 		HTTP2: vu.r.cfg.HTTP2, Slow: vu.r.cfg.Slow, Stop: stop, Abort: abort, Conns: 4, BodyLimit: vu.r.cfg.BodyLimit,
 		Panics: &vu.r.panics, Buffers: &laneBuffers,
+		// Plain http:// over the engine's raw transport (no fasthttp
+		// client and its goroutine per VU); THROTTLE_TRANSPORT=fasthttp
+		// keeps every request on fasthttp.
+		RawHTTP: true,
 		// k6's http_req_failed: a transport error, or a status the
 		// callback does not expect.
 		Failed: func(r *engine.Response) bool { return r.Err != nil || s.cb != nil && !s.cb.expected(r.Status) },

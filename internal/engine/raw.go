@@ -1,0 +1,437 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// The raw transport: plain HTTP/1.1 over one net.Conn per host per runner,
+// for a script VU's request lanes (DriverConfig.RawHTTP). A VU sends from
+// its own goroutine and Go's netpoller parks it while it waits, so a lane
+// is a connection and a few small structs: no fasthttp.HostClient, no
+// idle-connection cleaner goroutine, no fasthttp request and response held
+// between requests, and a shallower call chain (a smaller goroutine stack
+// during the request). Responses are read with h1resp (h1parse.go), the
+// event loop's reader, keeping the body; the header block is handed to
+// fasthttp's own header parser, so Response.Headers, HeaderValues and the
+// redirect's Location read exactly what the fasthttp transport gives.
+//
+// The wire request is fasthttp's: buildRequest (fast.go) fills a
+// fasthttp.Request as the fasthttp transport does and fasthttp writes its
+// bytes once per distinct *Request (the runner keeps them, as the fasthttp
+// transport keeps its request), so the method, request URI, Host,
+// User-Agent, header order and casing are the same byte for byte.
+//
+// What it does not take goes over a fastConn made on first need, per
+// request: https, a URL with user info (fasthttp sends it as
+// Authorization), and anything fasthttp's request writer refuses (a body
+// on a GET), so those keep their exact fasthttp behaviour and errors.
+//
+// Invariants: a rawConn is used by its runner's goroutine only; a host's
+// conn is nil or idle between attempts, with nothing unread on it (a
+// response not read to its end, or followed by bytes nobody asked for,
+// closes it).
+
+// rawMaxIdle is how long an idle connection is kept: fasthttp's
+// MaxIdleConnDuration in the fasthttp transport. Past it the runner dials
+// afresh instead of reusing it.
+const rawMaxIdle = 90 * time.Second
+
+// rawBufSize is the read buffer's size: fasthttp's read buffer in the
+// fasthttp transport. A header block that fills it is too large there and
+// here (errHeaderTooBig).
+const rawBufSize = maxHeader
+
+// userAgent is the User-Agent both HTTP/1.1 transports send when the
+// request has none (the fasthttp transport's HostClient.Name).
+const userAgent = "throttle"
+
+// rawConn is one runner's raw transport.
+type rawConn struct {
+	s     *fastShared
+	hosts []*rawHost // a VU talks to few hosts: a slice, not a map
+	fast  *fastConn  // for what the raw transport leaves to fasthttp; nil until needed
+
+	last     *Request // the Request wire was built from
+	lastHost *rawHost // nil: last goes over fast
+	wire     []byte   // last's request line and headers, and its body unless body is set
+	body     []byte   // last's body, written after wire when large; else nil
+	reqClose bool     // last asks for Connection: close
+	isHead   bool
+	retry    bool // last may be resent on a new connection (idempotent)
+
+	p       h1resp
+	hp      *headParser // this response's parsed headers, while its body is read
+	raw     []byte      // this response's header records (header.go), when kept
+	loc     string      // this response's Location, for a redirect
+	scratch []byte      // keepHeader's
+}
+
+// rawHost is a runner's connection to one host:port.
+type rawHost struct {
+	addr string
+	conn net.Conn    // nil when there is none
+	stop func() bool // unregisters the abort hook that closes conn
+	idle time.Time   // when conn last went idle
+}
+
+func (s *fastShared) newRaw() *rawConn { return &rawConn{s: s} }
+
+// drop closes h's connection, if any.
+func (h *rawHost) drop() {
+	if h.conn != nil {
+		h.stop()
+		h.conn.Close()
+		h.conn, h.stop = nil, nil
+	}
+}
+
+func (c *rawConn) host(addr string) *rawHost {
+	for _, h := range c.hosts {
+		if h.addr == addr {
+			return h
+		}
+	}
+	h := &rawHost{addr: addr}
+	c.hosts = append(c.hosts, h)
+	return h
+}
+
+// wireWriter is a bufio.Writer over a buffer, for fasthttp's request
+// writer; pooled, as building is rare (once per distinct request).
+type wireWriter struct {
+	buf bytes.Buffer
+	w   *bufio.Writer
+}
+
+var wireWriters = sync.Pool{New: func() any {
+	ww := &wireWriter{}
+	ww.w = bufio.NewWriterSize(&ww.buf, 1024)
+	return ww
+}}
+
+// build makes r's wire bytes and returns the host they go to, or nil when
+// r is one for the fasthttp transport.
+func (c *rawConn) build(r *Request) *rawHost {
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	isTLS, addr, err := buildRequest(req, r)
+	if err != nil || isTLS || len(req.URI().Username()) > 0 {
+		return nil
+	}
+	// What fasthttp's HostClient does to a request before writing it.
+	if len(req.Header.UserAgent()) == 0 {
+		req.Header.SetUserAgent(userAgent)
+	}
+	req.URI().DisablePathNormalizing = true
+	ww := wireWriters.Get().(*wireWriter)
+	defer wireWriters.Put(ww)
+	ww.buf.Reset()
+	ww.w.Reset(&ww.buf)
+	if req.Write(ww.w) != nil || ww.w.Flush() != nil {
+		return nil // fasthttp fails it, as it always did
+	}
+	wire := ww.buf.Bytes()
+	c.body = nil
+	if n := len(r.Body); n > 512 && bytes.HasSuffix(wire, r.Body) {
+		// A large body is written from the Request, not copied.
+		c.body, wire = r.Body, wire[:len(wire)-n]
+	}
+	c.wire = append(c.wire[:0], wire...)
+	c.reqClose, c.isHead = req.ConnectionClose(), req.Header.IsHead()
+	c.retry = idempotentMethod(string(req.Header.Method()))
+	return c.host(addr)
+}
+
+// rawTrace is one attempt's marks and bytes.
+type rawTrace struct {
+	dialed       bool
+	connect      time.Duration
+	wrote, first time.Time // last byte written, first byte read
+	sent, recv   int64
+}
+
+func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Response) time.Time {
+	if r != c.last {
+		c.last, c.lastHost = r, c.build(r)
+	}
+	h := c.lastHost
+	if h == nil {
+		if c.fast == nil {
+			c.fast = c.s.newConn()
+		}
+		return c.fast.send(r, t0, timeout, res)
+	}
+	deadline := t0.Add(timeout)
+	var (
+		tr  rawTrace
+		err error
+	)
+	for try := 0; ; try++ {
+		if h.conn != nil && t0.Sub(h.idle) > rawMaxIdle {
+			h.drop()
+		}
+		if h.conn == nil {
+			if err = c.dial(h, deadline, &tr); err != nil {
+				break
+			}
+		} else if err = h.conn.SetDeadline(deadline); err != nil {
+			h.drop()
+			break
+		}
+		var answered bool
+		answered, err = c.roundTrip(h, r, &tr)
+		// As the fasthttp transport: one resend of an idempotent request
+		// whose reused connection the server had closed, before any byte
+		// of an answer.
+		if err == nil || try > 0 || tr.dialed || answered || !c.retry || !closedErr(err) {
+			break
+		}
+	}
+	end := time.Now()
+	p := &c.p
+	body, raw, loc := p.body, c.raw, c.loc
+	// A sleeping VU keeps no body of its last answer, nor its headers.
+	p.body, p.trailer, c.raw, c.loc = nil, nil, nil, ""
+	res.BytesSent += tr.sent
+	res.BytesReceived += tr.recv
+	res.Timings = tr.timings(t0, end)
+	res.location = ""
+	if err != nil {
+		res.Err = err
+		return end
+	}
+	if h.conn != nil {
+		h.idle = end
+	}
+	res.Status, res.Proto = p.status, "HTTP/1.1"
+	if p.http10 {
+		res.Proto = "HTTP/1.0"
+	}
+	res.location = loc
+	if !r.DiscardBody || r.KeepHeader {
+		res.rawHeader = raw
+	}
+	if !r.DiscardBody {
+		res.Body = body
+		if res.Body == nil && !c.isHead && p.status != 204 && p.status != 304 && p.status >= 200 {
+			res.Body = []byte{} // a body of no bytes, as fasthttp's stream gives
+		}
+	}
+	return end
+}
+
+// closedErr is a reused connection found closed by the server (the
+// fasthttp transport's retry condition).
+func closedErr(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// dial connects to h within the deadline, timing it; the abort context
+// closes the connection.
+func (c *rawConn) dial(h *rawHost, deadline time.Time, tr *rawTrace) error {
+	t0 := time.Now()
+	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second, Resolver: c.s.resolver}
+	conn, err := d.DialContext(c.s.abort, "tcp", h.addr)
+	if err != nil {
+		return err
+	}
+	tr.dialed, tr.connect = true, time.Since(t0)
+	h.conn, h.stop = conn, context.AfterFunc(c.s.abort, func() { conn.Close() })
+	if err := conn.SetDeadline(deadline); err != nil {
+		h.drop()
+		return err
+	}
+	return nil
+}
+
+// roundTrip writes the built request on h's connection and reads its
+// response into c.p (and c.raw, c.loc). answered says whether any byte of
+// an answer arrived. On an error, or when the connection must not be
+// reused, it closes the connection.
+func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool, err error) {
+	var n int64
+	if c.body == nil {
+		k, e := h.conn.Write(c.wire)
+		n, err = int64(k), e
+	} else {
+		bufs := net.Buffers{c.wire, c.body}
+		n, err = bufs.WriteTo(h.conn)
+	}
+	tr.sent += n
+	tr.wrote = time.Now()
+	if err != nil {
+		h.drop()
+		return false, err
+	}
+	bp := c.s.bufs.rawBuf()
+	defer c.s.bufs.raw.Put(bp)
+	defer c.releaseHead()
+	buf := *bp
+	p := &c.p
+	p.reset(c.isHead)
+	p.keep, p.limit = !r.DiscardBody, c.s.bodyLimit
+	c.raw, c.loc = nil, ""
+	have := 0
+	for {
+		k, rerr := h.conn.Read(buf[have:])
+		if k > 0 {
+			tr.recv += int64(k)
+			if tr.first.IsZero() {
+				tr.first = time.Now()
+			}
+			answered = true
+		}
+		have += k
+		used, done, perr := p.feed(buf[:have])
+		if p.headBlock != nil {
+			if perr == nil {
+				perr = c.keepHead(r, p.headBlock)
+			}
+			p.headBlock = nil
+		}
+		if perr != nil {
+			h.drop()
+			return answered, perr
+		}
+		if done && c.hp != nil {
+			perr = c.keepHeaders(r)
+		}
+		if perr != nil {
+			h.drop()
+			return answered, perr
+		}
+		if done {
+			if used < have || p.close || c.reqClose || p.status == 101 {
+				h.drop() // bytes nobody asked for, or the connection ends here
+			}
+			return answered, nil
+		}
+		copy(buf, buf[used:have])
+		have -= used
+		switch {
+		case rerr == io.EOF:
+			h.drop()
+			if !answered {
+				return false, fasthttp.ErrConnectionClosed
+			}
+			if done, err := p.eof(); !done {
+				return true, err
+			}
+			if c.hp != nil {
+				return true, c.keepHeaders(r)
+			}
+			return true, nil
+		case rerr != nil:
+			h.drop()
+			return answered, rerr
+		case have == len(buf):
+			h.drop()
+			return answered, errHeaderTooBig
+		}
+	}
+}
+
+// headParser parses a header block with fasthttp's response header
+// reader, so the headers kept are the fasthttp transport's.
+type headParser struct {
+	h  fasthttp.ResponseHeader
+	rd bytes.Reader
+	br *bufio.Reader
+}
+
+// headParserBuf is a pooled parser's buffer: most header blocks fit; a
+// larger one gets a reader of its size (reader).
+const headParserBuf = 4 << 10
+
+var headParsers = sync.Pool{New: func() any {
+	hp := &headParser{}
+	hp.br = bufio.NewReaderSize(&hp.rd, headParserBuf)
+	return hp
+}}
+
+// reader is a reader of b, whole in its buffer as fasthttp's parser
+// needs.
+func (hp *headParser) reader(b []byte) *bufio.Reader {
+	hp.rd.Reset(b)
+	if len(b) > hp.br.Size() {
+		return bufio.NewReaderSize(&hp.rd, len(b))
+	}
+	hp.br.Reset(&hp.rd)
+	return hp.br
+}
+
+// keepHead parses the final response's header block when the request
+// keeps its headers (then held in c.hp until the body's end, for a
+// trailer) or it is a redirect (its Location).
+func (c *rawConn) keepHead(r *Request, block []byte) error {
+	keep, redirect := !r.DiscardBody || r.KeepHeader, isRedirect(c.p.status)
+	if !keep && !redirect {
+		return nil
+	}
+	hp := headParsers.Get().(*headParser)
+	hp.h.Reset()
+	err := hp.h.Read(hp.reader(block))
+	if err == nil && redirect {
+		c.loc = string(hp.h.Peek("Location"))
+	}
+	if err != nil || !keep {
+		headParsers.Put(hp)
+		return err
+	}
+	c.hp = hp
+	return nil
+}
+
+// keepHeaders makes the kept headers' records (header.go) at the body's
+// end, a trailer's fields added as fasthttp adds them.
+func (c *rawConn) keepHeaders(r *Request) error {
+	hp := c.hp
+	if t := c.p.trailer; len(t) > 0 {
+		if err := hp.h.ReadTrailer(hp.reader(t)); err != nil {
+			return err
+		}
+	}
+	c.raw, c.scratch = keepHeader(&hp.h, c.scratch)
+	return nil
+}
+
+func (c *rawConn) releaseHead() {
+	if c.hp != nil {
+		headParsers.Put(c.hp)
+		c.hp = nil
+	}
+}
+
+// timings splits the attempt [t0, end] at the trace's marks, as the
+// fasthttp transport does: a dialled connection's connect time first.
+func (tr *rawTrace) timings(t0, end time.Time) Timings {
+	var t Timings
+	sendStart := t0
+	if tr.dialed {
+		t.Connecting = tr.connect
+		sendStart = sendStart.Add(tr.connect)
+	}
+	t.split(sendStart, tr.wrote, tr.first, end)
+	return t
+}
+
+func (c *rawConn) close() {
+	for _, h := range c.hosts {
+		h.drop()
+	}
+	if c.fast != nil {
+		c.fast.close()
+		c.fast = nil
+	}
+}
