@@ -30,7 +30,8 @@ export default function () {
 // It reports, per VU, the live heap after a GC, the goroutine stacks and
 // the goroutines. THROTTLE_VU_STACKS=FILE writes every goroutine's stack
 // there (GOTRACEBACK=system adds each frame's sp), to see what a VU asleep
-// keeps on its stack.
+// keeps on its stack; THROTTLE_VU_HEAPPROFILE=FILE the live heap (with
+// -test.memprofilerate=512), as BenchmarkMemoryPerVU does.
 func BenchmarkSleepingVU(b *testing.B) {
 	const vus = 500
 	base := childTarget(b)
@@ -60,6 +61,9 @@ func BenchmarkSleepingVU(b *testing.B) {
 		// Each VU goes from its check into sleep in microseconds; let them.
 		time.Sleep(100 * time.Millisecond)
 		after := memNow()
+		if f := os.Getenv("THROTTLE_VU_HEAPPROFILE"); f != "" {
+			writeHeapProfile(b, f)
+		}
 		if f := os.Getenv("THROTTLE_VU_STACKS"); f != "" {
 			buf := make([]byte, 64<<20)
 			_ = os.WriteFile(f, buf[:runtime.Stack(buf, true)], 0o644)
