@@ -115,3 +115,30 @@ export const options = { scenarios: {
 		t.Fatalf("export of a name not exported: %v", v)
 	}
 }
+
+// TestK6AndExecutionMembers: "k6" and "k6/execution", their members made
+// on first read from tables every VU shares, are each VU's own objects
+// and behave as k6's: keys, identity, group's value, a seeded Math.random,
+// fail's message, exec.test's functions, assignment kept per VU.
+func TestK6AndExecutionMembers(t *testing.T) {
+	got := consoleOf(t, "main.js", `
+import k6, { sleep, group, check, fail, randomSeed } from 'k6';
+import exec from 'k6/execution';
+export const options = { scenarios: { s: { executor: 'per-vu-iterations', vus: 2, iterations: 1 } } };
+export default function () {
+  const out = [Object.keys(k6).join(' '), sleep === k6.sleep, check === k6.check, group('g', () => 5)];
+  randomSeed(7); const a = Math.random(); randomSeed(7);
+  out.push(a === Math.random());
+  try { fail('boom'); } catch (e) { out.push(String(e.message).includes('boom')); }
+  out.push(Object.keys(exec).join(' '), typeof exec.test.abort, typeof exec.test.fail, exec.instance.iterationsInterrupted);
+  const seen = k6.mine;
+  k6.mine = exec.vu.idInInstance;
+  out.push(seen === undefined, exec.vu === exec.vu);
+  console.log(out.join());
+}
+`)
+	want := "check fail group randomSeed sleep,true,true,5,true,true,instance scenario test vu,function,function,0,true,true"
+	if got != want+","+want {
+		t.Fatalf("console %q, want %q twice", got, want)
+	}
+}
