@@ -21,19 +21,8 @@ import (
 // workers run on both cores). Each op is one cycle.
 func BenchmarkGCMarkPerVU(b *testing.B) {
 	const vus = 4000
-	path := writeScriptB(b, "mem.js", typicalScript)
-	r, err := Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:1"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := r.Phases()[0]
 	base := heap()
-	held := make([]*VU, vus)
-	for i := range held {
-		if held[i], err = r.newVU(p); err != nil {
-			b.Fatal(err)
-		}
-	}
+	held := makeVUsB(b, writeScriptB(b, "mem.js", typicalScript), vus)
 	live := heap()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
@@ -54,6 +43,22 @@ func BenchmarkGCMarkPerVU(b *testing.B) {
 	for _, vu := range held {
 		vu.close()
 	}
+}
+
+// makeVUsB loads the script at path (__ENV.BASE a closed port) and makes
+// n VUs of its first scenario.
+func makeVUsB(b *testing.B, path string, n int) []*VU {
+	r, err := Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:1"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vus := make([]*VU, n)
+	for i := range vus {
+		if vus[i], err = r.newVU(r.Phases()[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return vus
 }
 
 // cpuTime is the process's CPU time so far, user and system.
@@ -78,28 +83,9 @@ func cpuTime() time.Duration {
 // less GOGC=off's; and the cycles.
 func BenchmarkGCHeadroom(b *testing.B) {
 	const vus, workers, busy = 4000, 2, 200
-	path := writeScriptB(b, "mem.js", typicalScript)
-	r, err := Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:1"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	held := make([]*VU, vus)
-	for i := range held {
-		if held[i], err = r.newVU(r.Phases()[0]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	jsPath := writeScriptB(b, "js.js", strings.Replace(strings.Replace(sleepingScript, "http.get(__ENV.BASE + '/')", "({ status: 200, body: 'x'.repeat(64) })", 1), "sleep(3600);", "", 1))
-	jr, err := Load(jsPath, Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	running := make([]*VU, busy)
-	for i := range running {
-		if running[i], err = jr.newVU(jr.Phases()[0]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	held := makeVUsB(b, writeScriptB(b, "mem.js", typicalScript), vus)
+	js := strings.Replace(strings.Replace(sleepingScript, "http.get(__ENV.BASE + '/')", "({ status: 200, body: 'x'.repeat(64) })", 1), "sleep(3600);", "", 1)
+	running := makeVUsB(b, writeScriptB(b, "js.js", js), busy)
 	live := heap()
 	for _, g := range []int{-1, 100, 50, 25, 10} {
 		name := fmt.Sprintf("GOGC=%d", g)
@@ -139,14 +125,14 @@ func BenchmarkGCHeadroom(b *testing.B) {
 	}
 }
 
-func totalAlloc() uint64 {
-	s := []rtmetrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	rtmetrics.Read(s)
-	return s[0].Value.Uint64()
-}
+// totalAlloc is the bytes allocated so far; gcCycles the GC cycles
+// completed.
+func totalAlloc() uint64 { return runtimeMetric("/gc/heap/allocs:bytes") }
 
-func gcCycles() uint64 {
-	s := []rtmetrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+func gcCycles() uint64 { return runtimeMetric("/gc/cycles/total:gc-cycles") }
+
+func runtimeMetric(name string) uint64 {
+	s := []rtmetrics.Sample{{Name: name}}
 	rtmetrics.Read(s)
 	return s[0].Value.Uint64()
 }

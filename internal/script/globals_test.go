@@ -19,15 +19,7 @@ func TestK6Globals(t *testing.T) {
 		"export const early = typeof open + typeof require + __ITER;\n"+
 		"export function assign() { __ENV = 1; __VU = 2; __ITER = 3; open = 4; require = 5; return [__ENV, __VU, __ITER, open, require].join(); }\n"+
 		"export default function () {}\n")
-	r, err := Load(path, Config{Env: map[string]string{"A": "1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vu, err := r.newVU(r.Phases()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vu.close()
+	vu := firstVU(t, path, Config{Env: map[string]string{"A": "1"}})
 	if got := vu.export("early").String(); got != "functionfunction0" {
 		t.Errorf("in the init context: %s", got)
 	}
@@ -99,15 +91,7 @@ export const options = { scenarios: {
 	if want := "default,named 1,named 2,starred"; strings.Join(got, ",") != want {
 		t.Fatalf("console %q, want %q", got, want)
 	}
-	r, err := Load(path, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vu, err := r.newVU(r.Phases()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vu.close()
+	vu := firstVU(t, path, Config{})
 	if vu.exports != nil {
 		t.Fatal("a scenario's VU made the namespace object of the script's exports")
 	}
@@ -141,4 +125,20 @@ export default function () {
 	if got != want+","+want {
 		t.Fatalf("console %q, want %q twice", got, want)
 	}
+}
+
+// firstVU loads the script at path and makes a VU of its first scenario,
+// closed when the test ends.
+func firstVU(t *testing.T, path string, cfg Config) *VU {
+	t.Helper()
+	r, err := Load(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vu, err := r.newVU(r.Phases()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(vu.close)
+	return vu
 }
