@@ -68,14 +68,18 @@ export default function () {
 
 // TestExecThroughReExports: a scenario's VU reads its exec function
 // without a namespace object (vu.export): exports re-exported from other
-// modules, by name, by `export *` and as the default, are found as the
-// setup VU's namespace finds them, each module's state its VU's own.
+// modules (by name, by `export *`, as the default) and a local one under
+// another name are found as the setup VU's namespace finds them, each
+// module's state its VU's own.
 func TestExecThroughReExports(t *testing.T) {
 	path := writeScript(t, "main.js", `
 export { named } from './lib.js';
 export * from './star.js';
 export { default } from './dflt.js';
+function local() { console.log('aliased'); }
+export { local as aliased };
 export const options = { scenarios: {
+  d: { executor: 'per-vu-iterations', vus: 1, iterations: 1, exec: 'aliased' },
   a: { executor: 'per-vu-iterations', vus: 1, iterations: 2, exec: 'named' },
   b: { executor: 'per-vu-iterations', vus: 1, iterations: 1, exec: 'starred' },
   c: { executor: 'per-vu-iterations', vus: 1, iterations: 1 },
@@ -88,7 +92,7 @@ export const options = { scenarios: {
 	runScript(t, path, base, Config{Console: out.add}, 30*time.Second)
 	got := out.all()
 	sort.Strings(got)
-	if want := "default,named 1,named 2,starred"; strings.Join(got, ",") != want {
+	if want := "aliased,default,named 1,named 2,starred"; strings.Join(got, ",") != want {
 		t.Fatalf("console %q, want %q", got, want)
 	}
 	vu := firstVU(t, path, Config{})
