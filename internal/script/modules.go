@@ -79,50 +79,65 @@ func (vu *VU) throw(format string, args ...any) {
 	panic(vu.rt.NewGoError(fmt.Errorf(format, args...)))
 }
 
-// k6Module is "k6": check, sleep, group, fail.
+// k6Module is "k6": check, sleep, group, randomSeed, fail, from one
+// table for every VU (k6Members).
 func (vu *VU) k6Module() *sobek.Object {
-	rt := vu.rt
-	return vu.object(map[string]any{
-		"check": vu.checkCall, // checkcall.go
-		// A FunctionCall, not func(float64): sobek calls the latter through
-		// reflect, whose frames (2 KiB) every VU asleep in it kept on its
-		// goroutine's stack, and whose call costs CPU on every iteration.
-		// The conversion is the one reflect made: none given is 0.
-		"sleep": func(call sobek.FunctionCall) sobek.Value {
-			secs := 0.0
-			if len(call.Arguments) > 0 {
-				secs = call.Arguments[0].ToFloat()
-			}
-			vu.sleep(time.Duration(secs * float64(time.Second)))
-			return sobek.Undefined()
-		},
-		"group": func(name string, fn sobek.Callable) sobek.Value {
-			outer := vu.group
-			vu.group = outer + "::" + name
-			began := time.Now()
-			defer func() { vu.group = outer }()
-			v, err := fn(sobek.Undefined())
-			if err != nil {
-				panic(err)
-			}
-			// k6's group_duration: a group that threw is not timed.
-			_ = vu.r.builtin.groupDuration.addTagged(vu.phaseName(), float64(time.Since(began))/float64(time.Millisecond),
-				func() map[string]string { return vu.tags(nil) })
-			return v
-		},
-		// randomSeed seeds Math.random, for the VU, as k6 does.
-		"randomSeed": func(seed int64) {
-			src := rand.New(rand.NewPCG(uint64(seed), uint64(seed)))
-			rt.SetRandSource(src.Float64)
-		},
-		"fail": func(msg sobek.Value) {
-			s := ""
-			if msg != nil && !sobek.IsUndefined(msg) {
-				s = msg.String()
-			}
-			panic(rt.NewGoError(errors.New(s)))
-		},
-	})
+	return vu.rt.NewDynamicObject(&lazyObject{rt: vu.rt, shared: k6Members, self: vu})
+}
+
+// k6Members are "k6"'s members, each made in the VU (the lazy object's
+// self) on first read: a map of closures per VU cost 0.5 KiB.
+var k6Members = map[string]func(self any) any{
+	"check": func(s any) any { return s.(*VU).checkCall }, // checkcall.go
+	// A FunctionCall, not func(float64): sobek calls the latter through
+	// reflect, whose frames (2 KiB) every VU asleep in it kept on its
+	// goroutine's stack, and whose call costs CPU on every iteration.
+	"sleep":      func(s any) any { return s.(*VU).sleepCall },
+	"group":      func(s any) any { return s.(*VU).groupCall },
+	"randomSeed": func(s any) any { return s.(*VU).randomSeed },
+	"fail":       func(s any) any { return s.(*VU).fail },
+}
+
+// sleepCall is k6's sleep(seconds); the conversion is the one reflect
+// made: none given is 0.
+func (vu *VU) sleepCall(call sobek.FunctionCall) sobek.Value {
+	secs := 0.0
+	if len(call.Arguments) > 0 {
+		secs = call.Arguments[0].ToFloat()
+	}
+	vu.sleep(time.Duration(secs * float64(time.Second)))
+	return sobek.Undefined()
+}
+
+// groupCall is k6's group(name, fn).
+func (vu *VU) groupCall(name string, fn sobek.Callable) sobek.Value {
+	outer := vu.group
+	vu.group = outer + "::" + name
+	began := time.Now()
+	defer func() { vu.group = outer }()
+	v, err := fn(sobek.Undefined())
+	if err != nil {
+		panic(err)
+	}
+	// k6's group_duration: a group that threw is not timed.
+	_ = vu.r.builtin.groupDuration.addTagged(vu.phaseName(), float64(time.Since(began))/float64(time.Millisecond),
+		func() map[string]string { return vu.tags(nil) })
+	return v
+}
+
+// randomSeed seeds Math.random, for the VU, as k6 does.
+func (vu *VU) randomSeed(seed int64) {
+	src := rand.New(rand.NewPCG(uint64(seed), uint64(seed)))
+	vu.rt.SetRandSource(src.Float64)
+}
+
+// fail is k6's fail(msg): it throws msg.
+func (vu *VU) fail(msg sobek.Value) {
+	s := ""
+	if msg != nil && !sobek.IsUndefined(msg) {
+		s = msg.String()
+	}
+	panic(vu.rt.NewGoError(errors.New(s)))
 }
 
 // check counts one check's result in its phase, by group and name.
@@ -205,59 +220,83 @@ func (c *checks) results() []CheckResult {
 }
 
 // executionModule is "k6/execution": vu, scenario, instance and test, read
-// live on each access.
+// live on each access, each part made when the script first reads it,
+// from one table for every VU (executionParts; lazy.go).
 func (vu *VU) executionModule() *sobek.Object {
-	rt := vu.rt
-	getters := func(fields map[string]func() any) *sobek.Object {
-		m := make(map[string]any, len(fields)+2)
-		for k, f := range fields {
-			m[k] = lazyGetter(f)
-		}
-		return vu.lazy(m)
+	return vu.rt.NewDynamicObject(&lazyObject{rt: vu.rt, shared: executionParts, self: vu})
+}
+
+// executionParts are k6/execution's parts: a map of closures per VU cost
+// 0.9 KiB.
+var executionParts = map[string]func(self any) any{
+	"vu":       func(s any) any { return lazyMake(s.(*VU).execVU) },
+	"scenario": func(s any) any { return lazyMake(s.(*VU).execScenario) },
+	"instance": func(s any) any { return lazyMake(s.(*VU).execInstance) },
+	"test":     func(s any) any { return s.(*VU).execTest() },
+}
+
+// getters is an object of read-only accessors, each computed on every
+// read.
+func (vu *VU) getters(fields map[string]func() any) *sobek.Object {
+	m := make(map[string]any, len(fields)+2)
+	for k, f := range fields {
+		m[k] = lazyGetter(f)
 	}
-	sc := func() options.Scenario {
-		if vu.ph == nil {
-			return options.Scenario{}
-		}
-		return vu.ph.sc
+	return vu.lazy(m)
+}
+
+// execScenarioOf is the VU's scenario (none for the setup VU).
+func (vu *VU) execScenarioOf() options.Scenario {
+	if vu.ph == nil {
+		return options.Scenario{}
 	}
-	// Each part is made when the script first reads it (lazy.go).
-	m := map[string]any{}
-	m["vu"] = lazyMake(func() sobek.Value {
-		vuObj := getters(map[string]func() any{
-			"idInTest":            func() any { return vu.r.opts.Segment.Stripe(vu.id, 1) },
-			"idInInstance":        func() any { return vu.id },
-			"iterationInInstance": func() any { return max(vu.iter-1, 0) },
-			"iterationInScenario": func() any { return max(vu.iter-1, 0) },
-		})
-		// exec.vu.tags (and k6's newer exec.vu.metrics.tags): the VU's own
-		// tags, added to every later metric value of the VU.
-		_ = vuObj.Set("tags", vu.ownTags())
-		metricsObj := rt.NewObject()
-		_ = metricsObj.Set("tags", vu.ownTags())
-		_ = vuObj.Set("metrics", metricsObj)
-		return vuObj
+	return vu.ph.sc
+}
+
+// execVU is exec.vu.
+func (vu *VU) execVU() sobek.Value {
+	vuObj := vu.getters(map[string]func() any{
+		"idInTest":            func() any { return vu.r.opts.Segment.Stripe(vu.id, 1) },
+		"idInInstance":        func() any { return vu.id },
+		"iterationInInstance": func() any { return max(vu.iter-1, 0) },
+		"iterationInScenario": func() any { return max(vu.iter-1, 0) },
 	})
-	m["scenario"] = lazyMake(func() sobek.Value {
-		return getters(map[string]func() any{
-			"name":                func() any { return sc().Name },
-			"executor":            func() any { return string(sc().Executor) },
-			"startTime":           func() any { return vu.phaseStartMs() },
-			"progress":            func() any { return vu.progress() },
-			"iterationInTest":     func() any { return vu.iterationInTest(sc()) },
-			"iterationInInstance": func() any { return vu.scenarioIter },
-		})
+	// exec.vu.tags (and k6's newer exec.vu.metrics.tags): the VU's own
+	// tags, added to every later metric value of the VU.
+	_ = vuObj.Set("tags", vu.ownTags())
+	metricsObj := vu.rt.NewObject()
+	_ = metricsObj.Set("tags", vu.ownTags())
+	_ = vuObj.Set("metrics", metricsObj)
+	return vuObj
+}
+
+// execScenario is exec.scenario.
+func (vu *VU) execScenario() sobek.Value {
+	sc := vu.execScenarioOf
+	return vu.getters(map[string]func() any{
+		"name":                func() any { return sc().Name },
+		"executor":            func() any { return string(sc().Executor) },
+		"startTime":           func() any { return vu.phaseStartMs() },
+		"progress":            func() any { return vu.progress() },
+		"iterationInTest":     func() any { return vu.iterationInTest(sc()) },
+		"iterationInInstance": func() any { return vu.scenarioIter },
 	})
-	m["instance"] = lazyMake(func() sobek.Value {
-		return getters(map[string]func() any{
-			"vusActive":              func() any { return vu.r.activeVUs() },
-			"vusInitialized":         func() any { return vu.r.vuIDs.Load() },
-			"iterationsCompleted":    func() any { return vu.r.iterationsDone() },
-			"iterationsInterrupted":  func() any { return 0 },
-			"currentTestRunDuration": func() any { return vu.r.elapsedMs() },
-		})
+}
+
+// execInstance is exec.instance.
+func (vu *VU) execInstance() sobek.Value {
+	return vu.getters(map[string]func() any{
+		"vusActive":              func() any { return vu.r.activeVUs() },
+		"vusInitialized":         func() any { return vu.r.vuIDs.Load() },
+		"iterationsCompleted":    func() any { return vu.r.iterationsDone() },
+		"iterationsInterrupted":  func() any { return 0 },
+		"currentTestRunDuration": func() any { return vu.r.elapsedMs() },
 	})
-	m["test"] = map[string]any{
+}
+
+// execTest is exec.test's members (a lazy object of them).
+func (vu *VU) execTest() map[string]any {
+	return map[string]any{
 		"abort": func(reason sobek.Value) {
 			s := "test.abort() called"
 			if reason != nil && !sobek.IsUndefined(reason) {
@@ -265,7 +304,7 @@ func (vu *VU) executionModule() *sobek.Object {
 			}
 			vu.r.abortedByScript.Store(true)
 			vu.r.abortTest(s)
-			panic(rt.NewGoError(errors.New("test aborted: " + s)))
+			panic(vu.rt.NewGoError(errors.New("test aborted: " + s)))
 		},
 		"fail": func(reason sobek.Value) {
 			s := "test.fail() called"
@@ -275,7 +314,6 @@ func (vu *VU) executionModule() *sobek.Object {
 			vu.r.markFailed(s)
 		},
 	}
-	return vu.lazy(m)
 }
 
 func (vu *VU) phaseStartMs() int64 {

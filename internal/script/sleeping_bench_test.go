@@ -3,6 +3,7 @@ package script
 import (
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,11 +31,25 @@ export default function () {
 // It reports, per VU, the live heap after a GC, the goroutine stacks and
 // the goroutines. THROTTLE_VU_STACKS=FILE writes every goroutine's stack
 // there (GOTRACEBACK=system adds each frame's sp), to see what a VU asleep
-// keeps on its stack.
-func BenchmarkSleepingVU(b *testing.B) {
+// keeps on its stack; THROTTLE_VU_HEAPPROFILE=FILE the live heap (with
+// -test.memprofilerate=512), as BenchmarkMemoryPerVU does.
+//
+// stack-KiB/VU-before-GC is the stacks before the GC that shrinks them: a
+// VU's stack grows for its iteration and stays so until a GC finds it
+// mostly unused, and GCs come far less often than iterations.
+func BenchmarkSleepingVU(b *testing.B) { sleepingVUs(b, sleepingScript) }
+
+// BenchmarkSleepingVUNoRequest is BenchmarkSleepingVU with the check of a
+// response made in JavaScript, not requested: what the VU's stack and
+// heap hold apart from its request lane.
+func BenchmarkSleepingVUNoRequest(b *testing.B) {
+	sleepingVUs(b, strings.Replace(sleepingScript, "http.get(__ENV.BASE + '/')", "({ status: 200 })", 1))
+}
+
+func sleepingVUs(b *testing.B, script string) {
 	const vus = 500
 	base := childTarget(b)
-	path := writeScriptB(b, "sleep.js", sleepingScript)
+	path := writeScriptB(b, "sleep.js", script)
 	for range b.N {
 		r, err := Load(path, Config{Env: map[string]string{"BASE": base}})
 		if err != nil {
@@ -53,19 +68,28 @@ func BenchmarkSleepingVU(b *testing.B) {
 			wg.Add(1)
 			go func() { defer wg.Done(); vu.iteration() }()
 		}
-		testwait.Until(b, testwait.Deadline, "every VU's request", func() bool {
-			c := p.Counts()
-			return c.OK+c.Failed == vus
+		testwait.Until(b, testwait.Deadline, "every VU's check", func() bool {
+			var n uint64
+			for _, c := range p.checks.results() {
+				n += c.Pass + c.Failed
+			}
+			return n == vus
 		})
 		// Each VU goes from its check into sleep in microseconds; let them.
 		time.Sleep(100 * time.Millisecond)
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
 		after := memNow()
+		if f := os.Getenv("THROTTLE_VU_HEAPPROFILE"); f != "" {
+			writeHeapProfile(b, f)
+		}
 		if f := os.Getenv("THROTTLE_VU_STACKS"); f != "" {
 			buf := make([]byte, 64<<20)
 			_ = os.WriteFile(f, buf[:runtime.Stack(buf, true)], 0o644)
 		}
 		b.ReportMetric(float64(after.heap-before.heap)/vus/1024, "heap-KiB/VU")
 		b.ReportMetric(float64(after.stacks-before.stacks)/vus/1024, "stack-KiB/VU")
+		b.ReportMetric((float64(m.StackInuse)-float64(before.stacks))/vus/1024, "stack-KiB/VU-before-GC")
 		b.ReportMetric(float64(after.goroutines-before.goroutines)/vus, "goroutines/VU")
 		for _, vu := range held {
 			vu.interrupt()

@@ -30,8 +30,10 @@ type VU struct {
 	rt     *sobek.Runtime
 	// id is __VU and vu.idInTest (0 for the setup VU, as in k6).
 	id int64
-	// exports are the script's exports; fn the scenario's exec function;
-	// data the setup data, parsed in this runtime.
+	// exports is the setup VU's namespace object of the script's exports
+	// (nil in a scenario's VU, which reads its exec function alone:
+	// vu.export); fn the scenario's exec function; data the setup data,
+	// parsed in this runtime.
 	exports *sobek.Object
 	fn      sobek.Callable
 	data    sobek.Value
@@ -49,7 +51,9 @@ type VU struct {
 	// group is the current group path ("" at the top, "::a::b" nested).
 	group string
 
-	modules map[string]sobek.Value
+	// modules are the k6 module objects required so far, in the order
+	// required: a script has a few, and a map of them cost 0.3 KiB.
+	modules []namedModule
 	http    *httpModule
 	pause   phase.Pause
 
@@ -171,7 +175,7 @@ func (r *Runner) makeVU(p *Phase, id int64, abort <-chan struct{}) (*VU, error) 
 		return nil, &InitError{err} // a VU's init context throwing is k6's 107 too
 	}
 	if p != nil {
-		fn, ok := sobek.AssertFunction(vu.exports.Get(p.sc.Exec))
+		fn, ok := sobek.AssertFunction(vu.export(p.sc.Exec))
 		if !ok {
 			vu.forget()
 			return nil, fmt.Errorf("script: scenario %q: exec function %q is not exported", p.sc.Name, p.sc.Exec)
@@ -200,7 +204,7 @@ func (vu *VU) takeSetupData() error {
 // newRuntime makes a VU's runtime and its globals; its init context has
 // not run. A scenario's VU gets id, or the next free id when id is 0.
 func (r *Runner) newRuntime(p *Phase, id int64) *VU {
-	vu := &VU{r: r, ph: p, rt: sobek.New(), modules: map[string]sobek.Value{}}
+	vu := &VU{r: r, ph: p, rt: sobek.New()}
 	if p != nil {
 		if id == 0 {
 			id = r.vuIDs.Add(1)
@@ -209,40 +213,82 @@ func (r *Runner) newRuntime(p *Phase, id int64) *VU {
 	}
 	rt := vu.rt
 	rt.SetFieldNameMapper(sobek.UncapFieldNameMapper())
-	// __ENV is a lazy object over a table shared by the phase's VUs: each
-	// VU has its own object (assignments and deletions stay its own), and
-	// a variable becomes a JavaScript string when the VU first reads it.
-	// Filled eagerly, the process environment (k6 includes it by default)
-	// cost every VU a property per variable: 4.7 KiB and 37 µs with 35
-	// variables.
-	env := rt.NewDynamicObject(&lazyObject{rt: rt, shared: r.envTable(p)})
+	// k6's globals are the global object's own properties, as in k6: a
+	// module (strict code) may assign them by name, which sobek allows
+	// only for an own property of the global object. open and require are
+	// FunctionCalls: through reflect they cost 0.3 KiB a VU more.
 	g := rt.GlobalObject()
-	_ = g.Set("__ENV", env)
+	_ = g.Set("__ENV", vu.newEnv())
 	_ = g.Set("__VU", vu.id)
 	_ = g.Set("__ITER", 0)
-	_ = g.Set("open", vu.open)
-	_ = g.Set("require", vu.require)
-	// The web APIs a script may not use (console, timers, text codecs,
-	// crypto) are made on first use: they live on a lazy object between
-	// the global object and Object.prototype, so a global name finds them
-	// through the prototype chain (lazy.go).
-	web := map[string]any{
-		"console": lazyMake(func() sobek.Value { return vu.console() }),
-		"crypto":  lazyMake(func() sobek.Value { return vu.webCrypto() }),
-	}
-	for k, f := range vu.timerFuncs() {
-		web[k] = f
-	}
-	for k, f := range vu.textCodecs() {
-		web[k] = f
-	}
-	_ = g.SetPrototype(vu.lazy(web))
+	_ = g.Set("open", func(call sobek.FunctionCall) sobek.Value { return vu.open(call.Argument(0).String(), call.Argument(1)) })
+	_ = g.Set("require", func(call sobek.FunctionCall) sobek.Value { return vu.require(call.Argument(0).String()) })
+	// The web APIs (console, crypto, timers, text codecs) live on a lazy
+	// object between the global object and Object.prototype, so a global
+	// name finds them through the prototype chain, and each is made when
+	// the script first reads it (globalTable).
+	_ = g.SetPrototype(rt.NewDynamicObject(&lazyObject{rt: rt, shared: globalTable, self: vu}))
 	rt.SetPromiseRejectionTracker(vu.trackRejections)
 	if runtimeHook != nil {
 		runtimeHook(vu)
 	}
 	r.vus.Store(rt, vu)
 	return vu
+}
+
+// globalTable is the web APIs every VU's runtime has on its global
+// object's prototype, each made in the VU (the lazy object's self) on
+// first read; a VU's own assignments and deletions stay its own
+// (lazy.go). One table for every VU: a map of closures per VU cost
+// 0.4 KiB.
+var globalTable = func() map[string]func(self any) any {
+	t := map[string]func(any) any{
+		"console": func(s any) any { vu := s.(*VU); return lazyMake(func() sobek.Value { return vu.console() }) },
+		"crypto":  func(s any) any { vu := s.(*VU); return lazyMake(func() sobek.Value { return vu.webCrypto() }) },
+	}
+	var probe VU
+	for k := range probe.timerFuncs() {
+		t[k] = func(s any) any { return s.(*VU).timerFuncs()[k] }
+	}
+	for k := range probe.textCodecs() {
+		t[k] = func(s any) any { return s.(*VU).textCodecs()[k] }
+	}
+	return t
+}()
+
+// newEnv is a VU's __ENV: a lazy object over a table shared by its
+// phase's VUs. Each VU has its own object (assignments and deletions stay
+// its own), and a variable becomes a JavaScript string when the VU first
+// reads it. Filled eagerly, the process environment (k6 includes it by
+// default) cost every VU a property per variable: 4.7 KiB and 37 µs with
+// 35 variables.
+func (vu *VU) newEnv() sobek.Value {
+	return vu.rt.NewDynamicObject(&lazyObject{rt: vu.rt, shared: vu.r.envTable(vu.ph)})
+}
+
+// export is the script's export name in this VU (nil if it exports no
+// such name), read as the namespace object reads it but without making
+// one: a scenario's VU needs its exec function alone, and sobek keeps a
+// namespace object made for the VU's life (1.1 KiB).
+func (vu *VU) export(name string) sobek.Value {
+	if vu.exports != nil {
+		return vu.exports.Get(name)
+	}
+	b, ambiguous := vu.r.bundle.Main.ResolveExport(name)
+	if b == nil || ambiguous {
+		return nil
+	}
+	if b.BindingName == "*namespace*" {
+		return vu.rt.NamespaceObjectFor(b.Module)
+	}
+	m := vu.rt.GetModuleInstance(b.Module)
+	if m == nil {
+		return nil
+	}
+	if v := m.GetBindingValue(b.BindingName); v != nil {
+		return v
+	}
+	return sobek.Null()
 }
 
 // envTable is __ENV's variables for a VU of phase p (nil: the setup VU),
@@ -300,7 +346,11 @@ func (vu *VU) init() (err error) {
 		}
 		return err
 	}
-	vu.exports = vu.rt.NamespaceObjectFor(b.Main)
+	if vu.ph == nil {
+		// The setup VU reads the options, setup, teardown and
+		// handleSummary; a scenario's VU only its exec function (export).
+		vu.exports = vu.rt.NamespaceObjectFor(b.Main)
+	}
 	return nil
 }
 
@@ -369,8 +419,10 @@ func (vu *VU) stringify(v sobek.Value) (string, error) {
 // require serves the k6 modules: the default export of an import, and
 // CommonJS require("k6/...").
 func (vu *VU) require(name string) sobek.Value {
-	if m, ok := vu.modules[name]; ok {
-		return m
+	for _, m := range vu.modules {
+		if m.name == name {
+			return m.obj
+		}
 	}
 	m := vu.module(name)
 	if m == nil {
@@ -379,8 +431,14 @@ func (vu *VU) require(name string) sobek.Value {
 		}
 		vu.throw("module %q is not supported by throttle (it provides %s)", name, strings.Join(supportedModules, ", "))
 	}
-	vu.modules[name] = m
+	vu.modules = append(vu.modules, namedModule{name, m})
 	return m
+}
+
+// namedModule is a k6 module object a VU made, by its name.
+type namedModule struct {
+	name string
+	obj  sobek.Value
 }
 
 // open reads a file relative to the script's folder, in the init context
