@@ -222,6 +222,10 @@ func (c *fastConn) build(r *Request) (*fastHost, error) {
 func buildRequest(req *fasthttp.Request, r *Request) (isTLS bool, addr string, err error) {
 	req.Reset()
 	req.Header.DisableNormalizing()
+	// No Content-Type the request has not got: net/http (k6's client, and
+	// the --http2 transport) adds none to a body, where fasthttp would add
+	// application/octet-stream.
+	req.Header.SetNoDefaultContentType(true)
 	req.SetRequestURI(r.URL)
 	uri := req.URI()
 	switch {
@@ -276,6 +280,7 @@ func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Re
 	h.dialed, h.wrote, h.first, h.sent, h.recv = false, time.Time{}, time.Time{}, 0, 0
 	resp := c.resp
 	resp.Reset()
+	resp.Header.SetNoDefaultContentType(true) // keepHeader's: only a Content-Type sent
 	c.req.SetTimeout(timeout)
 	err := h.hc.Do(c.req, resp)
 	var body []byte

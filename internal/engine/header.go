@@ -26,9 +26,21 @@ const hasCookie = 1
 // keepHeader returns h's header lines as a rawHeader buffer of its own
 // (nil for none), built in scratch, which it returns for the next call: one
 // pass over the headers and one allocation of exactly the buffer's size.
+//
+// The lines are what net/http's Response.Header holds (k6 reads its
+// res.headers there), not all fasthttp reports: h must have been read with
+// SetNoDefaultContentType (else a response without Content-Type shows
+// fasthttp's default), and Transfer-Encoding is left out, as are a chunked
+// body's Trailer declaration and its trailer fields (net/http moves those
+// to Response.Trailer, which k6 does not show; fasthttp lists the names of
+// fields read from a trailer as a Trailer line, declared or not).
 func keepHeader(h *fasthttp.ResponseHeader, scratch []byte) (raw, next []byte) {
 	b := append(scratch[:0], 0)
+	chunked := h.ContentLength() == -1
 	for k, v := range h.All() {
+		if bytes.EqualFold(k, []byte(hdrTransferEncoding)) || chunked && bytes.EqualFold(k, []byte(hdrTrailer)) {
+			continue
+		}
 		if len(k) == len(setCookie) && bytes.EqualFold(k, []byte(setCookie)) {
 			b[0] = hasCookie
 		}
@@ -43,7 +55,11 @@ func keepHeader(h *fasthttp.ResponseHeader, scratch []byte) (raw, next []byte) {
 	return append([]byte(nil), b...), b
 }
 
-const setCookie = "Set-Cookie"
+const (
+	setCookie           = "Set-Cookie"
+	hdrTransferEncoding = "Transfer-Encoding"
+	hdrTrailer          = "Trailer"
+)
 
 // eachHeader calls f with each name and value of raw, in order, until f
 // returns false.

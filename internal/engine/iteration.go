@@ -321,14 +321,33 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	} else {
 		d.fast = newFastShared(cfg)
 		if cfg.RawHTTP {
-			name, err := transportName("")
+			name, err := LaneTransport(false)
 			if err != nil {
 				return nil, err
 			}
-			d.raw = name != TransportFastHTTP
+			d.raw = name == TransportRaw
 		}
 	}
 	return d, nil
+}
+
+// LaneTransport names the transport a driver made with RawHTTP (a script's
+// request lane) sends plain http:// requests with, as its Transport
+// reports it, for HTTP2 as given: TransportNetHTTP with http2, else
+// TransportRaw unless TransportEnv asks for fasthttp. An unknown
+// TransportEnv is NewDriver's error.
+func LaneTransport(http2 bool) (string, error) {
+	if http2 {
+		return TransportNetHTTP, nil
+	}
+	name, err := transportName("")
+	if err != nil {
+		return "", err
+	}
+	if name == TransportFastHTTP {
+		return TransportFastHTTP, nil
+	}
+	return TransportRaw, nil
 }
 
 // Transport names the transport the driver's runners send plain http://

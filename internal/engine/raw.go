@@ -33,8 +33,10 @@ import (
 //
 // What it does not take goes over a fastConn made on first need, per
 // request: https, a URL with user info (fasthttp sends it as
-// Authorization), and anything fasthttp's request writer refuses (a body
-// on a GET), so those keep their exact fasthttp behaviour and errors.
+// Authorization), and anything fasthttp's request writer refuses, so those
+// keep their exact fasthttp behaviour and errors. (A body on a GET or HEAD
+// is not refused: fasthttp writes it with its Content-Length, as net/http
+// and k6 send it.)
 //
 // Invariants: a rawConn is used by its runner's goroutine only; a host's
 // conn is nil or idle between attempts, with nothing unread on it (a
@@ -381,6 +383,7 @@ func (c *rawConn) keepHead(r *Request, block []byte) error {
 	}
 	hp := headParsers.Get().(*headParser)
 	hp.h.Reset()
+	hp.h.SetNoDefaultContentType(true) // keepHeader's: only a Content-Type sent
 	err := hp.h.Read(hp.reader(block))
 	if err == nil && redirect {
 		c.loc = string(hp.h.Peek("Location"))
@@ -394,7 +397,8 @@ func (c *rawConn) keepHead(r *Request, block []byte) error {
 }
 
 // keepHeaders makes the kept headers' records (header.go) at the body's
-// end, a trailer's fields added as fasthttp adds them.
+// end. A trailer is parsed, as the fasthttp transport parses it (a
+// malformed one fails the same way), but its fields are not kept.
 func (c *rawConn) keepHeaders(r *Request) error {
 	hp := c.hp
 	if t := c.p.trailer; len(t) > 0 {

@@ -141,8 +141,8 @@ func transportName2(raw bool) string {
 // every kind of request a script makes: request URI, Host (of the URL, of
 // Request.Host or of a Host header), User-Agent (the default, or the
 // request's in any casing), special and ordinary headers in fasthttp's
-// order and casing, Content-Length and the default Content-Type for a
-// body, Connection: close.
+// order and casing, Content-Length for a body (on GET and HEAD too) and
+// no Content-Type unless given, Connection: close.
 func TestRawWireLikeFastHTTP(t *testing.T) {
 	t.Parallel()
 	s := newRawServer(t, answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true))
@@ -156,6 +156,8 @@ func TestRawWireLikeFastHTTP(t *testing.T) {
 		{Method: "POST", URL: s.url + "/p", Body: []byte("hello")},
 		{Method: "POST", URL: s.url + "/p", Body: []byte(large), Header: http.Header{"Content-Type": {"text/plain"}}},
 		{Method: "PUT", URL: s.url + "/e", Body: []byte{}},
+		{Method: "GET", URL: s.url + "/g", Body: []byte("get body")},
+		{Method: "HEAD", URL: s.url + "/g", Body: []byte("head body")},
 		{Method: "patch", URL: s.url + "/lower-case-method", Body: []byte("x")},
 		{URL: s.url + "/h", Host: "example.test"},
 		{URL: s.url + "/h", Header: http.Header{"Host": {"other.test"}}},
@@ -460,9 +462,26 @@ func TestRawTransportEnv(t *testing.T) {
 	if _, err := NewDriver(DriverConfig{Meter: NewMeter(), RawHTTP: true}); err == nil || !strings.Contains(err.Error(), TransportEnv) {
 		t.Errorf("an unknown transport: %v", err)
 	}
+	if _, err := LaneTransport(false); err == nil || !strings.Contains(err.Error(), TransportEnv) {
+		t.Errorf("LaneTransport, an unknown transport: %v", err)
+	}
 	t.Setenv(TransportEnv, "")
 	if d, _ := NewDriver(DriverConfig{Meter: NewMeter(), RawHTTP: true, HTTP2: true}); d.Transport() != TransportNetHTTP {
 		t.Errorf("--http2: %s", d.Transport())
+	}
+	// LaneTransport (a script run's report) names what a lane's driver uses.
+	for _, env := range []string{"", TransportFastHTTP, TransportEvLoop} {
+		t.Setenv(TransportEnv, env)
+		for _, http2 := range []bool{false, true} {
+			d, err := NewDriver(DriverConfig{Meter: NewMeter(), RawHTTP: true, HTTP2: http2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name, err := LaneTransport(http2); err != nil || name != d.Transport() {
+				t.Errorf("%s=%q, http2 %v: LaneTransport %q (%v), the driver's %q", TransportEnv, env, http2, name, err, d.Transport())
+			}
+			d.Close()
+		}
 	}
 }
 

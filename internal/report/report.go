@@ -29,9 +29,9 @@ type Settings struct {
 	Evidence string
 	// Target describes what was loaded: URLs, or the built-in target.
 	Target string
-	// Transport is the HTTP client a URL run's attempts went through
-	// (engine.Transport: "evloop", "fasthttp", "net/http"); "" for runs
-	// that are not a URL run's.
+	// Transport is the HTTP client a URL run's attempts, or a script's
+	// plain http:// requests, went through (engine.Transport: "evloop",
+	// "raw", "fasthttp", "net/http"); "" for other runs.
 	Transport string
 }
 

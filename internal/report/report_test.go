@@ -364,8 +364,8 @@ func TestBuildNotGovernedClaimsNoCapacity(t *testing.T) {
 	}
 }
 
-// A URL run's report says which HTTP client sent its attempts, in the
-// JSON settings and the text's first line; other runs' is "".
+// A URL or script run's report says which HTTP client sent its attempts,
+// in the JSON settings and the text's first line; other runs' is "".
 func TestTransportReported(t *testing.T) {
 	l := governor.NewLimits(governor.Concurrency, 10)
 	for _, transport := range []string{"evloop", ""} {

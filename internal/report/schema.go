@@ -117,9 +117,10 @@ type SettingsJSON struct {
 	Evidence string `json:"evidence"`
 	// Target describes what was loaded.
 	Target string `json:"target"`
-	// Transport is the HTTP client a URL run's attempts went through:
-	// "evloop" (throttle's event loop), "fasthttp" or "net/http"
-	// (--http2); "" for other runs.
+	// Transport is the HTTP client a URL run's attempts, or a k6
+	// script's plain http:// requests, went through: "evloop" (throttle's
+	// event loop, URL runs), "raw" (throttle's HTTP/1.1 client, scripts),
+	// "fasthttp" or "net/http" (--http2); "" for other runs (agents).
 	Transport string `json:"transport"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/throttlekit/throttle/internal/agent"
+	"github.com/throttlekit/throttle/internal/engine"
 	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/metrics"
 	"github.com/throttlekit/throttle/internal/report"
@@ -76,6 +77,10 @@ func (s *Session) RunScript(sc Script) error {
 		return BadInput{err}
 	}
 	cfg.MemoryBound = memLimit
+	// The reports name the transport the VUs' request lanes send with.
+	if sc.Settings.Transport, err = engine.LaneTransport(cfg.HTTP2); err != nil {
+		return BadInput{err}
+	}
 	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
 		return err
