@@ -351,11 +351,18 @@ func BenchmarkIteration(b *testing.B) {
 			b.Fatal("the last request failed")
 		}
 	})
-	for _, c := range []struct{ name, body string }{
-		{"get", costGet},
-		{"check", costGetCheck},
+	// points is a point hook that only reads, as an agent's (every value's
+	// tags are then built: --out, agents, tag-filtered thresholds).
+	points := func(m *Metric, v float64, tags map[string]string) { _ = tags["scenario"] }
+	for _, c := range []struct {
+		name, body string
+		points     func(*Metric, float64, map[string]string)
+	}{
+		{"get", costGet, nil},
+		{"check", costGetCheck, nil},
 		// the same work in JavaScript alone: the object, the function, its call
-		{"check-js", `const res = http.get(__ENV.BASE + '/'); const c = { ok: (r) => r.status === 200 }; c.ok(res);`},
+		{"check-js", `const res = http.get(__ENV.BASE + '/'); const c = { ok: (r) => r.status === 200 }; c.ok(res);`, nil},
+		{"check-points", costGetCheck, points},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			path := writeScriptB(b, "it.js", `
@@ -364,7 +371,7 @@ import { check } from 'k6';
 export const options = { vus: 1, duration: '1h' };
 export default function () { `+c.body+` }
 `)
-			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}})
+			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}, Points: c.points})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,7 +1,9 @@
 package script
 
 import (
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -247,5 +249,71 @@ export default function () {
 	}
 	if s := r.metric("http_req_failed").Stats(); s.NonZero != iters {
 		t.Errorf("http_req_failed: %d failed, want %d", s.NonZero, iters)
+	}
+}
+
+// TestTagSetsPerValue: a value's point and sub-metrics see its own tags
+// and no other's, though the maps they are built in are reused: a request
+// or check with tags of its own followed by one without, the second
+// carries none of the first's; a sub-metric filtered on such a tag counts
+// only the values that had it.
+func TestTagSetsPerValue(t *testing.T) {
+	_, base := startTarget(t, robust())
+	const iters = 20
+	path := writeScript(t, "tags.js", `
+import http from 'k6/http';
+import { check, group } from 'k6';
+export const options = {
+  iterations: `+strconv.Itoa(iters)+`,
+  thresholds: {
+    'http_reqs{kind:a}': ['count==`+strconv.Itoa(iters)+`'],
+    'checks{ck:x}': ['rate==1'],
+  },
+};
+export default function () {
+  http.get(__ENV.BASE + '/a', { tags: { kind: 'a', name: 'n1' } });
+  http.get(__ENV.BASE + '/b');
+  check(1, { tagged: (v) => v === 1 }, { ck: 'x' });
+  group('g', () => { check(0, { plain: (v) => v === 1 }); });
+}
+`)
+	var mu sync.Mutex
+	seen := map[string]int{} // metric + its tag set, written out
+	cfg := Config{Points: func(m *Metric, v float64, tags map[string]string) {
+		switch m.Name {
+		case "http_reqs", "checks", "iterations", "group_duration":
+		default:
+			return
+		}
+		keys := make([]string, 0, len(tags))
+		for k, v := range tags {
+			keys = append(keys, k+"="+v)
+		}
+		sort.Strings(keys)
+		mu.Lock()
+		seen[m.Name+" "+strings.Join(keys, ",")]++
+		mu.Unlock()
+	}}
+	r, _ := runScript(t, path, base, cfg, 30*time.Second)
+	want := map[string]int{
+		"http_reqs expected_response=true,group=,kind=a,method=GET,name=n1,scenario=default,status=200,url=" + base + "/a": iters,
+		"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200,url=" + base + "/b": iters,
+		"checks check=tagged,ck=x,group=,scenario=default": iters,
+		"checks check=plain,group=::g,scenario=default":    iters,
+		"group_duration group=::g,scenario=default":        iters,
+		"iterations group=,scenario=default":               iters,
+	}
+	if len(seen) != len(want) {
+		t.Errorf("%d tag sets, want %d: %v", len(seen), len(want), seen)
+	}
+	for k, n := range want {
+		if seen[k] != n {
+			t.Errorf("%q: %d points, want %d (all: %v)", k, seen[k], n, seen)
+		}
+	}
+	for _, th := range r.Thresholds() {
+		if !th.OK {
+			t.Errorf("%s%v %s: value %v", th.Metric, th.Filter, th.Source, th.Value)
+		}
 	}
 }
