@@ -296,12 +296,12 @@ export default function () {
 	}}
 	r, _ := runScript(t, path, base, cfg, 30*time.Second)
 	want := map[string]int{
-		"http_reqs expected_response=true,group=,kind=a,method=GET,name=n1,scenario=default,status=200,url=" + base + "/a": iters,
+		"http_reqs expected_response=true,group=,kind=a,method=GET,name=n1,scenario=default,status=200,url=" + base + "/a":      iters,
 		"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200,url=" + base + "/b": iters,
-		"checks check=tagged,ck=x,group=,scenario=default": iters,
-		"checks check=plain,group=::g,scenario=default":    iters,
-		"group_duration group=::g,scenario=default":        iters,
-		"iterations group=,scenario=default":               iters,
+		"checks check=tagged,ck=x,group=,scenario=default":                                                                      iters,
+		"checks check=plain,group=::g,scenario=default":                                                                         iters,
+		"group_duration group=::g,scenario=default":                                                                             iters,
+		"iterations group=,scenario=default":                                                                                    iters,
 	}
 	if len(seen) != len(want) {
 		t.Errorf("%d tag sets, want %d: %v", len(seen), len(want), seen)
