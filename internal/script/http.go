@@ -426,7 +426,7 @@ func (m *httpModule) record(method, url, name string, tags map[string]string, st
 		for k, v := range tags {
 			t[k] = v
 		}
-		return vu.r.dropSystemTags(t)
+		return vu.r.dropSystemTags(t, len(tags) > 0 || vu.namedTags(nil))
 	})
 	ts.release()
 	if p := vu.ph; p != nil {

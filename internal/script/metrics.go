@@ -445,9 +445,29 @@ func (vu *VU) ownTags() *sobek.Object {
 	return vu.vuTags
 }
 
+// builtinTags are the system tags throttle writes into a value's tag set
+// itself; the other system tags come into one only by a name the options
+// or the script gave a tag (namedTags).
+var builtinTags = []string{"group", "scenario", "method", "url", "name", "status", "expected_response", "check"}
+
+// namedTags says whether vu's tag sets (with extra) carry tags named by the
+// options or the script: options.tags, the scenario's, exec.vu.tags, extra.
+func (vu *VU) namedTags(extra sobek.Value) bool {
+	if len(vu.r.opts.Tags) > 0 || vu.vuTags != nil || vu.ph != nil && len(vu.ph.sc.Tags) > 0 {
+		return true
+	}
+	o, ok := extra.(*sobek.Object)
+	return ok && o != nil
+}
+
 // dropSystemTags removes the system tags options.systemTags leaves out
-// (every one before the options are resolved).
-func (r *Runner) dropSystemTags(t map[string]string) map[string]string {
+// (every one before the options are resolved). named says t may hold tags
+// the options or the script named (namedTags); without them, and with
+// every built-in tag in force (the default), there is nothing to remove.
+func (r *Runner) dropSystemTags(t map[string]string, named bool) map[string]string {
+	if !named && r.keepsBuiltinTags {
+		return t
+	}
 	drop := r.droppedTags
 	if r.systemTags == nil {
 		drop = options.SystemTagNames

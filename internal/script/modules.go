@@ -157,7 +157,7 @@ func (vu *VU) check(name string, pass bool, tags sobek.Value) {
 	_ = vu.r.builtin.checks.addTagged(vu.phaseName(), f, func() map[string]string {
 		t := vu.fillTags(ts.get(), tags)
 		t["check"] = name
-		return vu.r.dropSystemTags(t)
+		return vu.r.dropSystemTags(t, vu.namedTags(tags))
 	})
 	ts.release()
 }

@@ -317,3 +317,62 @@ export default function () {
 		}
 	}
 }
+
+// TestSystemTagsDropped: a system tag options.systemTags leaves out is on
+// no value, whether throttle wrote it (url) or a script's tags named it
+// (vu, by default left out), and a tag of another name stays.
+func TestSystemTagsDropped(t *testing.T) {
+	_, base := startTarget(t, robust())
+	for _, c := range []struct {
+		name, opts string
+		want       map[string]int
+	}{
+		{"default", ``, map[string]int{
+			"http_reqs expected_response=true,group=,kind=a,method=GET,name=" + base + "/a,scenario=default,status=200,url=" + base + "/a": 2,
+			"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200,url=" + base + "/b": 2,
+			"checks check=c,group=,scenario=default,x=1": 2,
+		}},
+		{"no url, no check", `, systemTags: ['method', 'status', 'name', 'group', 'scenario', 'expected_response', 'vu']`, map[string]int{
+			"http_reqs expected_response=true,group=,kind=a,method=GET,name=" + base + "/a,scenario=default,status=200,vu=9": 2,
+			"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200": 2,
+			"checks group=,scenario=default,x=1": 2,
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeScript(t, "tags.js", `
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { iterations: 2`+c.opts+` };
+export default function () {
+  http.get(__ENV.BASE + '/a', { tags: { kind: 'a', vu: '9' } });
+  http.get(__ENV.BASE + '/b');
+  check(1, { c: (v) => v === 1 }, { x: '1', iter: '7' });
+}
+`)
+			var mu sync.Mutex
+			seen := map[string]int{}
+			cfg := Config{Points: func(m *Metric, v float64, tags map[string]string) {
+				if m.Name != "http_reqs" && m.Name != "checks" {
+					return
+				}
+				keys := make([]string, 0, len(tags))
+				for k, v := range tags {
+					keys = append(keys, k+"="+v)
+				}
+				sort.Strings(keys)
+				mu.Lock()
+				seen[m.Name+" "+strings.Join(keys, ",")]++
+				mu.Unlock()
+			}}
+			runScript(t, path, base, cfg, 30*time.Second)
+			if len(seen) != len(c.want) {
+				t.Errorf("%d tag sets, want %d: %v", len(seen), len(c.want), seen)
+			}
+			for k, n := range c.want {
+				if seen[k] != n {
+					t.Errorf("%q: %d points, want %d (all: %v)", k, seen[k], n, seen)
+				}
+			}
+		})
+	}
+}

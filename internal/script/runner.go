@@ -220,9 +220,11 @@ type Runner struct {
 	sentChecks map[checkKey]CheckDelta
 	gauges     map[string]map[string]float64
 	// systemTags are the system tags in force (options.systemTags);
-	// droppedTags the others, which dropSystemTags deletes.
-	systemTags  map[string]bool
-	droppedTags []string
+	// droppedTags the others, which dropSystemTags deletes;
+	// keepsBuiltinTags: every one of builtinTags is in force.
+	systemTags       map[string]bool
+	droppedTags      []string
+	keepsBuiltinTags bool
 	// resolved: r.opts holds the resolved options (after the init context).
 	resolved bool
 	// defaultHdr is the header of a request that sets none (httpoptions.go).
@@ -333,6 +335,10 @@ func Load(path string, cfg Config) (*Runner, error) {
 		if !r.systemTags[name] {
 			r.droppedTags = append(r.droppedTags, name)
 		}
+	}
+	r.keepsBuiltinTags = true
+	for _, name := range builtinTags {
+		r.keepsBuiltinTags = r.keepsBuiltinTags && r.systemTags[name]
 	}
 	if !r.opts.NoThresholds {
 		r.thresholds = thresholdsOf(r.opts.Thresholds)
