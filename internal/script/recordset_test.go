@@ -329,12 +329,12 @@ func TestSystemTagsDropped(t *testing.T) {
 	}{
 		{"default", ``, map[string]int{
 			"http_reqs expected_response=true,group=,kind=a,method=GET,name=" + base + "/a,scenario=default,status=200,url=" + base + "/a": 2,
-			"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200,url=" + base + "/b": 2,
+			"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200,url=" + base + "/b":        2,
 			"checks check=c,group=,scenario=default,x=1": 2,
 		}},
 		{"no url, no check", `, systemTags: ['method', 'status', 'name', 'group', 'scenario', 'expected_response', 'vu']`, map[string]int{
 			"http_reqs expected_response=true,group=,kind=a,method=GET,name=" + base + "/a,scenario=default,status=200,vu=9": 2,
-			"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200": 2,
+			"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200":             2,
 			"checks group=,scenario=default,x=1": 2,
 		}},
 	} {
