@@ -411,7 +411,7 @@ func (vu *VU) fillTags(t map[string]string, extra sobek.Value) map[string]string
 type tagSet struct{ m map[string]string }
 
 // tagMaps are released tag sets' maps, empty.
-var tagMaps = sync.Pool{New: func() any { return make(map[string]string, 16) }}
+var tagMaps = sync.Pool{New: func() any { return make(map[string]string, 8) }}
 
 // maxPooledTags bounds the maps kept: one grown by a script's many tags
 // is left to the GC.
