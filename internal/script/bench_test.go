@@ -357,18 +357,22 @@ func BenchmarkIteration(b *testing.B) {
 	for _, c := range []struct {
 		name, body string
 		points     func(*Metric, float64, map[string]string)
+		opts       string
 	}{
-		{"get", costGet, nil},
-		{"check", costGetCheck, nil},
+		{"get", costGet, nil, ""},
+		{"check", costGetCheck, nil, ""},
 		// the same work in JavaScript alone: the object, the function, its call
-		{"check-js", `const res = http.get(__ENV.BASE + '/'); const c = { ok: (r) => r.status === 200 }; c.ok(res);`, nil},
-		{"check-points", costGetCheck, points},
+		{"check-js", `const res = http.get(__ENV.BASE + '/'); const c = { ok: (r) => r.status === 200 }; c.ok(res);`, nil, ""},
+		{"check-points", costGetCheck, points, ""},
+		// bench/vus.sh's iteration without its sleeps: a new connection for
+		// every request
+		{"check-noreuse", costGetCheck, nil, ", noConnectionReuse: true"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			path := writeScriptB(b, "it.js", `
 import http from 'k6/http';
 import { check } from 'k6';
-export const options = { vus: 1, duration: '1h' };
+export const options = { vus: 1, duration: '1h'`+c.opts+` };
 export default function () { `+c.body+` }
 `)
 			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}, Points: c.points})
