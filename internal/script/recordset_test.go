@@ -1,6 +1,8 @@
 package script
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -277,23 +279,7 @@ export default function () {
   group('g', () => { check(0, { plain: (v) => v === 1 }); });
 }
 `)
-	var mu sync.Mutex
-	seen := map[string]int{} // metric + its tag set, written out
-	cfg := Config{Points: func(m *Metric, v float64, tags map[string]string) {
-		switch m.Name {
-		case "http_reqs", "checks", "iterations", "group_duration":
-		default:
-			return
-		}
-		keys := make([]string, 0, len(tags))
-		for k, v := range tags {
-			keys = append(keys, k+"="+v)
-		}
-		sort.Strings(keys)
-		mu.Lock()
-		seen[m.Name+" "+strings.Join(keys, ",")]++
-		mu.Unlock()
-	}}
+	cfg, points := tagPoints("http_reqs", "checks", "iterations", "group_duration")
 	r, _ := runScript(t, path, base, cfg, 30*time.Second)
 	want := map[string]int{
 		"http_reqs expected_response=true,group=,kind=a,method=GET,name=n1,scenario=default,status=200,url=" + base + "/a":      iters,
@@ -303,14 +289,7 @@ export default function () {
 		"group_duration group=::g,scenario=default":                                                                             iters,
 		"iterations group=,scenario=default":                                                                                    iters,
 	}
-	if len(seen) != len(want) {
-		t.Errorf("%d tag sets, want %d: %v", len(seen), len(want), seen)
-	}
-	for k, n := range want {
-		if seen[k] != n {
-			t.Errorf("%q: %d points, want %d (all: %v)", k, seen[k], n, seen)
-		}
-	}
+	wantPoints(t, points(), want)
 	for _, th := range r.Thresholds() {
 		if !th.OK {
 			t.Errorf("%s%v %s: value %v", th.Metric, th.Filter, th.Source, th.Value)
@@ -349,30 +328,48 @@ export default function () {
   check(1, { c: (v) => v === 1 }, { x: '1', iter: '7' });
 }
 `)
-			var mu sync.Mutex
-			seen := map[string]int{}
-			cfg := Config{Points: func(m *Metric, v float64, tags map[string]string) {
-				if m.Name != "http_reqs" && m.Name != "checks" {
-					return
-				}
-				keys := make([]string, 0, len(tags))
-				for k, v := range tags {
-					keys = append(keys, k+"="+v)
-				}
-				sort.Strings(keys)
-				mu.Lock()
-				seen[m.Name+" "+strings.Join(keys, ",")]++
-				mu.Unlock()
-			}}
+			cfg, points := tagPoints("http_reqs", "checks")
 			runScript(t, path, base, cfg, 30*time.Second)
-			if len(seen) != len(c.want) {
-				t.Errorf("%d tag sets, want %d: %v", len(seen), len(c.want), seen)
-			}
-			for k, n := range c.want {
-				if seen[k] != n {
-					t.Errorf("%q: %d points, want %d (all: %v)", k, seen[k], n, seen)
-				}
-			}
+			wantPoints(t, points(), c.want)
 		})
+	}
+}
+
+// tagPoints is a Config whose point hook counts the values of the named
+// metrics by metric and tag set ("name k=v,k=v" sorted); points returns
+// the counts so far.
+func tagPoints(names ...string) (cfg Config, points func() map[string]int) {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	cfg.Points = func(m *Metric, v float64, tags map[string]string) {
+		if !slices.Contains(names, m.Name) {
+			return
+		}
+		keys := make([]string, 0, len(tags))
+		for k, v := range tags {
+			keys = append(keys, k+"="+v)
+		}
+		sort.Strings(keys)
+		mu.Lock()
+		counts[m.Name+" "+strings.Join(keys, ",")]++
+		mu.Unlock()
+	}
+	return cfg, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(counts)
+	}
+}
+
+// wantPoints checks tagPoints' counts against want, exactly.
+func wantPoints(t *testing.T, seen, want map[string]int) {
+	t.Helper()
+	if len(seen) != len(want) {
+		t.Errorf("%d tag sets, want %d: %v", len(seen), len(want), seen)
+	}
+	for k, n := range want {
+		if seen[k] != n {
+			t.Errorf("%q: %d points, want %d (all: %v)", k, seen[k], n, seen)
+		}
 	}
 }
