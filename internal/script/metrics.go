@@ -405,8 +405,7 @@ func (vu *VU) fillTags(t map[string]string, extra sobek.Value) map[string]string
 // is recorded (sub-metrics match it, a point hook reads it during its
 // call: Config.Points), so a run whose values need their tags (a point
 // hook, as every agent and --out has, or a tag-filtered threshold) does
-// not make a map of eleven entries for every request, check and
-// iteration. Its zero value is ready; release it once the value is
+// not make a new map for every request, check and iteration. Its zero value is ready; release it once the value is
 // recorded.
 type tagSet struct{ m map[string]string }
 
