@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grafana/sobek"
 	"go.uber.org/goleak"
 
 	"github.com/throttlekit/throttle/governor"
@@ -290,10 +291,12 @@ export default function () {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// as VU.iteration calls it: the VU's argument array, no slice made
+	vu.args[0] = sobek.Undefined()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := vu.fn(nil, nil); err != nil {
+		if _, err := vu.fn(sobek.Undefined(), vu.args[:]...); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -351,20 +354,31 @@ func BenchmarkIteration(b *testing.B) {
 			b.Fatal("the last request failed")
 		}
 	})
-	for _, c := range []struct{ name, body string }{
-		{"get", costGet},
-		{"check", costGetCheck},
+	// points is a point hook that only reads, as an agent's (every value's
+	// tags are then built: --out, agents, tag-filtered thresholds).
+	points := func(m *Metric, v float64, tags map[string]string) { _ = tags["scenario"] }
+	for _, c := range []struct {
+		name, body string
+		points     func(*Metric, float64, map[string]string)
+		opts       string
+	}{
+		{"get", costGet, nil, ""},
+		{"check", costGetCheck, nil, ""},
 		// the same work in JavaScript alone: the object, the function, its call
-		{"check-js", `const res = http.get(__ENV.BASE + '/'); const c = { ok: (r) => r.status === 200 }; c.ok(res);`},
+		{"check-js", `const res = http.get(__ENV.BASE + '/'); const c = { ok: (r) => r.status === 200 }; c.ok(res);`, nil, ""},
+		{"check-points", costGetCheck, points, ""},
+		// bench/vus.sh's iteration without its sleeps: a new connection for
+		// every request
+		{"check-noreuse", costGetCheck, nil, ", noConnectionReuse: true"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			path := writeScriptB(b, "it.js", `
 import http from 'k6/http';
 import { check } from 'k6';
-export const options = { vus: 1, duration: '1h' };
+export const options = { vus: 1, duration: '1h'`+c.opts+` };
 export default function () { `+c.body+` }
 `)
-			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}})
+			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}, Points: c.points})
 			if err != nil {
 				b.Fatal(err)
 			}

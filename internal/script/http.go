@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/grafana/sobek"
@@ -417,21 +418,41 @@ func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engi
 // no scenario.
 func (m *httpModule) record(method, url, name string, tags map[string]string, status, code int, failed bool, tm engine.Timings, sent, recv int64) {
 	vu := m.vu
+	var ts tagSet
 	vu.r.builtin.request(vu.phaseName(), tm, failed, int(sent), int(recv), func() map[string]string {
-		t := vu.tags(nil)
+		t := vu.fillTags(ts.get(), nil)
 		t["method"], t["url"], t["name"] = method, url, name
-		t["status"], t["expected_response"] = strconv.Itoa(status), strconv.FormatBool(!failed)
+		t["status"], t["expected_response"] = statusTag(status), strconv.FormatBool(!failed)
 		for k, v := range tags {
 			t[k] = v
 		}
-		return vu.r.dropSystemTags(t)
+		return vu.r.dropSystemTags(t, len(tags) > 0 || vu.namedTags(nil))
 	})
+	ts.release()
 	if p := vu.ph; p != nil {
 		if s := vu.r.cfg.Samples; s != nil {
 			s(&Sample{Phase: p.sc.Name, Group: vu.group, Method: method, URL: url, Name: name, Status: status,
 				Failed: failed, ErrorCode: code, Tags: tags, Timings: tm, Sent: sent, Received: recv})
 		}
 	}
+}
+
+// statusTags are the status tags of the codes 100-599, made on first
+// use: a tagged request's status tag is then not a string of its own.
+var statusTags = sync.OnceValue(func() *[500]string {
+	t := new([500]string)
+	for i := range t {
+		t[i] = strconv.Itoa(100 + i)
+	}
+	return t
+})
+
+// statusTag is a request's status tag: its code ("0" when none came).
+func statusTag(code int) string {
+	if code >= 100 && code < 600 {
+		return statusTags()[code-100]
+	}
+	return strconv.Itoa(code)
 }
 
 // json is Response.json([selector]).

@@ -373,9 +373,14 @@ func (vu *VU) metricsModule() *sobek.Object {
 }
 
 // tags are a sample's tags: the scenario's name and tags, the group, then
-// the tags object given (nil or undefined: none).
+// the tags object given (nil or undefined: none), in a map of their own.
 func (vu *VU) tags(extra sobek.Value) map[string]string {
-	t := map[string]string{"group": vu.group}
+	return vu.fillTags(make(map[string]string, 8), extra)
+}
+
+// fillTags writes vu.tags(extra) into t, which is empty, and returns it.
+func (vu *VU) fillTags(t map[string]string, extra sobek.Value) map[string]string {
+	t["group"] = vu.group
 	for k, v := range vu.r.opts.Tags { // options.tags and --tag
 		t[k] = v
 	}
@@ -385,7 +390,7 @@ func (vu *VU) tags(extra sobek.Value) map[string]string {
 			t[k] = v
 		}
 	}
-	for _, o := range []sobek.Value{vu.vuTags, extra} {
+	for _, o := range [...]sobek.Value{vu.vuTags, extra} {
 		if o, ok := o.(*sobek.Object); ok && o != nil {
 			for _, k := range o.Keys() {
 				t[k] = o.Get(k).String()
@@ -393,6 +398,42 @@ func (vu *VU) tags(extra sobek.Value) map[string]string {
 		}
 	}
 	return t
+}
+
+// tagSet is the tag set of one recorded value (or one set of values),
+// built on first use in a reused map: the set lives only while the value
+// is recorded (sub-metrics match it, a point hook reads it during its
+// call: Config.Points), so a run whose values need their tags (a point
+// hook, as every agent and --out has, or a tag-filtered threshold) does
+// not make a new map for every request, check and iteration. Its zero value is ready; release it once the value is
+// recorded.
+type tagSet struct{ m map[string]string }
+
+// tagMaps are released tag sets' maps, empty.
+var tagMaps = sync.Pool{New: func() any { return make(map[string]string, 8) }}
+
+// maxPooledTags bounds the maps kept: one grown by a script's many tags
+// is left to the GC.
+const maxPooledTags = 64
+
+// get returns the set's map, empty on first use.
+func (s *tagSet) get() map[string]string {
+	if s.m == nil {
+		s.m = tagMaps.Get().(map[string]string)
+	}
+	return s.m
+}
+
+// release gives the map back; the set is empty again.
+func (s *tagSet) release() {
+	if s.m == nil {
+		return
+	}
+	if len(s.m) <= maxPooledTags {
+		clear(s.m)
+		tagMaps.Put(s.m)
+	}
+	s.m = nil
 }
 
 // ownTags is exec.vu.tags, made on first use: one object per VU.
@@ -403,12 +444,35 @@ func (vu *VU) ownTags() *sobek.Object {
 	return vu.vuTags
 }
 
-// dropSystemTags removes the system tags options.systemTags leaves out.
-func (r *Runner) dropSystemTags(t map[string]string) map[string]string {
-	for _, name := range options.SystemTagNames {
-		if _, ok := t[name]; ok && !r.systemTags[name] {
-			delete(t, name)
-		}
+// builtinTags are the system tags throttle writes into a value's tag set
+// itself; the other system tags come into one only by a name the options
+// or the script gave a tag (namedTags).
+var builtinTags = []string{"group", "scenario", "method", "url", "name", "status", "expected_response", "check"}
+
+// namedTags says whether vu's tag sets (with extra) carry tags named by the
+// options or the script: options.tags, the scenario's, exec.vu.tags, extra.
+func (vu *VU) namedTags(extra sobek.Value) bool {
+	if len(vu.r.opts.Tags) > 0 || vu.vuTags != nil || vu.ph != nil && len(vu.ph.sc.Tags) > 0 {
+		return true
+	}
+	o, ok := extra.(*sobek.Object)
+	return ok && o != nil
+}
+
+// dropSystemTags removes the system tags options.systemTags leaves out
+// (every one before the options are resolved). named says t may hold tags
+// the options or the script named (namedTags); without them, and with
+// every built-in tag in force (the default), there is nothing to remove.
+func (r *Runner) dropSystemTags(t map[string]string, named bool) map[string]string {
+	if !named && r.keepsBuiltinTags {
+		return t
+	}
+	drop := r.droppedTags
+	if r.systemTags == nil {
+		drop = options.SystemTagNames
+	}
+	for _, name := range drop {
+		delete(t, name)
 	}
 	return t
 }

@@ -120,8 +120,10 @@ func (vu *VU) groupCall(name string, fn sobek.Callable) sobek.Value {
 		panic(err)
 	}
 	// k6's group_duration: a group that threw is not timed.
+	var ts tagSet // metrics.go
 	_ = vu.r.builtin.groupDuration.addTagged(vu.phaseName(), float64(time.Since(began))/float64(time.Millisecond),
-		func() map[string]string { return vu.tags(nil) })
+		func() map[string]string { return vu.fillTags(ts.get(), nil) })
+	ts.release()
 	return v
 }
 
@@ -151,11 +153,13 @@ func (vu *VU) check(name string, pass bool, tags sobek.Value) {
 	if pass {
 		f = 1
 	}
+	var ts tagSet // metrics.go
 	_ = vu.r.builtin.checks.addTagged(vu.phaseName(), f, func() map[string]string {
-		t := vu.tags(tags)
+		t := vu.fillTags(ts.get(), tags)
 		t["check"] = name
-		return vu.r.dropSystemTags(t)
+		return vu.r.dropSystemTags(t, vu.namedTags(tags))
 	})
+	ts.release()
 }
 
 // checks count check() results by group path and name, what a k6 summary's

@@ -1,7 +1,11 @@
 package script
 
 import (
+	"maps"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -247,5 +251,125 @@ export default function () {
 	}
 	if s := r.metric("http_req_failed").Stats(); s.NonZero != iters {
 		t.Errorf("http_req_failed: %d failed, want %d", s.NonZero, iters)
+	}
+}
+
+// TestTagSetsPerValue: a value's point and sub-metrics see its own tags
+// and no other's, though the maps they are built in are reused: a request
+// or check with tags of its own followed by one without, the second
+// carries none of the first's; a sub-metric filtered on such a tag counts
+// only the values that had it.
+func TestTagSetsPerValue(t *testing.T) {
+	_, base := startTarget(t, robust())
+	const iters = 20
+	path := writeScript(t, "tags.js", `
+import http from 'k6/http';
+import { check, group } from 'k6';
+export const options = {
+  iterations: `+strconv.Itoa(iters)+`,
+  thresholds: {
+    'http_reqs{kind:a}': ['count==`+strconv.Itoa(iters)+`'],
+    'checks{ck:x}': ['rate==1'],
+  },
+};
+export default function () {
+  http.get(__ENV.BASE + '/a', { tags: { kind: 'a', name: 'n1' } });
+  http.get(__ENV.BASE + '/b');
+  check(1, { tagged: (v) => v === 1 }, { ck: 'x' });
+  group('g', () => { check(0, { plain: (v) => v === 1 }); });
+}
+`)
+	cfg, points := tagPoints("http_reqs", "checks", "iterations", "group_duration")
+	r, _ := runScript(t, path, base, cfg, 30*time.Second)
+	want := map[string]int{
+		"http_reqs expected_response=true,group=,kind=a,method=GET,name=n1,scenario=default,status=200,url=" + base + "/a":      iters,
+		"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200,url=" + base + "/b": iters,
+		"checks check=tagged,ck=x,group=,scenario=default":                                                                      iters,
+		"checks check=plain,group=::g,scenario=default":                                                                         iters,
+		"group_duration group=::g,scenario=default":                                                                             iters,
+		"iterations group=,scenario=default":                                                                                    iters,
+	}
+	wantPoints(t, points(), want)
+	for _, th := range r.Thresholds() {
+		if !th.OK {
+			t.Errorf("%s%v %s: value %v", th.Metric, th.Filter, th.Source, th.Value)
+		}
+	}
+}
+
+// TestSystemTagsDropped: a system tag options.systemTags leaves out is on
+// no value, whether throttle wrote it (url) or a script's tags named it
+// (vu, by default left out), and a tag of another name stays.
+func TestSystemTagsDropped(t *testing.T) {
+	_, base := startTarget(t, robust())
+	for _, c := range []struct {
+		name, opts string
+		want       map[string]int
+	}{
+		{"default", ``, map[string]int{
+			"http_reqs expected_response=true,group=,kind=a,method=GET,name=" + base + "/a,scenario=default,status=200,url=" + base + "/a": 2,
+			"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200,url=" + base + "/b":        2,
+			"checks check=c,group=,scenario=default,x=1": 2,
+		}},
+		{"no url, no check", `, systemTags: ['method', 'status', 'name', 'group', 'scenario', 'expected_response', 'vu']`, map[string]int{
+			"http_reqs expected_response=true,group=,kind=a,method=GET,name=" + base + "/a,scenario=default,status=200,vu=9": 2,
+			"http_reqs expected_response=true,group=,method=GET,name=" + base + "/b,scenario=default,status=200":             2,
+			"checks group=,scenario=default,x=1": 2,
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeScript(t, "tags.js", `
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { iterations: 2`+c.opts+` };
+export default function () {
+  http.get(__ENV.BASE + '/a', { tags: { kind: 'a', vu: '9' } });
+  http.get(__ENV.BASE + '/b');
+  check(1, { c: (v) => v === 1 }, { x: '1', iter: '7' });
+}
+`)
+			cfg, points := tagPoints("http_reqs", "checks")
+			runScript(t, path, base, cfg, 30*time.Second)
+			wantPoints(t, points(), c.want)
+		})
+	}
+}
+
+// tagPoints is a Config whose point hook counts the values of the named
+// metrics by metric and tag set ("name k=v,k=v" sorted); points returns
+// the counts so far.
+func tagPoints(names ...string) (cfg Config, points func() map[string]int) {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	cfg.Points = func(m *Metric, v float64, tags map[string]string) {
+		if !slices.Contains(names, m.Name) {
+			return
+		}
+		keys := make([]string, 0, len(tags))
+		for k, v := range tags {
+			keys = append(keys, k+"="+v)
+		}
+		sort.Strings(keys)
+		mu.Lock()
+		counts[m.Name+" "+strings.Join(keys, ",")]++
+		mu.Unlock()
+	}
+	return cfg, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(counts)
+	}
+}
+
+// wantPoints checks tagPoints' counts against want, exactly.
+func wantPoints(t *testing.T, seen, want map[string]int) {
+	t.Helper()
+	if len(seen) != len(want) {
+		t.Errorf("%d tag sets, want %d: %v", len(seen), len(want), seen)
+	}
+	for k, n := range want {
+		if seen[k] != n {
+			t.Errorf("%q: %d points, want %d (all: %v)", k, seen[k], n, seen)
+		}
 	}
 }

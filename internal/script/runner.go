@@ -138,7 +138,9 @@ type Config struct {
 	EnvOptions, CLIOptions options.Flags
 	// Points, if set, receives every value of every metric (built-in and
 	// the script's own, not sub-metrics) with its tags: k6's JSON output.
-	// It is called from every VU at once.
+	// It is called from every VU at once. The tags map is only read, and
+	// only during the call: it is reused once the call returns (a hook that
+	// keeps tags copies them).
 	Points func(m *Metric, v float64, tags map[string]string)
 	// StdoutTTY and StderrTTY are handleSummary's data.state.
 	StdoutTTY, StderrTTY bool
@@ -217,8 +219,12 @@ type Runner struct {
 	deltaMu    sync.Mutex
 	sentChecks map[checkKey]CheckDelta
 	gauges     map[string]map[string]float64
-	// systemTags are the system tags in force (options.systemTags).
-	systemTags map[string]bool
+	// systemTags are the system tags in force (options.systemTags);
+	// droppedTags the others, which dropSystemTags deletes;
+	// keepsBuiltinTags: every one of builtinTags is in force.
+	systemTags       map[string]bool
+	droppedTags      []string
+	keepsBuiltinTags bool
 	// resolved: r.opts holds the resolved options (after the init context).
 	resolved bool
 	// defaultHdr is the header of a request that sets none (httpoptions.go).
@@ -324,6 +330,15 @@ func Load(path string, cfg Config) (*Runner, error) {
 	r.systemTags = map[string]bool{}
 	for _, name := range r.opts.SystemTags {
 		r.systemTags[name] = true
+	}
+	for _, name := range options.SystemTagNames {
+		if !r.systemTags[name] {
+			r.droppedTags = append(r.droppedTags, name)
+		}
+	}
+	r.keepsBuiltinTags = true
+	for _, name := range builtinTags {
+		r.keepsBuiltinTags = r.keepsBuiltinTags && r.systemTags[name]
 	}
 	if !r.opts.NoThresholds {
 		r.thresholds = thresholdsOf(r.opts.Thresholds)

@@ -534,8 +534,9 @@ func (vu *VU) iteration() {
 		p.meter.EndIteration(engine.IterationOK)
 	}
 	b := &vu.r.builtin
-	tags := func() map[string]string { return vu.tags(nil) }
-	b.iteration(p.sc.Name, float64(took)/float64(time.Millisecond), tags)
+	var ts tagSet // metrics.go
+	b.iteration(p.sc.Name, float64(took)/float64(time.Millisecond), func() map[string]string { return vu.fillTags(ts.get(), nil) })
+	ts.release()
 }
 
 // abortCh is closed when the VU's phase aborts it; nil for the setup VU.
