@@ -76,6 +76,10 @@ func (s *Session) RunScript(sc Script) error {
 		return BadInput{err}
 	}
 	cfg.MemoryBound = memLimit
+	if memLimit > 0 {
+		// The guard's bound is also the GC's soft limit for the run.
+		defer script.BindMemory(memLimit, 1)()
+	}
 	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
 		return err
