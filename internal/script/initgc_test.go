@@ -137,16 +137,8 @@ func TestRunMemoryLimit(t *testing.T) {
 // limit, and the last to end puts back the first's predecessor whatever
 // the order they end in.
 func TestBindMemory(t *testing.T) {
-	if userTunedGC {
-		t.Fatal("GOGC or GOMEMLIMIT is set: binding is off by design; run the tests without them")
-	}
 	const userLimit = 64 << 40
-	prevLimit := debug.SetMemoryLimit(userLimit)
-	prevPercent := debug.SetGCPercent(100)
-	defer func() {
-		debug.SetGCPercent(prevPercent)
-		debug.SetMemoryLimit(prevLimit)
-	}()
+	setGC(t, 100, userLimit)
 	var h gcHold
 	run := processMemory() + 1<<30
 	unbind := h.bind(RunMemoryLimit(run, 1))
@@ -190,16 +182,8 @@ func TestBindMemory(t *testing.T) {
 
 // A run bound while a hold is on takes effect when the hold ends.
 func TestBindMemoryInHold(t *testing.T) {
-	if userTunedGC {
-		t.Fatal("GOGC or GOMEMLIMIT is set: binding is off by design; run the tests without them")
-	}
 	const userLimit = 64 << 40
-	prevLimit := debug.SetMemoryLimit(userLimit)
-	prevPercent := debug.SetGCPercent(100)
-	defer func() {
-		debug.SetGCPercent(prevPercent)
-		debug.SetMemoryLimit(prevLimit)
-	}()
+	setGC(t, 100, userLimit)
 	var h gcHold
 	hold := processMemory() + 1<<30
 	for range bulkVUs {
@@ -219,4 +203,19 @@ func TestBindMemoryInHold(t *testing.T) {
 	if _, l := gcSettings(); l != userLimit {
 		t.Fatalf("the run ended: limit %d, want %d as before", l, userLimit)
 	}
+}
+
+// setGC sets GOGC and the memory limit for a test of binding, and puts
+// them back after it.
+func setGC(t *testing.T, percent int, limit int64) {
+	t.Helper()
+	if userTunedGC {
+		t.Fatal("GOGC or GOMEMLIMIT is set: binding is off by design; run the tests without them")
+	}
+	prevLimit := debug.SetMemoryLimit(limit)
+	prevPercent := debug.SetGCPercent(percent)
+	t.Cleanup(func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+	})
 }
