@@ -101,6 +101,8 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 		return nil, fmt.Errorf("the run's script: %w", err)
 	}
 	cfg.MemoryShare = w.Spec.Colocated // local agents share this machine's memory too
+	// Each agent's GC holds it under its share of 90 % of the machine.
+	defer script.BindMemory(cfg.MemoryBound, cfg.MemoryShare)()
 	cfg.Console = console
 	cfg.Watch.CPU = w.Spec.watchCPU()
 	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}

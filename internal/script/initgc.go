@@ -2,10 +2,12 @@ package script
 
 import (
 	"bufio"
+	"cmp"
 	"os"
 	"runtime"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +34,8 @@ import (
 // the first cycle after the bulk comes as the heap grows by a quarter, as
 // GOGC=25 would pace it, not at once with every VU's iterations assisting
 // a GC already late (the GOGC=100 goal is still the pre-bulk heap's).
-// That cycle's end restores GOGC and the memory limit as they were. (A
+// That cycle's end restores GOGC and the memory limit as they were (the
+// run's bound, when BindMemory made it the limit for the run). (A
 // runtime.GC at the bulk's end instead was measured and dropped: the
 // count of VUs being made dips to 0 inside a scenario's start, and each
 // dip then marked the whole heap mid-bulk: 18 000 VUs took 17 s, not 2.)
@@ -44,6 +47,9 @@ type gcHold struct {
 	percent int  // GOGC before the hold
 	limit   int64
 	gen     int // the hold's generation: a stale cycle's cleanup does nothing
+
+	runs    []*int64 // the run limits bound now (BindMemory), each its own
+	unbound int64    // the limit before the first of them
 }
 
 // bulkVUs is how many VUs being made at once are a bulk: more than the
@@ -54,6 +60,10 @@ var initGC gcHold
 
 // userTunedGC: the user set the GC's own knobs; they are left alone.
 var userTunedGC = os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
+
+// UserTunedGC says the user set GOGC or GOMEMLIMIT: the GC's limit and
+// goal are theirs, neither held nor bound by a run.
+func UserTunedGC() bool { return userTunedGC }
 
 // enter counts a VU being made; the bulkVUs-th at once holds the GC off
 // with bound (bytes; <= 0: 90 % of MachineMemory over share) as its memory
@@ -71,10 +81,7 @@ func (h *gcHold) enterN(n int, bound int64, share int) {
 		return
 	}
 	share = max(share, 1)
-	if bound <= 0 {
-		bound = MachineMemory() / 10 * 9 / int64(share)
-	}
-	if bound <= 0 {
+	if bound = RunMemoryLimit(bound, share); bound <= 0 {
 		return // nothing known to bound it by
 	}
 	if avail := availableMemory(); avail > 0 {
@@ -90,6 +97,84 @@ func (h *gcHold) enterN(n int, bound int64, share int) {
 		h.held = true
 	}
 	h.gen++
+}
+
+// RunMemoryLimit is the soft memory limit (debug.SetMemoryLimit) a run
+// bound by bound bytes holds its process under: bound itself, or when
+// bound <= 0, 90 % of MachineMemory over share (the processes sharing the
+// machine, Config.MemoryShare); 0 when neither is known.
+func RunMemoryLimit(bound int64, share int) int64 {
+	if bound > 0 {
+		return bound
+	}
+	return MachineMemory() / 10 * 9 / int64(max(share, 1))
+}
+
+// BindMemory makes the run's memory bound (as RunMemoryLimit reads bound
+// and share) the Go runtime's soft memory limit until unbind is called:
+// the GC keeps its goal (GOGC) while memory is plentiful and works harder
+// only as the process nears the bound, instead of the heap doubling past
+// it. A GC hold (a bulk of VUs being made) that is on or comes later
+// restores to this limit, not to none. Nothing changes when the user
+// tuned the GC (GOGC or GOMEMLIMIT set) or no bound is known. Runs bound
+// at once in one process (in-process agents) hold the least of their
+// limits; the last unbind puts back the limit before the first bind.
+func BindMemory(bound int64, share int) (unbind func()) {
+	return initGC.bind(RunMemoryLimit(bound, share))
+}
+
+// bind adds limit to the run limits bound now; the least of them is the
+// memory limit the GC runs under outside a hold, and what a hold restores.
+// The last unbind puts back the limit the first bind found, in whatever
+// order the runs end (see BindMemory).
+func (h *gcHold) bind(limit int64) (unbind func()) {
+	if userTunedGC || limit <= 0 {
+		return func() {}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.runs) == 0 {
+		h.unbound = h.inForce()
+	}
+	id := new(int64)
+	*id = limit
+	h.runs = append(h.runs, id)
+	h.setLimit()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.runs = slices.DeleteFunc(h.runs, func(r *int64) bool { return r == id })
+			h.setLimit()
+		})
+	}
+}
+
+// inForce is the limit outside a hold: the one a hold restores while
+// one is on (h.mu held).
+func (h *gcHold) inForce() int64 {
+	if h.held {
+		return h.limit
+	}
+	return debug.SetMemoryLimit(-1)
+}
+
+// setLimit makes the least run limit (none bound: the limit before the
+// first bind) the limit outside a hold (h.mu held). In a hold the limit
+// in force stays no higher than the hold's, and the hold's restore takes
+// the new one.
+func (h *gcHold) setLimit() {
+	limit := h.unbound
+	if len(h.runs) > 0 {
+		limit = *slices.MinFunc(h.runs, func(a, b *int64) int { return cmp.Compare(*a, *b) })
+	}
+	if !h.held {
+		debug.SetMemoryLimit(limit)
+		return
+	}
+	h.limit = limit
+	debug.SetMemoryLimit(min(limit, debug.SetMemoryLimit(-1)))
 }
 
 // leave counts a VU made (or failed); the last of a bulk lets the heap

@@ -106,3 +106,116 @@ func TestGCHoldShare(t *testing.T) {
 		t.Errorf("one of %d agents: memory limit %d, above what it holds (%d) and its share of the available %d", share, l, held, avail)
 	}
 }
+
+// The run's bound is the soft memory limit: as given, else 90 % of the
+// machine's memory over the processes sharing it.
+func TestRunMemoryLimit(t *testing.T) {
+	machine := MachineMemory()
+	if machine <= 0 {
+		t.Fatal("this machine's memory unknown: the default cannot be checked")
+	}
+	for _, c := range []struct {
+		bound int64
+		share int
+		want  int64
+	}{
+		{1 << 30, 1, 1 << 30},
+		{1 << 30, 4, 1 << 30}, // a bound given is this process's own
+		{0, 1, machine / 10 * 9},
+		{-1, 0, machine / 10 * 9},
+		{0, 4, machine / 10 * 9 / 4},
+	} {
+		if got := RunMemoryLimit(c.bound, c.share); got != c.want {
+			t.Errorf("RunMemoryLimit(%d, %d) = %d, want %d", c.bound, c.share, got, c.want)
+		}
+	}
+}
+
+// A bound run holds the GC under its limit for the run and puts back the
+// limit it found; a bulk of VUs made meanwhile restores to the run's
+// limit, not to the one before the run; runs bound at once hold the least
+// limit, and the last to end puts back the first's predecessor whatever
+// the order they end in.
+func TestBindMemory(t *testing.T) {
+	const userLimit = 64 << 40
+	setGC(t, 100, userLimit)
+	var h gcHold
+	run := processMemory() + 1<<30
+	unbind := h.bind(RunMemoryLimit(run, 1))
+	if p, l := gcSettings(); p != 100 || l != run {
+		t.Fatalf("bound: GOGC %d, limit %d; want GOGC kept and limit %d", p, l, run)
+	}
+	for range bulkVUs {
+		h.enter(0, 1)
+	}
+	if p, l := gcSettings(); p != -1 || l > run {
+		t.Fatalf("a bulk in a bound run: GOGC %d, limit %d; want off under %d", p, l, run)
+	}
+	for range bulkVUs {
+		h.leave()
+	}
+	testwait.Until(t, testwait.Deadline, "GOGC and the run's limit restored after a GC cycle", func() bool {
+		runtime.GC()
+		p, l := gcSettings()
+		return p == 100 && l == run
+	})
+
+	other := h.bind(run / 2)
+	if _, l := gcSettings(); l != run/2 {
+		t.Fatalf("two runs bound: limit %d, want the lesser %d", l, run/2)
+	}
+	other()
+	other() // twice does nothing more
+	if _, l := gcSettings(); l != run {
+		t.Fatalf("the lesser run ended: limit %d, want the other's %d", l, run)
+	}
+	other = h.bind(run / 2)
+	unbind()
+	if _, l := gcSettings(); l != run/2 {
+		t.Fatalf("the first run ended: limit %d, want the one still bound, %d", l, run/2)
+	}
+	other()
+	if p, l := gcSettings(); p != 100 || l != userLimit {
+		t.Fatalf("every run ended: GOGC %d, limit %d; want 100 and %d as before", p, l, userLimit)
+	}
+}
+
+// A run bound while a hold is on takes effect when the hold ends.
+func TestBindMemoryInHold(t *testing.T) {
+	const userLimit = 64 << 40
+	setGC(t, 100, userLimit)
+	var h gcHold
+	hold := processMemory() + 1<<30
+	for range bulkVUs {
+		h.enter(hold, 1)
+	}
+	unbind := h.bind(hold * 2)
+	if p, l := gcSettings(); p != -1 || l > hold {
+		t.Fatalf("bound in a hold: GOGC %d, limit %d; want the hold's (off, at most %d)", p, l, hold)
+	}
+	h.mu.Lock()
+	h.restore()
+	h.mu.Unlock()
+	if p, l := gcSettings(); p != 100 || l != hold*2 {
+		t.Fatalf("the hold ended: GOGC %d, limit %d; want 100 and the run's %d", p, l, hold*2)
+	}
+	unbind()
+	if _, l := gcSettings(); l != userLimit {
+		t.Fatalf("the run ended: limit %d, want %d as before", l, userLimit)
+	}
+}
+
+// setGC sets GOGC and the memory limit for a test of binding, and puts
+// them back after it.
+func setGC(t *testing.T, percent int, limit int64) {
+	t.Helper()
+	if userTunedGC {
+		t.Fatal("GOGC or GOMEMLIMIT is set: binding is off by design; run the tests without them")
+	}
+	prevLimit := debug.SetMemoryLimit(limit)
+	prevPercent := debug.SetGCPercent(percent)
+	t.Cleanup(func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+	})
+}

@@ -81,6 +81,10 @@ func (s *Session) RunScript(sc Script) error {
 	if sc.Settings.Transport, err = engine.LaneTransport(cfg.HTTP2); err != nil {
 		return BadInput{err}
 	}
+	if memLimit > 0 {
+		// The guard's bound is also the GC's soft limit for the run.
+		defer script.BindMemory(memLimit, 1)()
+	}
 	r, err := s.loadScript(sc.Path, cfg)
 	if err != nil {
 		return err
