@@ -160,14 +160,13 @@ export function setup() { console.log('setup'); }
 export default function () {}
 `)
 	var con consoleLines
-	spinning := make(chan struct{}, 1)
+	// Every VU spins before the interrupt: a VU whose init had only begun
+	// would be cut off at spin.js:1 and could be the one the error names.
+	spinning := make(chan struct{}, 3)
 	console := func(l slog.Level, msg string) {
 		con.add(l, msg)
 		if strings.HasPrefix(msg, "spinning") {
-			select {
-			case spinning <- struct{}{}:
-			default:
-			}
+			spinning <- struct{}{}
 		}
 	}
 	r, err := Load(path, Config{Console: console, InitTimeout: -1})
@@ -178,7 +177,9 @@ export default function () {}
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { _, err := r.Run(ctx); done <- err }()
-	testwait.Receive(t, spinning, "a VU's init context to spin")
+	for range 3 {
+		testwait.Receive(t, spinning, "every VU's init context to spin")
+	}
 	cancel()
 	err = testwait.Receive(t, done, "the run to end on the interrupt")
 	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "spin.js:2") {
