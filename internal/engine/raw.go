@@ -79,21 +79,44 @@ type rawConn struct {
 }
 
 // rawHost is a runner's connection to one host:port.
+//
+// The abort hook is registered once per host, at its first dial, and
+// closes whatever connection the host holds when the abort comes: not one
+// hook per connection, which cost allocations per dial and a registration
+// under the lock of the abort context that every VU shares. conn is
+// written by the runner only, under mu; the hook reads it under mu.
 type rawHost struct {
 	addr string
+	mu   sync.Mutex
 	conn net.Conn    // nil when there is none
-	stop func() bool // unregisters the abort hook that closes conn
+	stop func() bool // unregisters the abort hook; nil before the first dial
 	idle time.Time   // when conn last went idle
 }
 
 func (s *fastShared) newRaw() *rawConn { return &rawConn{s: s} }
 
+// setConn makes conn h's connection (nil: none).
+func (h *rawHost) setConn(conn net.Conn) {
+	h.mu.Lock()
+	h.conn = conn
+	h.mu.Unlock()
+}
+
+// abort is h's abort hook: it closes h's connection, cutting off the
+// attempt that waits on it.
+func (h *rawHost) abort() {
+	h.mu.Lock()
+	if h.conn != nil {
+		h.conn.Close()
+	}
+	h.mu.Unlock()
+}
+
 // drop closes h's connection, if any.
 func (h *rawHost) drop() {
-	if h.conn != nil {
-		h.stop()
-		h.conn.Close()
-		h.conn, h.stop = nil, nil
+	if conn := h.conn; conn != nil {
+		h.setConn(nil)
+		conn.Close()
 	}
 }
 
@@ -240,16 +263,37 @@ func closedErr(err error) bool {
 }
 
 // dial connects to h within the deadline, timing it; the abort context
-// closes the connection.
+// cuts the connect off and later closes the connection.
+//
+// The Dialer is the fasthttp transport's (fastHost.dial): the same
+// deadline, and TCP keep-alive probes after 30 s idle, as fasthttp's own
+// dialer also enables them (Go's default); an idle connection is kept up
+// to rawMaxIdle, long enough for a probe to find a dead peer. The address
+// goes through DialContext's resolver pass even when it is a literal IP:
+// Dialer.DialTCP, which takes a netip.AddrPort, binds the socket to
+// 0.0.0.0:0 before the connect when given no local address (Go 1.26),
+// taking its ephemeral port without regard to the destination, and saved
+// only two of the pass's allocations. A host name is resolved at every
+// dial, as on fasthttp.
 func (c *rawConn) dial(h *rawHost, deadline time.Time, tr *rawTrace) error {
+	abort := c.s.abort
+	if h.stop == nil {
+		h.stop = context.AfterFunc(abort, h.abort)
+	}
 	t0 := time.Now()
 	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second, Resolver: c.s.resolver}
-	conn, err := d.DialContext(c.s.abort, "tcp", h.addr)
+	conn, err := d.DialContext(abort, "tcp", h.addr)
 	if err != nil {
 		return err
 	}
 	tr.dialed, tr.connect = true, time.Since(t0)
-	h.conn, h.stop = conn, context.AfterFunc(c.s.abort, func() { conn.Close() })
+	h.setConn(conn)
+	// An abort between the connect and setConn found no connection to
+	// close: its error is set before its hooks run, so it shows here.
+	if err := abort.Err(); err != nil {
+		h.drop()
+		return err
+	}
 	if err := conn.SetDeadline(deadline); err != nil {
 		h.drop()
 		return err
@@ -433,6 +477,9 @@ func (tr *rawTrace) timings(t0, end time.Time) Timings {
 func (c *rawConn) close() {
 	for _, h := range c.hosts {
 		h.drop()
+		if h.stop != nil {
+			h.stop()
+		}
 	}
 	if c.fast != nil {
 		c.fast.close()
