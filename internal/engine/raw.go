@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -76,6 +77,8 @@ type rawConn struct {
 	raw     []byte      // this response's header records (header.go), when kept
 	loc     string      // this response's Location, for a redirect
 	scratch []byte      // keepHeader's
+
+	dctx dialDeadline // the context of a dial to a literal IP address
 }
 
 // rawHost is a runner's connection to one host:port.
@@ -87,10 +90,13 @@ type rawConn struct {
 // written by the runner only, under mu; the hook reads it under mu.
 type rawHost struct {
 	addr string
-	mu   sync.Mutex
-	conn net.Conn    // nil when there is none
-	stop func() bool // unregisters the abort hook; nil before the first dial
-	idle time.Time   // when conn last went idle
+	// literal: addr's host is an IP address, which no resolver is asked
+	// about; a host name is resolved at every dial, as on fasthttp.
+	literal bool
+	mu      sync.Mutex
+	conn    net.Conn    // nil when there is none
+	stop    func() bool // unregisters the abort hook; nil before the first dial
+	idle    time.Time   // when conn last went idle
 }
 
 func (s *fastShared) newRaw() *rawConn { return &rawConn{s: s} }
@@ -127,6 +133,8 @@ func (c *rawConn) host(addr string) *rawHost {
 		}
 	}
 	h := &rawHost{addr: addr}
+	_, err := netip.ParseAddrPort(addr)
+	h.literal = err == nil
 	c.hosts = append(c.hosts, h)
 	return h
 }
@@ -262,27 +270,52 @@ func closedErr(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
+// dialDeadline is the abort context with an attempt's deadline, for the
+// connect to a literal IP address. Its Done is the abort's: it does not
+// close at the deadline. That is enough there, and only there: net gives
+// the socket a dial context's Deadline as its write deadline, which ends
+// the connect ("i/o timeout", as a timer context's expiry reads), and asks
+// no resolver about an IP address. TestRawConnectLikeFastHTTP's connect
+// timeout checks the error is fasthttp's, not the kernel's own timeout.
+type dialDeadline struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
+
 // dial connects to h within the deadline, timing it; the abort context
 // cuts the connect off and later closes the connection.
 //
 // The Dialer is the fasthttp transport's (fastHost.dial): the same
 // deadline, and TCP keep-alive probes after 30 s idle, as fasthttp's own
 // dialer also enables them (Go's default); an idle connection is kept up
-// to rawMaxIdle, long enough for a probe to find a dead peer. The address
-// goes through DialContext's resolver pass even when it is a literal IP:
-// Dialer.DialTCP, which takes a netip.AddrPort, binds the socket to
-// 0.0.0.0:0 before the connect when given no local address (Go 1.26),
-// taking its ephemeral port without regard to the destination, and saved
-// only two of the pass's allocations. A host name is resolved at every
-// dial, as on fasthttp.
+// to rawMaxIdle, long enough for a probe to find a dead peer.
+//
+// A literal IP address is dialled with c.dctx (dialDeadline), which
+// carries the deadline itself, so DialContext makes no timer context of
+// its own: five allocations, a timer and a registration with the abort
+// context fewer per dial. A host name keeps the Dialer's Deadline: its
+// lookup must end at the deadline, which dialDeadline's Done does not
+// tell it. (Dialer.DialTCP, which takes a netip.AddrPort and skips the
+// resolver pass, binds the socket to 0.0.0.0:0 before the connect when
+// given no local address (Go 1.26), taking an ephemeral port without
+// regard to the destination; it saved two allocations.)
 func (c *rawConn) dial(h *rawHost, deadline time.Time, tr *rawTrace) error {
 	abort := c.s.abort
 	if h.stop == nil {
 		h.stop = context.AfterFunc(abort, h.abort)
 	}
 	t0 := time.Now()
-	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second, Resolver: c.s.resolver}
-	conn, err := d.DialContext(abort, "tcp", h.addr)
+	d := net.Dialer{KeepAlive: 30 * time.Second, Resolver: c.s.resolver}
+	var ctx context.Context = abort
+	if h.literal && abort.Done() != nil {
+		c.dctx = dialDeadline{Context: abort, deadline: deadline}
+		ctx = &c.dctx
+	} else {
+		d.Deadline = deadline
+	}
+	conn, err := d.DialContext(ctx, "tcp", h.addr)
 	if err != nil {
 		return err
 	}

@@ -79,9 +79,13 @@ func TestRawConnectLikeFastHTTP(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			addr := c.addr(t)
+			// An abort that can be cancelled, as a phase's: the raw lane
+			// then dials a literal IP address with dialDeadline.
+			abort, cancel := context.WithCancel(context.Background())
+			defer cancel()
 			var got [2][2]Response
 			for i, raw := range []bool{false, true} {
-				r := lane(t, raw, DriverConfig{Timeout: 100 * time.Millisecond})
+				r := lane(t, raw, DriverConfig{Timeout: 100 * time.Millisecond, Abort: abort})
 				for k := range got[i] {
 					r.Iterate(&Request{URL: "http://" + addr + "/"}, time.Time{}, &got[i][k])
 				}
