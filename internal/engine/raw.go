@@ -77,8 +77,6 @@ type rawConn struct {
 	raw     []byte      // this response's header records (header.go), when kept
 	loc     string      // this response's Location, for a redirect
 	scratch []byte      // keepHeader's
-
-	dctx dialDeadline // the context of a dial to a literal IP address
 }
 
 // rawHost is a runner's connection to one host:port.
@@ -277,10 +275,17 @@ func closedErr(err error) bool {
 // the connect ("i/o timeout", as a timer context's expiry reads), and asks
 // no resolver about an IP address. TestRawConnectLikeFastHTTP's connect
 // timeout checks the error is fasthttp's, not the kernel's own timeout.
+//
+// They are pooled, not kept per runner: a sleeping VU holds none (40 B in
+// rawConn would move it up a size class). net keeps no reference to one
+// after DialContext returns: the connect's own abort hook is removed by then,
+// and an abort's cancel does not read its parent.
 type dialDeadline struct {
 	context.Context
 	deadline time.Time
 }
+
+var dialDeadlines = sync.Pool{New: func() any { return new(dialDeadline) }}
 
 func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 
@@ -292,7 +297,7 @@ func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 // dialer also enables them (Go's default); an idle connection is kept up
 // to rawMaxIdle, long enough for a probe to find a dead peer.
 //
-// A literal IP address is dialled with c.dctx (dialDeadline), which
+// A literal IP address is dialled with a dialDeadline, which
 // carries the deadline itself, so DialContext makes no timer context of
 // its own: five allocations, a timer and a registration with the abort
 // context fewer per dial. A host name keeps the Dialer's Deadline: its
@@ -308,14 +313,20 @@ func (c *rawConn) dial(h *rawHost, deadline time.Time, tr *rawTrace) error {
 	}
 	t0 := time.Now()
 	d := net.Dialer{KeepAlive: 30 * time.Second, Resolver: c.s.resolver}
-	var ctx context.Context = abort
+	var (
+		conn net.Conn
+		err  error
+	)
 	if h.literal && abort.Done() != nil {
-		c.dctx = dialDeadline{Context: abort, deadline: deadline}
-		ctx = &c.dctx
+		dd := dialDeadlines.Get().(*dialDeadline)
+		dd.Context, dd.deadline = abort, deadline
+		conn, err = d.DialContext(dd, "tcp", h.addr)
+		dd.Context = nil
+		dialDeadlines.Put(dd)
 	} else {
 		d.Deadline = deadline
+		conn, err = d.DialContext(abort, "tcp", h.addr)
 	}
-	conn, err := d.DialContext(ctx, "tcp", h.addr)
 	if err != nil {
 		return err
 	}
