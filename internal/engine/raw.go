@@ -299,7 +299,7 @@ func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 //
 // A literal IP address is dialled with a dialDeadline, which
 // carries the deadline itself, so DialContext makes no timer context of
-// its own: five allocations, a timer and a registration with the abort
+// its own: seven allocations, a timer and a registration with the abort
 // context fewer per dial. A host name keeps the Dialer's Deadline: its
 // lookup must end at the deadline, which dialDeadline's Done does not
 // tell it. (Dialer.DialTCP, which takes a netip.AddrPort and skips the
