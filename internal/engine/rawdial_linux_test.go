@@ -13,10 +13,11 @@ import (
 	"github.com/throttlekit/throttle/internal/testwait"
 )
 
-// fullBacklog is a loopback address whose listener never accepts and whose
-// accept queue is full: Linux drops the SYNs of further connects, which
-// hang until their deadline. (A listener made by net.Listen has the
-// system's backlog, too deep to fill; this one has none.)
+// fullBacklog is the URL of a loopback address whose listener never
+// accepts and whose accept queue is full: Linux drops the SYNs of further
+// connects, which hang until their deadline. (A listener made by
+// net.Listen has the system's backlog, too deep to fill; this one has
+// none.)
 func fullBacklog(t *testing.T) string {
 	t.Helper()
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
@@ -40,7 +41,7 @@ func fullBacklog(t *testing.T) string {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				return addr
+				return "http://" + addr + "/"
 			}
 			t.Fatal(err)
 		}
@@ -51,19 +52,6 @@ func fullBacklog(t *testing.T) string {
 	}
 }
 
-// closedPort is a loopback address nothing listens on: a connect to it is
-// refused.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // A connect that fails ends as on fasthttp: refused, or timed out when the
 // address does not answer, with the same class, error code, error text
 // and no Connecting time; a later request dials again.
@@ -71,14 +59,14 @@ func TestRawConnectLikeFastHTTP(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name string
-		addr func(*testing.T) string
+		url  func(*testing.T) string
 		want Class
 	}{
-		{"refused", closedPort, ClassRefused},
+		{"refused", refusedURL, ClassRefused},
 		{"connect times out", fullBacklog, ClassTimeout},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			addr := c.addr(t)
+			url := c.url(t)
 			// An abort that can be cancelled, as a phase's: the raw lane
 			// then dials a literal IP address with dialDeadline.
 			abort, cancel := context.WithCancel(context.Background())
@@ -87,7 +75,7 @@ func TestRawConnectLikeFastHTTP(t *testing.T) {
 			for i, raw := range []bool{false, true} {
 				r := lane(t, raw, DriverConfig{Timeout: 100 * time.Millisecond, Abort: abort})
 				for k := range got[i] {
-					r.Iterate(&Request{URL: "http://" + addr + "/"}, time.Time{}, &got[i][k])
+					r.Iterate(&Request{URL: url}, time.Time{}, &got[i][k])
 				}
 			}
 			for k := range 2 {
@@ -110,14 +98,14 @@ func TestRawConnectLikeFastHTTP(t *testing.T) {
 // not at its timeout.
 func TestRawAbortConnect(t *testing.T) {
 	t.Parallel()
-	addr := fullBacklog(t)
+	url := fullBacklog(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := lane(t, true, DriverConfig{Abort: ctx, Timeout: time.Hour})
 	done := make(chan Outcome, 1)
 	go func() {
 		var res Response
-		done <- r.Iterate(&Request{URL: "http://" + addr + "/"}, time.Time{}, &res)
+		done <- r.Iterate(&Request{URL: url}, time.Time{}, &res)
 	}()
 	testwait.Until(t, testwait.Deadline, "this test's attempt in a connect", func() bool {
 		buf := make([]byte, 1<<20)
