@@ -34,8 +34,16 @@ type laneOpen struct {
 func (l *Lane) Free() { l.open.free.Add(1) }
 
 // Sleeping says whether the loop is about to wait (true) or awake again
-// (false). A loop that set it must look at Pending before it waits.
-func (l *Lane) Sleeping(s bool) { l.open.sleeping.Store(s) }
+// (false). A loop that set it must look at Pending before it waits. The
+// time between the two is the loop's idle time, which the generator's
+// watch reads (loopbusy.go): an open loop calls Sleeping around every wait.
+func (l *Lane) Sleeping(s bool) {
+	l.open.sleeping.Store(s)
+	now := l.p.clk.Now()
+	l.busy.mu.Lock()
+	l.busy.wait(s, now)
+	l.busy.mu.Unlock()
+}
 
 // Pending reports whether arrivals wait to be taken.
 func (l *Lane) Pending() bool {
