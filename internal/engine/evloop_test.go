@@ -140,8 +140,9 @@ func TestEvLoopChosen(t *testing.T) {
 		{Config{Targets: []targets.Target{u("http://localhost:1/")}, Limits: closed, Resolver: dns}, TransportEvLoop},
 		{Config{Targets: []targets.Target{u("http://no-such-host.invalid:1/")}, Limits: closed, Resolver: dns}, TransportFastHTTP},
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/"), u("http://127.0.0.2:1/")}, Limits: closed}, TransportFastHTTP},
-		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10)}, TransportFastHTTP},
-		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10), Transport: TransportEvLoop}, TransportEvLoop},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10)}, TransportEvLoop},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10), Transport: TransportFastHTTP}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("https://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10)}, TransportFastHTTP},
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, HTTP2: true}, TransportNetHTTP},
 	} {
 		e := newEngine(t, c.cfg)
@@ -260,5 +261,27 @@ func TestEvLoopGoverned(t *testing.T) {
 	}
 	if res.Capacity.Offer > 16 {
 		t.Errorf("the estimate %v concurrent is far above the target's 4 slots", res.Capacity.Offer)
+	}
+}
+
+// A slow target is no saturated generator on the loop: its answers take
+// 100 ms, so the 4 slots serve 40 arrivals a second of the 400 asked for
+// and the rest are dropped — the drops are the target's, the loop waits
+// for its answers, and the watch says so (no saturated tick) on both
+// transports. Only the drop rule is on: the others have their own tests.
+func TestSlowTargetNotSaturated(t *testing.T) {
+	t.Parallel()
+	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(100 * time.Millisecond) }))
+	for _, tr := range []string{TransportEvLoop, TransportFastHTTP} {
+		res := run(t, Config{Targets: slow, Limits: fastLimits(governor.Rate, 400, 400), Fixed: true, MaxVUs: 4, Duration: 1500 * time.Millisecond,
+			Transport: tr, Watch: WatchConfig{CPU: -1, Lag: -1, Shortfall: -1, Every: 100 * time.Millisecond}})
+		g := res.Generator
+		if res.Transport != tr || res.Counts.Dropped == 0 || res.Counts.OK == 0 {
+			t.Fatalf("%s: %+v, want the slow target's answers and dropped arrivals", res.Transport, res.Counts)
+		}
+		if g.Ticks < 3 || g.SaturatedTicks != 0 {
+			t.Errorf("%s: %d of %d arrivals dropped, watch %+v: a slow target's drops called the generator's saturation",
+				tr, res.Counts.Dropped, res.Arrivals, g)
+		}
 	}
 }

@@ -65,12 +65,12 @@ func TestWatchRules(t *testing.T) {
 		// A loop that cannot keep up drops instead of lagging: its
 		// answers sit unread while it works, its slots stay taken.
 		{"drops while the loop never waits", true, tick{started: 600, arrivals: 1000, dropped: 400, lag: 200 * time.Microsecond, cpu: 900 * time.Millisecond, offer: 1000, loopWall: time.Second}, "drop"},
-		{"drops while the loop waits a tenth", true, tick{started: 600, arrivals: 1000, dropped: 400, offer: 1000, loopWall: time.Second, loopIdle: 100 * time.Millisecond}, "drop"},
+		{"drops while the loop waits a fifth", true, tick{started: 600, arrivals: 1000, dropped: 400, offer: 1000, loopWall: time.Second, loopIdle: 200 * time.Millisecond}, "drop"},
 		{"drops on two loops, both busy", true, tick{started: 600, arrivals: 1000, dropped: 400, offer: 1000, loopWall: 2 * time.Second, loopIdle: 150 * time.Millisecond}, "drop"},
 		// A slow target: the slots are taken waiting for its answers,
 		// arrivals are dropped alike, but the loop sleeps.
 		{"drops while the loop waits for the target", true, tick{started: 50, arrivals: 1000, dropped: 950, offer: 1000, loopWall: time.Second, loopIdle: 980 * time.Millisecond}, ""},
-		{"drops while the loop waits a fifth", true, tick{started: 600, arrivals: 1000, dropped: 400, offer: 1000, loopWall: time.Second, loopIdle: 200 * time.Millisecond}, ""},
+		{"drops while the loop waits a quarter", true, tick{started: 600, arrivals: 1000, dropped: 400, offer: 1000, loopWall: time.Second, loopIdle: 250 * time.Millisecond}, ""},
 		{"a busy loop that drops nothing keeps up", true, tick{started: 1000, arrivals: 1000, offer: 1000, loopWall: time.Second}, ""},
 		{"a busy loop that drops under 1 %", true, tick{started: 995, arrivals: 1000, dropped: 5, offer: 1000, loopWall: time.Second}, ""},
 		{"a busy loop that drops 1 %", true, tick{started: 990, arrivals: 1000, dropped: 10, offer: 1000, loopWall: time.Second}, "drop"},
@@ -162,11 +162,11 @@ func TestWatchRuleOff(t *testing.T) {
 func TestWatchDropReadings(t *testing.T) {
 	w := newWatcher(true, WatchConfig{Ticks: 1})
 	st := feed(w, []tick{
-		{started: 750, arrivals: 1000, dropped: 250, offer: 1000, loopWall: 2 * time.Second, loopIdle: 500 * time.Millisecond},
+		{started: 750, arrivals: 1000, dropped: 250, offer: 1000, loopWall: 2 * time.Second, loopIdle: 600 * time.Millisecond},
 		{started: 750, arrivals: 1000, dropped: 250, offer: 1000},
 	})
-	if st[0].Dropped != 0.25 || st[0].Busy != 0.75 || st[0].Saturated {
-		t.Errorf("busy 0.75 of two loops' seconds, a quarter dropped: %+v, want unsaturated (busy < 0.9)", st[0])
+	if st[0].Dropped != 0.25 || st[0].Busy != 0.7 || st[0].Saturated {
+		t.Errorf("busy 0.7 of two loops' seconds, a quarter dropped: %+v, want unsaturated (busy < 0.8)", st[0])
 	}
 	if st[1].Busy != -1 || st[1].Dropped != 0.25 {
 		t.Errorf("no loops: %+v, want busy -1", st[1])
@@ -209,4 +209,18 @@ func TestLaneBusy(t *testing.T) {
 	b.mu.Unlock()
 	b.finish(at(700)) // ends the wait under way, and the wall time
 	check(900, 700*time.Millisecond, 400*time.Millisecond)
+}
+
+// A schedstat line is on-CPU and run-queue nanoseconds, then slices.
+func TestParseSchedstat(t *testing.T) {
+	for in, want := range map[string]int64{"677006 2619157 2\n": 3296163, "5 0 1": 5} {
+		if got, ok := parseSchedstat([]byte(in)); !ok || got != want {
+			t.Errorf("%q: %v %v, want %v", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "12", "a b c", "-1 5 2"} {
+		if _, ok := parseSchedstat([]byte(in)); ok {
+			t.Errorf("%q read", in)
+		}
+	}
 }
