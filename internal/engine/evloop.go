@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/targets"
 )
 
@@ -29,10 +30,11 @@ const (
 // TransportEnv, when Config.Transport is "", names the HTTP/1.1
 // transport: "fasthttp" keeps a run on fasthttp (the way back, should the
 // event loop misbehave), "evloop" is the default's choice. The choice is
-// made once per run (transportFor): the event loop takes a run of plain
-// http:// targets that all name one address and port (an IP, or a host
-// name looked up once: loopAddr), on Linux, closed loop or open
-// (--rate); anything else — https, --http2, a name that does not
+// made once per run (transportFor): the event loop takes a closed-loop
+// run of plain http:// targets that all name one address and port (an IP,
+// or a host name looked up once: loopAddr), on
+// Linux, and an open-loop (--rate) one only when asked by name
+// ("evloop"); anything else — https, --http2, a name that does not
 // resolve, several addresses, another system — runs on fasthttp.
 const TransportEnv = "THROTTLE_TRANSPORT"
 
@@ -68,11 +70,10 @@ func transportFor(cfg Config) (string, netip.AddrPort) {
 	if cfg.HTTP2 {
 		return TransportNetHTTP, netip.AddrPort{}
 	}
-	// An open loop goes on the loop too (phase/loopopen.go): there it costs
-	// half fasthttp's CPU a request, and the generator's watch judges a
-	// loop that cannot keep up by its drops (phase/watch.go's drop rule),
-	// as it judges a goroutine pool by its lag (docs/performance.md).
-	if cfg.Transport == TransportFastHTTP || !evLoopSupported {
+	// An open loop goes on the loop only when asked by name: its hand-over
+	// (phase/loopopen.go) is newer than the closed loop's.
+	open := cfg.Limits.Mode == governor.Rate
+	if cfg.Transport == TransportFastHTTP || !evLoopSupported || (open && cfg.Transport != TransportEvLoop) {
 		return TransportFastHTTP, netip.AddrPort{}
 	}
 	var addr netip.AddrPort

@@ -6,7 +6,6 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
-	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -117,16 +116,6 @@ func (l *evLoop) wake() {
 func (l *evLoop) Run(lane *phase.Lane) {
 	l.lane = lane
 	lane.OnWake(l.wake)
-	if lane.Open() {
-		// One OS thread for the loop, named to the lane: the generator's
-		// watch reads the thread's demand for CPU to tell a loop that
-		// cannot keep up from one waiting for a slow target (its drop
-		// rule). The loop blocks only in epoll_wait, as it would
-		// unlocked, so the lock costs it nothing.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		lane.Thread(unix.Gettid())
-	}
 	stopHook := context.AfterFunc(lane.Hard(), l.wake)
 	defer stopHook()
 	for !l.runRecovered() {

@@ -140,9 +140,8 @@ func TestEvLoopChosen(t *testing.T) {
 		{Config{Targets: []targets.Target{u("http://localhost:1/")}, Limits: closed, Resolver: dns}, TransportEvLoop},
 		{Config{Targets: []targets.Target{u("http://no-such-host.invalid:1/")}, Limits: closed, Resolver: dns}, TransportFastHTTP},
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/"), u("http://127.0.0.2:1/")}, Limits: closed}, TransportFastHTTP},
-		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10)}, TransportEvLoop},
-		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10), Transport: TransportFastHTTP}, TransportFastHTTP},
-		{Config{Targets: []targets.Target{u("https://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10)}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10)}, TransportFastHTTP},
+		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: fastLimits(governor.Rate, 10, 10), Transport: TransportEvLoop}, TransportEvLoop},
 		{Config{Targets: []targets.Target{u("http://127.0.0.1:1/")}, Limits: closed, HTTP2: true}, TransportNetHTTP},
 	} {
 		e := newEngine(t, c.cfg)

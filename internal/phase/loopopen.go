@@ -45,12 +45,6 @@ func (l *Lane) Sleeping(s bool) {
 	l.busy.mu.Unlock()
 }
 
-// Thread says the loop runs locked to OS thread tid (its id from
-// gettid(2)) from now until Run returns: the generator's watch then
-// judges how busy the loop is by the thread's demand for CPU
-// (loopbusy.go). Call it from the loop's goroutine.
-func (l *Lane) Thread(tid int) { l.busy.thread(tid, l.p.clk.Now()) }
-
 // Pending reports whether arrivals wait to be taken.
 func (l *Lane) Pending() bool {
 	l.mu.Lock()

@@ -24,8 +24,8 @@ import (
 //     finds an idle worker at once or is dropped), a starved generator does;
 //   - drop (rate mode, event loops): arrivals dropped (no slot free) in at
 //     least WatchConfig.Drop of the tick's arrivals while the loops were
-//     busy — working or waiting for a CPU, not waiting for the target — at
-//     least WatchConfig.Busy of the tick's wall time (loopbusy.go). A loop that cannot keep up does not start
+//     busy — not waiting for the target — at least WatchConfig.Busy of the
+//     tick's wall time (loopbusy.go). A loop that cannot keep up does not start
 //     arrivals late as a starved goroutine pool does: an answer that came
 //     in sits unread while the loop works through the turn before, its
 //     slot stays taken, and the next arrivals find none free and are
@@ -35,9 +35,11 @@ import (
 //     same way in both: they are measured by the generator, its own delay
 //     included); where the loop's time goes does: waiting for a slow
 //     target's answers a loop sleeps nearly all the tick (0.3–0.8 % busy
-//     measured), one that cannot keep up seldom does (0.7–1.0 at --rate
-//     100000 on a shared 2-core machine: Busy's default 0.8 sits between,
-//     and the two-tick rule absorbs a tick below it). Goroutine workers give no
+//     measured), one that cannot keep up seldom does. Known limit: a loop
+//     starved of CPU by other processes counts the time it waits to run
+//     after a wake as idle (0.4–0.99 busy per tick at --rate 100000 under
+//     a load average of 6–9 on 2 cores), so on a crowded machine the rule
+//     fires on few ticks (docs/performance.md). Goroutine workers give no
 //     busy reading: a pool that cannot keep up there starts its arrivals
 //     late, which the lag rule judges;
 //   - schedule (rate mode): the arrivals the scheduler produced (sent or

@@ -210,17 +210,3 @@ func TestLaneBusy(t *testing.T) {
 	b.finish(at(700)) // ends the wait under way, and the wall time
 	check(900, 700*time.Millisecond, 400*time.Millisecond)
 }
-
-// A schedstat line is on-CPU and run-queue nanoseconds, then slices.
-func TestParseSchedstat(t *testing.T) {
-	for in, want := range map[string]int64{"677006 2619157 2\n": 3296163, "5 0 1": 5} {
-		if got, ok := parseSchedstat([]byte(in)); !ok || got != want {
-			t.Errorf("%q: %v %v, want %v", in, got, ok, want)
-		}
-	}
-	for _, in := range []string{"", "12", "a b c", "-1 5 2"} {
-		if _, ok := parseSchedstat([]byte(in)); ok {
-			t.Errorf("%q read", in)
-		}
-	}
-}
