@@ -20,8 +20,9 @@ import (
 //   - a loop is woken (OnWake) for an arrival only while it waits
 //     (Sleeping), so a busy loop costs the scheduler no system call.
 //
-// Open-loop slots on a loop host do not retire (pool.go): a slot is a
-// connection and a few buffers, not a goroutine.
+// Open-loop slots on a loop host do not retire (pool.go): a slot is a few
+// words, not a goroutine; the URL engine's loop closes the connection of a
+// slot left unused (engine's openIdleClose).
 type laneOpen struct {
 	free     atomic.Int64 // slots the loop reported free and no arrival took
 	grown    atomic.Int64 // slots the scheduler asked for (Want, open loop)
