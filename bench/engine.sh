@@ -146,7 +146,7 @@ g = js["generator"]
 line = next((l.strip() for l in txt.splitlines() if l.startswith("generator")), "(no generator line)")
 achieved = js["attempts"]["total"] / js["run"]["duration_s"]
 print(f"--rate {rate}: achieved {achieved:,.0f}/s, dropped {js['dropped_arrivals']}, saturated {g['saturated']} "
-      f"({g['saturated_ticks']} of {g['ticks']} ticks; cpu {g['signals']['cpu']}, lag {g['signals']['lag']}, schedule {g['signals']['schedule']}); report: {line}")
+      f"({g['saturated_ticks']} of {g['ticks']} ticks; cpu {g['signals']['cpu']}, lag {g['signals']['lag']}, schedule {g['signals']['schedule']}, drop {g['signals'].get('drop', 0)}); report: {line}")
 PY
 }
 WATCH_HI=$(watch 100000)

@@ -280,6 +280,8 @@ func (l *evLoop) endIteration(s *evSlot, out Outcome) {
 	s.ticket, s.held, s.state = phase.Ticket{}, false, slotIdle
 	if l.lane.Open() {
 		l.lane.Free()
+		s.idleSince = time.Now()
+		l.arm(s.idleSince.Add(openIdleClose))
 	}
 	if s.target++; s.target == len(l.sh.reqs) {
 		s.target = 0

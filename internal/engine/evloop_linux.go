@@ -70,7 +70,16 @@ type evSlot struct {
 	pend          []byte // response bytes not yet consumed
 	res           Response
 	interestWrite bool
+	idleSince     time.Time // open loop: when its last iteration ended
 }
+
+// openIdleClose is how long an open-loop slot's connection may stay
+// unused before the loop closes it: the span after which an open loop's
+// goroutine workers retire (phase.RetireTicks watch ticks). The slot stays
+// (a few words; the scheduler may count it free) and dials again when an
+// arrival next takes it, so a latency stall's extra slots do not keep
+// their connections, and the server's, for the rest of the run.
+const openIdleClose = phase.RetireTicks * phase.DefaultWatchEvery
 
 type evLoop struct {
 	e     *Engine
@@ -350,6 +359,12 @@ func (l *evLoop) expire(now time.Time) {
 			l.arm(s.deadline)
 		case !s.begun:
 			l.arm(l.lane.Due(s.idx))
+		case s.fd >= 0 && !s.idleSince.IsZero():
+			if close := s.idleSince.Add(openIdleClose); now.Before(close) {
+				l.arm(close)
+			} else {
+				l.closeConn(s)
+			}
 		}
 	}
 	l.cur = nil

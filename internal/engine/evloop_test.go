@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/targets"
 	"github.com/throttlekit/throttle/internal/testdns"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // rawTarget serves each connection with answer, called once per request
@@ -260,5 +262,60 @@ func TestEvLoopGoverned(t *testing.T) {
 	}
 	if res.Capacity.Offer > 16 {
 		t.Errorf("the estimate %v concurrent is far above the target's 4 slots", res.Capacity.Offer)
+	}
+}
+
+// A slow target is no saturated generator on the loop: its answers take
+// 100 ms, so the 4 slots serve 40 arrivals a second of the 400 asked for
+// and the rest are dropped — the drops are the target's, the loop waits
+// for its answers, and the watch says so (no saturated tick) on both
+// transports. Only the drop rule is on: the others have their own tests.
+func TestSlowTargetNotSaturated(t *testing.T) {
+	t.Parallel()
+	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(100 * time.Millisecond) }))
+	for _, tr := range []string{TransportEvLoop, TransportFastHTTP} {
+		res := run(t, Config{Targets: slow, Limits: fastLimits(governor.Rate, 400, 400), Fixed: true, MaxVUs: 4, Duration: 1500 * time.Millisecond,
+			Transport: tr, Watch: WatchConfig{CPU: -1, Lag: -1, Shortfall: -1, Every: 100 * time.Millisecond}})
+		g := res.Generator
+		if res.Transport != tr || res.Counts.Dropped == 0 || res.Counts.OK == 0 {
+			t.Fatalf("%s: %+v, want the slow target's answers and dropped arrivals", res.Transport, res.Counts)
+		}
+		if g.Ticks < 3 || g.SaturatedTicks != 0 {
+			t.Errorf("%s: %d of %d arrivals dropped, watch %+v: a slow target's drops called the generator's saturation",
+				tr, res.Counts.Dropped, res.Arrivals, g)
+		}
+	}
+}
+
+// An open loop's slots that stay unused close their connections: the
+// target's first answers take 300 ms, so at 40 arrivals a second the loop
+// makes about a dozen slots, each with its connection; then it answers at
+// once, one or two slots serve the rate, and the others' connections are
+// closed by the loop after openIdleClose — seen by the server while the
+// run goes on, which keeps sending without a failure.
+func TestEvLoopOpenIdleConnsClose(t *testing.T) {
+	t.Parallel()
+	var served, closed atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) <= 12 {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL + "/")
+	stop := start(t, Config{Targets: []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}}, Limits: fastLimits(governor.Rate, 40, 40),
+		Fixed: true, Duration: time.Minute, Transport: TransportEvLoop, Watch: WatchConfig{CPU: -1}})
+	testwait.Until(t, 30*time.Second, "the idle slots' connections to close", func() bool { return closed.Load() >= 4 })
+	before := served.Load()
+	testwait.Until(t, 30*time.Second, "more answers after the close", func() bool { return served.Load() > before+10 })
+	res := stop()
+	if res.Transport != TransportEvLoop || res.Workers < 5 || res.Counts.Failed != 0 {
+		t.Errorf("%s: %d workers, counts %+v: want the stall's slots and no failure", res.Transport, res.Workers, res.Counts)
 	}
 }

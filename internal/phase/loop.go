@@ -68,6 +68,7 @@ type Lane struct {
 	wake func()      // set by the loop (OnWake); called by the phase
 	open laneOpen    // the open loop's hand-over (loopopen.go)
 	dead atomic.Bool // NewLoop failed: the scheduler hands it nothing
+	busy laneBusy    // its wall and waiting time, for the watch (loopbusy.go)
 }
 
 // Ticket is one iteration begun on a Lane: its permit and start.
@@ -219,7 +220,9 @@ func (p *Phase) startLoop(id int) {
 		}
 		defer lp.Close()
 		if p.hard.Err() == nil {
+			l.busy.begin(p.clk.Now())
 			lp.Run(l)
+			l.busy.finish(p.clk.Now())
 		}
 	}()
 }

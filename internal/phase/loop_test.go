@@ -183,6 +183,7 @@ func TestLoopsStagger(t *testing.T) {
 // phase's wake as an epoll loop waits for its eventfd.
 type openLoop struct {
 	hold          bool
+	neverWaits    bool // it polls for arrivals without saying it waits (Sleeping): a loop that is never idle
 	began, noSlot *atomic.Uint64
 	slots, busy   int
 	held          []Ticket
@@ -232,6 +233,13 @@ func (o *openLoop) Run(l *Lane) {
 			return
 		default:
 		}
+		if o.neverWaits {
+			select {
+			case <-time.After(time.Millisecond):
+			case <-l.Stopping():
+			}
+			continue
+		}
 		l.Sleeping(true)
 		if !l.Pending() {
 			select {
@@ -272,6 +280,40 @@ func TestLoopsOpenLoop(t *testing.T) {
 		}
 		if !hold && (res.Workers > 3 || c.lagN.Load() != began.Load()) {
 			t.Errorf("%d workers (MaxWorkers 3), %d lags for %d begun", res.Workers, c.lagN.Load(), began.Load())
+		}
+	}
+}
+
+// The generator's watch on a loop host: arrivals dropped because every
+// slot is taken are the generator's saturation when the loop never waits
+// (its slots are held by its own work) and not when it waits for the
+// target (held iterations are a slow target's answers, and the loop
+// sleeps): the same drops, judged by where the loop's time went.
+func TestLoopsWatchDrops(t *testing.T) {
+	for _, never := range []bool{false, true} {
+		c := &cleanCounters{}
+		var began, noSlot atomic.Uint64
+		p, err := New(Config{Limits: governor.NewLimits(governor.Rate, 200), Duration: 1500 * time.Millisecond, MaxWorkers: 3, Loops: 1,
+			Counters: c, Watch: WatchConfig{CPU: -1, Lag: -1, Shortfall: -1},
+			NewLoop: func(int) (Loop, error) {
+				return &openLoop{hold: true, neverWaits: never, began: &began, noSlot: &noSlot}, nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.dropped.Load() == 0 || began.Load() != 3 {
+			t.Fatalf("never waits %v: %d began, %d dropped: want 3 held and the rest dropped", never, began.Load(), c.dropped.Load())
+		}
+		g := res.Generator
+		switch {
+		case never && (g.SaturatedTicks == 0 || g.Signals["drop"] != g.SaturatedTicks):
+			t.Errorf("a loop that never waits, dropping arrivals: %+v, want saturated ticks, all by the drop rule", g)
+		case !never && g.SaturatedTicks != 0:
+			t.Errorf("a loop waiting for a slow target's answers: %+v, want no saturated tick", g)
 		}
 	}
 }

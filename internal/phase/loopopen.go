@@ -20,8 +20,9 @@ import (
 //   - a loop is woken (OnWake) for an arrival only while it waits
 //     (Sleeping), so a busy loop costs the scheduler no system call.
 //
-// Open-loop slots on a loop host do not retire (pool.go): a slot is a
-// connection and a few buffers, not a goroutine.
+// Open-loop slots on a loop host do not retire (pool.go): a slot is a few
+// words, not a goroutine; the URL engine's loop closes the connection of a
+// slot left unused (engine's openIdleClose).
 type laneOpen struct {
 	free     atomic.Int64 // slots the loop reported free and no arrival took
 	grown    atomic.Int64 // slots the scheduler asked for (Want, open loop)
@@ -34,8 +35,16 @@ type laneOpen struct {
 func (l *Lane) Free() { l.open.free.Add(1) }
 
 // Sleeping says whether the loop is about to wait (true) or awake again
-// (false). A loop that set it must look at Pending before it waits.
-func (l *Lane) Sleeping(s bool) { l.open.sleeping.Store(s) }
+// (false). A loop that set it must look at Pending before it waits. The
+// time between the two is the loop's idle time, which the generator's
+// watch reads (loopbusy.go): an open loop calls Sleeping around every wait.
+func (l *Lane) Sleeping(s bool) {
+	l.open.sleeping.Store(s)
+	now := l.p.clk.Now()
+	l.busy.mu.Lock()
+	l.busy.wait(s, now)
+	l.busy.mu.Unlock()
+}
 
 // Pending reports whether arrivals wait to be taken.
 func (l *Lane) Pending() bool {

@@ -22,6 +22,26 @@ import (
 //     late each first attempt was sent after its intended start — at or
 //     above WatchConfig.Lag; a slow target does not raise it (an arrival
 //     finds an idle worker at once or is dropped), a starved generator does;
+//   - drop (rate mode, event loops): arrivals dropped (no slot free) in at
+//     least WatchConfig.Drop of the tick's arrivals while the loops were
+//     busy — not waiting for the target — at least WatchConfig.Busy of the
+//     tick's wall time (loopbusy.go). A loop that cannot keep up does not start
+//     arrivals late as a starved goroutine pool does: an answer that came
+//     in sits unread while the loop works through the turn before, its
+//     slot stays taken, and the next arrivals find none free and are
+//     dropped, so its lag stays low. Drops alone do not tell it from a
+//     slow target (its answers come late, the slots are taken waiting for
+//     them, arrivals are dropped alike, and latency and in-flight grow the
+//     same way in both: they are measured by the generator, its own delay
+//     included); where the loop's time goes does: waiting for a slow
+//     target's answers a loop sleeps nearly all the tick (0.3–0.8 % busy
+//     measured), one that cannot keep up seldom does. Known limit: a loop
+//     starved of CPU by other processes counts the time it waits to run
+//     after a wake as idle (0.4–0.99 busy per tick at --rate 100000 under
+//     a load average of 6–9 on 2 cores), so on a crowded machine the rule
+//     fires on few ticks (docs/performance.md). Goroutine workers give no
+//     busy reading: a pool that cannot keep up there starts its arrivals
+//     late, which the lag rule judges;
 //   - schedule (rate mode): the arrivals the scheduler produced (sent or
 //     dropped) below WatchConfig.Shortfall × what the offer asked for over
 //     a tick whose offer did not change: the scheduler itself cannot keep up.
@@ -41,6 +61,8 @@ const (
 	DefaultSaturationCPU   = 0.9
 	DefaultSaturationSlip  = 0.8
 	DefaultSaturationTicks = 2
+	DefaultSaturationBusy  = 0.8
+	DefaultSaturationDrop  = 0.01
 	// minScheduled is the fewest arrivals a tick must ask for before the
 	// schedule rule judges it: at a low rate a tick's count is too coarse.
 	minScheduled = 50
@@ -63,6 +85,11 @@ type WatchConfig struct {
 	// Ticks is how many ticks in a row a rule must hold (default
 	// DefaultSaturationTicks).
 	Ticks int
+	// Drop is the share of a tick's arrivals dropped, and Busy the share
+	// of the event loops' wall time spent working, at or above which
+	// together a tick is saturated (defaults DefaultSaturationDrop and
+	// DefaultSaturationBusy); a negative either turns the rule off.
+	Drop, Busy float64
 }
 
 func (c WatchConfig) withDefaults() WatchConfig {
@@ -81,13 +108,20 @@ func (c WatchConfig) withDefaults() WatchConfig {
 	if c.Ticks <= 0 {
 		c.Ticks = DefaultSaturationTicks
 	}
+	if c.Drop == 0 {
+		c.Drop = DefaultSaturationDrop
+	}
+	if c.Busy == 0 {
+		c.Busy = DefaultSaturationBusy
+	}
 	return c
 }
 
 // GeneratorStatus is the watch's reading of its last tick.
 type GeneratorStatus struct {
 	// Saturated: the generator, not the target, limited the load in the
-	// tick; Signal names the rule that said so ("cpu", "lag", "schedule").
+	// tick; Signal names the rule that said so ("cpu", "lag", "drop",
+	// "schedule").
 	Saturated bool
 	Signal    string
 	// Rate is the attempts started per second over the tick.
@@ -97,6 +131,11 @@ type GeneratorStatus struct {
 	// CPU is the cores the process used over the tick; -1 when the
 	// platform does not say.
 	CPU float64
+	// Dropped is the share of the tick's arrivals dropped (rate mode).
+	Dropped float64
+	// Busy is the share of the event loops' wall time spent working over
+	// the tick (rate mode); -1 without loops.
+	Busy float64
 }
 
 // GeneratorSummary sums the watch over a phase.
@@ -123,6 +162,10 @@ type watchReading struct {
 	lagSum   time.Duration
 	lagged   uint64
 	offer    float64
+	dropped  uint64
+	// loopWall and loopIdle: the event loops' wall time and the part of
+	// it they spent waiting, so far (loopbusy.go); zero without loops.
+	loopWall, loopIdle time.Duration
 }
 
 // watcher judges successive readings. Its methods are safe for concurrent
@@ -144,7 +187,7 @@ type watcher struct {
 
 func newWatcher(rateMode bool, cfg WatchConfig) *watcher {
 	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
-	return &watcher{cfg: cfg.withDefaults(), rate: rateMode, cores: cores, last: GeneratorStatus{CPU: -1}, sum: GeneratorSummary{PeakCPU: -1}}
+	return &watcher{cfg: cfg.withDefaults(), rate: rateMode, cores: cores, last: GeneratorStatus{CPU: -1, Busy: -1}, sum: GeneratorSummary{PeakCPU: -1}}
 }
 
 // observe judges the tick that ends at r and returns its status.
@@ -157,12 +200,18 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 	if !had || dt <= 0 {
 		return w.last
 	}
-	st := GeneratorStatus{CPU: -1, Rate: float64(r.started-prev.started) / dt}
+	st := GeneratorStatus{CPU: -1, Busy: -1, Rate: float64(r.started-prev.started) / dt}
 	if n := r.lagged - prev.lagged; n > 0 && w.rate {
 		st.Lag = (r.lagSum - prev.lagSum) / time.Duration(n)
 	}
 	if r.cpu >= 0 && prev.cpu >= 0 {
 		st.CPU = (r.cpu - prev.cpu).Seconds() / dt
+	}
+	if n := r.arrivals - prev.arrivals; n > 0 && w.rate {
+		st.Dropped = float64(r.dropped-prev.dropped) / float64(n)
+	}
+	if wall := r.loopWall - prev.loopWall; wall > 0 && w.rate {
+		st.Busy = min(max(float64(wall-(r.loopIdle-prev.loopIdle))/float64(wall), 0), 1)
 	}
 	asked := r.offer * dt
 	switch {
@@ -170,6 +219,9 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 		st.Signal = "cpu"
 	case w.rate && w.cfg.Lag > 0 && st.Lag >= w.cfg.Lag:
 		st.Signal = "lag"
+	case w.rate && w.cfg.Drop > 0 && w.cfg.Busy > 0 && st.Busy >= w.cfg.Busy &&
+		r.dropped > prev.dropped && st.Dropped >= w.cfg.Drop:
+		st.Signal = "drop"
 	case w.rate && w.cfg.Shortfall > 0 && prev.offer == r.offer && asked >= minScheduled &&
 		float64(r.arrivals-prev.arrivals) < w.cfg.Shortfall*asked:
 		st.Signal = "schedule"
@@ -235,14 +287,17 @@ func (w *watcher) saturatedRate() float64 {
 func (p *Phase) reading() watchReading {
 	c := p.cfg.Counters
 	lagSum, lagged := c.LagTotal()
+	ld := c.Load()
 	r := watchReading{
 		at:       p.clk.Now(),
 		cpu:      processCPU(),
-		started:  c.Load().Started,
+		started:  ld.Started,
 		arrivals: p.arrivals.Load(),
 		lagSum:   lagSum,
 		lagged:   lagged,
+		dropped:  ld.Dropped,
 	}
+	r.loopWall, r.loopIdle = p.loopTime(r.at)
 	if p.gate != nil {
 		r.offer = p.gate.Offer()
 		if p.probe.on.Load() {

@@ -58,7 +58,7 @@ type Generator struct {
 	Ticks, SaturatedTicks int
 	// Rate is the attempts per second over the saturated ticks.
 	Rate float64
-	// Signals counts saturated ticks by rule (cpu, lag, schedule).
+	// Signals counts saturated ticks by rule (cpu, lag, drop, schedule).
 	Signals map[string]int
 }
 
@@ -184,7 +184,7 @@ func Build(in Input) (*Report, error) {
 		Generator: GeneratorJSON{
 			Saturated: in.Generator.SaturatedTicks > 0, SaturatedAtPerS: round(in.Generator.Rate, 3),
 			SaturatedTicks: in.Generator.SaturatedTicks, Ticks: in.Generator.Ticks,
-			Signals: GeneratorSignals{CPU: in.Generator.Signals["cpu"], Lag: in.Generator.Signals["lag"], Schedule: in.Generator.Signals["schedule"]},
+			Signals: GeneratorSignals{CPU: in.Generator.Signals["cpu"], Lag: in.Generator.Signals["lag"], Schedule: in.Generator.Signals["schedule"], Drop: in.Generator.Signals["drop"]},
 		},
 	}
 

@@ -82,6 +82,9 @@ type GeneratorSignals struct {
 	Lag int `json:"lag"`
 	// Schedule: the scheduler produced fewer arrivals than the offer.
 	Schedule int `json:"schedule"`
+	// Drop: arrivals were dropped while the event loops were busy
+	// working, not waiting for the target.
+	Drop int `json:"drop"`
 }
 
 // SettingsJSON is the "settings" object.
