@@ -78,6 +78,13 @@ func (a *agentFlags) on(fs *pflag.FlagSet) (bool, error) {
 	case fs.Changed("local-agents") && (fs.Changed("tls-cert") || fs.Changed("tls-key") || fs.Changed("tls-ca")):
 		return false, usagef("--local-agents talk to this process over loopback: the TLS flags apply to --agents")
 	}
+	if a.local > 0 {
+		// The local agents read THROTTLE_MEMORY from this environment:
+		// a bad value is refused here, not by each of them.
+		if _, err := session.MemoryLimit(); err != nil {
+			return false, usageError{Err: err}
+		}
+	}
 	if a.token == "" {
 		a.token = os.Getenv(tokenEnv)
 	}
@@ -165,6 +172,11 @@ func newAgentCmd(e env) *cobra.Command {
 			if cfg.Token == "" {
 				return usagef("give --token T or $%s: the controller's token", tokenEnv)
 			}
+			mem, err := session.MemoryLimit()
+			if err != nil {
+				return usageError{Err: err}
+			}
+			cfg.Memory = mem
 			level := slog.LevelInfo
 			if quiet {
 				level = slog.LevelWarn
@@ -184,7 +196,7 @@ func newAgentCmd(e env) *cobra.Command {
 					}
 				}()
 			}
-			_, err := agent.Join(ctx, cfg)
+			_, err = agent.Join(ctx, cfg)
 			if errors.Is(err, context.Canceled) {
 				return nil
 			}

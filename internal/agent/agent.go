@@ -38,6 +38,16 @@ type Config struct {
 	// k6 prints them on every instance whatever the agent's own log level
 	// (default: Logger, where --quiet drops the info level).
 	Console func(level slog.Level, msg string)
+	// Memory bounds what this machine's script agents keep while their
+	// segments run (bytes; session.MemoryLimit: the agent's own
+	// THROTTLE_MEMORY, else 90 % of the memory the process may use): each
+	// of a controller's N local agents takes an Nth (segmentMemory). An
+	// agent's share is its Go runtime's soft memory limit and a hard stop:
+	// past it the segment stops and its last delta carries the error, so
+	// the controller's run ends naming the agent and the bound instead of
+	// the kernel's OOM killer ending the agent. 0: no bound (nor a soft
+	// limit), as THROTTLE_MEMORY=0.
+	Memory int64
 }
 
 // ErrRefused is the controller refusing this agent (a wrong token,
@@ -88,7 +98,7 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, fmt.Errorf("%w: %s", ErrRefused, w.Refused)
 	}
 	if w.Spec.Script != nil {
-		return joinScript(ctx, nc, w, closed, log, cfg.Console)
+		return joinScript(ctx, nc, w, closed, cfg.Memory, log, cfg.Console)
 	}
 	ec, err := w.Spec.engineConfig()
 	if err != nil {

@@ -95,14 +95,18 @@ type scriptAgent struct {
 
 // joinScript loads the shipped script for w's segment, says it is ready,
 // and runs it from the controller's start until it ends or is stopped.
-func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan struct{}, log *slog.Logger, console func(slog.Level, string)) (*Summary, error) {
+func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan struct{}, memory int64, log *slog.Logger, console func(slog.Level, string)) (*Summary, error) {
 	cfg, err := w.Spec.Script.Config(w.Segment, log)
 	if err != nil {
 		return nil, fmt.Errorf("the run's script: %w", err)
 	}
 	cfg.MemoryShare = w.Spec.Colocated // local agents share this machine's memory too
-	// Each agent's GC holds it under its share of 90 % of the machine.
-	defer script.BindMemory(cfg.MemoryBound, cfg.MemoryShare)()
+	guard := segmentMemory(memory, w.Spec.Colocated)
+	cfg.MemoryBound = guard.Limit
+	if guard.Limit > 0 {
+		// The guard's bound is also the agent's GC's soft limit.
+		defer script.BindMemory(guard.Limit, cfg.MemoryShare)()
+	}
 	cfg.Console = console
 	cfg.Watch.CPU = w.Spec.watchCPU()
 	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}
@@ -134,6 +138,14 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 		}
 	}
 	log.Info("throttle agent joined", "as", w.ID, "segment", w.Segment)
+	// The guard watches while the VUs are made and the segment runs: past
+	// its bound the segment stops as an abort stops it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	outOfMemory := guard.Watch(done, func(line string) { log.Warn("throttle agent " + w.ID + ": " + line) },
+		func() { cancel(); a.r.Abort(); a.r.Interrupt() })
 	sig, err := subscribe(nc, w.ID, a.r.Abort, fol)
 	if err != nil {
 		return nil, err
@@ -149,6 +161,9 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 			return &Summary{ID: w.ID, Stopped: "stopped before the start"}, nil
 		default:
 		}
+		if outOfMemory.Load() {
+			return nil, fmt.Errorf("making the VUs: %w", memoryError(guard, a.r))
+		}
 		return nil, fmt.Errorf("the run's script: %w", err)
 	}
 	if err := nc.Publish(subjReady, []byte(w.ID)); err != nil {
@@ -162,6 +177,9 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 	case <-closed:
 		return nil, fmt.Errorf("the connection to the controller closed before the start")
 	case <-ctx.Done():
+		if outOfMemory.Load() {
+			return nil, memoryError(guard, a.r)
+		}
 		return nil, ctx.Err()
 	}
 	log.Info("throttle agent started", "as", w.ID, "segment", w.Segment)
@@ -169,7 +187,14 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 	if every <= 0 {
 		every = w.Spec.Tick
 	}
-	return a.run(ctx, every, w.Spec.Tick, w.Spec.silence(), sig, closed, log)
+	run := func(ctx context.Context) error {
+		_, err := a.r.Run(ctx)
+		if outOfMemory.Load() {
+			return memoryError(guard, a.r)
+		}
+		return err
+	}
+	return a.run(ctx, run, every, w.Spec.Tick, w.Spec.silence(), sig, closed, log)
 }
 
 // counted are the phases the agent's counters sum: the governed one, else
@@ -199,10 +224,11 @@ func (a *scriptAgent) counts() (engine.Counts, governor.Load) {
 	return c, l
 }
 
-// run runs the script and ships its deltas every tick until it ends; its
-// k6 metrics go once a tick (and with the last delta): the governor's
-// reads between need only the counters.
-func (a *scriptAgent) run(ctx context.Context, every, tick, silent time.Duration, sig *signals, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+// run runs the script's segment (run, whose error the last delta carries)
+// and ships its deltas every tick until it ends; its k6 metrics go once a
+// tick (and with the last delta): the governor's reads between need only
+// the counters.
+func (a *scriptAgent) run(ctx context.Context, run func(context.Context) error, every, tick, silent time.Duration, sig *signals, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
 	sh := &shipper{id: a.id, nc: a.nc}
 	var lastK6 time.Time
 	send := func(final bool, errText string) {
@@ -231,7 +257,6 @@ func (a *scriptAgent) run(ctx context.Context, every, tick, silent time.Duration
 		}
 		_ = a.nc.Publish(subjTick, encode(d))
 	}
-	run := func(ctx context.Context) error { _, err := a.r.Run(ctx); return err }
 	why, err := ship(ctx, run, send, every, silent, sig.heard, sig.stop, closed, func() { _ = a.nc.FlushTimeout(5 * time.Second) })
 	c, _ := a.counts()
 	return stopped(log, a.id, why, "the script ended", c.OK+c.Failed), err

@@ -72,7 +72,7 @@ func (s *Session) RunScript(sc Script) error {
 	if err := envLimits(&cfg); err != nil {
 		return err
 	}
-	memLimit, err := memoryLimit()
+	memLimit, err := MemoryLimit()
 	if err != nil {
 		return BadInput{err}
 	}
@@ -122,13 +122,14 @@ func (s *Session) RunScript(sc Script) error {
 	done := make(chan struct{})
 	defer close(done)
 	go watchScriptSignals(s.Signals, done, cancel, r, con)
-	outOfMemory := guardMemory(memLimit, done, con.Line, func() { cancel(); r.Abort(); r.Interrupt() })
+	guard := runMemory(memLimit)
+	outOfMemory := guard.Watch(done, con.Line, func() { cancel(); r.Abort(); r.Interrupt() })
 	res, err := watched(s, ctx, r.Run, scriptSource(r))
 	if errors.Is(err, script.ErrInterrupted) {
 		// A signal (or the memory bound) while the VUs' init contexts ran
 		// before setup (script.Runner.MakeVUs): as during the first one.
 		if outOfMemory.Load() {
-			return fmt.Errorf("run stopped while making the VUs: the heap passed %d MiB (%s)", memLimit>>20, memoryNote())
+			return fmt.Errorf("run stopped while making the VUs: %s", guard.Passed())
 		}
 		return ExitCode{Code: ExitExternalAbort, Err: err}
 	}
@@ -216,7 +217,7 @@ func (s *Session) RunScript(sc Script) error {
 	}
 	switch {
 	case outOfMemory.Load():
-		return fmt.Errorf("run stopped: the heap passed %d MiB (%s), %d attempt(s) aborted in flight", memLimit>>20, memoryNote(), aborted(r))
+		return fmt.Errorf("run stopped: %s, %d attempt(s) aborted in flight", guard.Passed(), aborted(r))
 	case res.AbortedByScript:
 		return ExitCode{Code: ExitScriptAborted, Err: errors.New("test aborted by the script (exec.test.abort)")}
 	case res.Interrupted:
