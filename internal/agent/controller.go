@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -132,6 +133,11 @@ type Controller struct {
 	m    merged
 	gov  *governor.Governor
 	subs []*nats.Subscription
+	// ticks is the subscription to the agents' deltas, and reading counts
+	// deltas onTick is reading: while either has one, an agent's last
+	// delta may still be on its way in (checkLost).
+	ticks   *nats.Subscription
+	reading atomic.Int32
 
 	wmu  sync.Mutex
 	wins []governor.Window
@@ -203,6 +209,9 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 			return nil, err
 		}
 		c.subs = append(c.subs, s)
+		if subj == subjTick {
+			c.ticks = s
+		}
 	}
 	if err := c.nc.Flush(); err != nil {
 		c.Close()
@@ -350,6 +359,8 @@ func (c *Controller) info(m *member) AgentInfo {
 
 // onTick merges one agent's delta.
 func (c *Controller) onTick(msg *nats.Msg) {
+	c.reading.Add(1)
+	defer c.reading.Add(-1)
 	var d Delta
 	if err := json.Unmarshal(msg.Data, &d); err != nil {
 		c.log.Warn("throttle agent tick unreadable", "err", err)
