@@ -275,19 +275,48 @@ func closedErr(err error) bool {
 // the connect ("i/o timeout", as a timer context's expiry reads), and asks
 // no resolver about an IP address. TestRawConnectLikeFastHTTP's connect
 // timeout checks the error is fasthttp's, not the kernel's own timeout.
-//
-// They are pooled, not kept per runner: a sleeping VU holds none (40 B in
-// rawConn would move it up a size class). net keeps no reference to one
-// after DialContext returns: the connect's own abort hook is removed by then,
-// and an abort's cancel does not read its parent.
+// net keeps no reference to one after DialContext returns: the connect's
+// own abort hook is removed by then, and an abort's cancel does not read
+// its parent.
 type dialDeadline struct {
 	context.Context
 	deadline time.Time
 }
 
-var dialDeadlines = sync.Pool{New: func() any { return new(dialDeadline) }}
-
 func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// connectJob is one connect, run on a goroutine of its own while the
+// runner's goroutine waits for it (connect). Jobs are pooled, not kept per
+// runner: a sleeping VU holds none.
+//
+// Why another goroutine: net's dial path (Dialer.DialContext,
+// dialParallel, dialSerial, dialSingle, dialTCP, socket, netFD.dial,
+// netFD.connect, the poller's wait) needs about 2.5 KiB of stack, and on a
+// script VU's goroutine, under the script's own frames, it took the stack
+// past 8 KiB at every connection's first request: the runtime doubled it to
+// 16 KiB and the VU kept that until a GC halved it. Run here, the VU's
+// goroutine only parks on done; the connect's goroutine grows and is gone
+// when it returns. A connect is rare (once per connection with keep-alive)
+// and costs far more than the goroutine and its two switches
+// (docs/performance.md, "A request in the VU's 8 KiB stack").
+type connectJob struct {
+	d    net.Dialer
+	dd   dialDeadline
+	ctx  context.Context
+	addr string
+	conn net.Conn
+	err  error
+	done chan struct{} // one token per run: buffered, so run never waits
+}
+
+var connectJobs = sync.Pool{New: func() any { return &connectJob{done: make(chan struct{}, 1)} }}
+
+// run connects. Sending on done is its last touch of j: the waiting
+// runner takes j back to the pool once it has the token.
+func (j *connectJob) run() {
+	j.conn, j.err = j.d.DialContext(j.ctx, "tcp", j.addr)
+	j.done <- struct{}{}
+}
 
 // dial connects to h within the deadline, timing it; the abort context
 // cuts the connect off and later closes the connection.
@@ -312,21 +341,7 @@ func (c *rawConn) dial(h *rawHost, deadline time.Time, tr *rawTrace) error {
 		h.stop = context.AfterFunc(abort, h.abort)
 	}
 	t0 := time.Now()
-	d := net.Dialer{KeepAlive: 30 * time.Second, Resolver: c.s.resolver}
-	var (
-		conn net.Conn
-		err  error
-	)
-	if h.literal && abort.Done() != nil {
-		dd := dialDeadlines.Get().(*dialDeadline)
-		dd.Context, dd.deadline = abort, deadline
-		conn, err = d.DialContext(dd, "tcp", h.addr)
-		dd.Context = nil
-		dialDeadlines.Put(dd)
-	} else {
-		d.Deadline = deadline
-		conn, err = d.DialContext(abort, "tcp", h.addr)
-	}
+	conn, err := c.connect(h, abort, deadline)
 	if err != nil {
 		return err
 	}
@@ -343,6 +358,29 @@ func (c *rawConn) dial(h *rawHost, deadline time.Time, tr *rawTrace) error {
 		return err
 	}
 	return nil
+}
+
+// connect runs the connect to h on a connectJob's goroutine and waits for
+// it. Not inlined: the job's setup is no part of the runner's deeper
+// frames.
+//
+//go:noinline
+func (c *rawConn) connect(h *rawHost, abort context.Context, deadline time.Time) (net.Conn, error) {
+	j := connectJobs.Get().(*connectJob)
+	j.d = net.Dialer{KeepAlive: 30 * time.Second, Resolver: c.s.resolver}
+	j.ctx, j.addr = abort, h.addr
+	if h.literal && abort.Done() != nil {
+		j.dd.Context, j.dd.deadline = abort, deadline
+		j.ctx = &j.dd
+	} else {
+		j.d.Deadline = deadline
+	}
+	go j.run()
+	<-j.done
+	conn, err := j.conn, j.err
+	j.d, j.dd, j.ctx, j.addr, j.conn, j.err = net.Dialer{}, dialDeadline{}, nil, "", nil, nil
+	connectJobs.Put(j)
+	return conn, err
 }
 
 // roundTrip writes the built request on h's connection and reads its
