@@ -291,14 +291,18 @@ func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 //
 // Why another goroutine: net's dial path (Dialer.DialContext,
 // dialParallel, dialSerial, dialSingle, dialTCP, socket, netFD.dial,
-// netFD.connect, the poller's wait) needs about 2.5 KiB of stack, and on a
-// script VU's goroutine, under the script's own frames, it took the stack
-// past 8 KiB at every connection's first request: the runtime doubled it to
-// 16 KiB and the VU kept that until a GC halved it. Run here, the VU's
-// goroutine only parks on done; the connect's goroutine grows and is gone
-// when it returns. A connect is rare (once per connection with keep-alive)
-// and costs far more than the goroutine and its two switches
-// (docs/performance.md, "A request in the VU's 8 KiB stack").
+// netFD.connect, the poller's wait) took a connection's first request 4.7
+// KiB below Runner.Iterate, 2 KiB deeper than a keep-alive request; under
+// a CLI VU's own 3.1 KiB of frames that is past the 8 KiB a GC leaves a
+// sleeping VU, so the runtime doubled the stack to 16 KiB, and a GC
+// halves it only while less than 3 296 bytes of it are in use, which a
+// CLI VU asleep in sleep() is not (it kept 16 KiB through every GC). Run
+// here, the VU's goroutine only parks on done; the
+// connect's goroutine grows and is gone when it returns. A connect is rare
+// (once per connection with keep-alive) and costs far more than the
+// goroutine, its two switches and its one allocation (about 5 µs of CPU
+// against 140 µs for a request on a new connection: docs/performance.md,
+// "A request in the VU's 8 KiB stack"). TestRawConnectNoDeeperThanRequest.
 type connectJob struct {
 	d    net.Dialer
 	dd   dialDeadline
