@@ -1,16 +1,17 @@
 // Package teststack measures, in tests, how much goroutine stack a call
-// needs: whether it fits in a goroutine whose stack is 8 KiB (what a
-// sleeping VU's stack is shrunk to by a GC) and how many bytes it leaves
-// unused there.
+// needs: how deep it goes (Depth), and whether it fits a goroutine whose
+// stack is 8 KiB, what a GC leaves a sleeping VU (Grows).
 //
 // A goroutine's stack only moves when the runtime copies it to a larger
 // (growth) or smaller (a GC's shrink) one, so with the GC held off a local
 // variable of the goroutine's first frame keeps its address unless the
 // stack grew. Each measurement runs on a goroutine of its own that first
-// grows its stack to 8 KiB with one large frame, runs the call, and checks
-// that address; a second large frame afterwards must grow it, proving the
-// stack was 8 KiB and not larger. Nothing here reads the runtime's
-// internals.
+// grows its stack to the size wanted with one large frame, runs the call
+// below a chosen number of padding frames, and checks that address; a
+// larger frame afterwards must grow it, proving the stack was that size
+// and not larger. Depth finds, by bisection, how many padding frames a
+// call can have above it on a 32 KiB stack without growing it. Nothing
+// here reads the runtime's internals.
 package teststack
 
 import (
@@ -24,7 +25,7 @@ import (
 // Size is the stack a measured call starts on.
 const Size = 8 << 10
 
-// padFrame is pad's frame, in bytes, as measured (about 64).
+// padFrame is pad's frame, in bytes, as measured (80 on amd64).
 var padFrame = func() int {
 	var a, b uintptr
 	pad(1, func() { a = here() })
@@ -59,44 +60,38 @@ func here() uintptr {
 
 // grow uses a frame large enough that a stack smaller than size grows
 // to size for it, and small enough that size holds it; over needs more
-// than size. Each size has functions of its own: a frame holds every
-// array its function declares.
+// than size. A frame holds every array its function declares, so each
+// size has a function of its own; grow's for 32 KiB is over's for 8.
 func grow(size int) {
 	if size == Size {
-		grow8K()
+		frame8K()
 	} else {
-		grow32K()
+		frame32K()
 	}
 }
 
 func over(size int) {
 	if size == Size {
-		over8K()
+		frame32K()
 	} else {
-		over32K()
+		frameOver32K()
 	}
 }
 
 //go:noinline
-func grow8K() byte {
+func frame8K() byte {
 	var a [Size/2 + 512]byte
 	return touch(a[:])
 }
 
 //go:noinline
-func over8K() byte {
-	var a [Size]byte
-	return touch(a[:])
-}
-
-//go:noinline
-func grow32K() byte {
+func frame32K() byte {
 	var a [big/2 + 512]byte
 	return touch(a[:])
 }
 
 //go:noinline
-func over32K() byte {
+func frameOver32K() byte {
 	var a [big]byte
 	return touch(a[:])
 }
@@ -160,7 +155,7 @@ func Grows(t testing.TB, above int, f func()) bool {
 }
 
 // Depth is how many bytes of stack f uses below its caller at its
-// deepest (up to 30 KiB), to about padFrame bytes: the headroom a call of
+// deepest (up to 31 KiB), to padFrame bytes: the headroom a call of
 // nothing leaves on a 32 KiB stack less f's there. f runs about a dozen
 // times, with the GC off.
 func Depth(t testing.TB, f func()) int {
@@ -176,7 +171,7 @@ func headroom(t testing.TB, size int, f func()) int {
 		t.Fatalf("teststack: the goroutine's stack did not start at %d KiB", size>>10)
 	}
 	if grew {
-		return -1
+		t.Fatalf("teststack: the call needs more than a %d KiB stack", size>>10)
 	}
 	lo, hi := 0, size/padFrame // lo fits, hi does not
 	for hi-lo > 1 {
