@@ -300,9 +300,11 @@ func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 // here, the VU's goroutine only parks on done; the
 // connect's goroutine grows and is gone when it returns. A connect is rare
 // (once per connection with keep-alive) and costs far more than the
-// goroutine, its two switches and its one allocation (about 5 µs of CPU
-// against 140 µs for a request on a new connection: docs/performance.md,
-// "A request in the VU's 8 KiB stack"). TestRawConnectNoDeeperThanRequest.
+// goroutine, its switches and its one allocation: 10–20 µs of CPU where
+// the process has idle cores (each goroutine made runnable wakes one),
+// against 140–200 µs for a request on a new connection
+// (docs/performance.md, "A request in the VU's 8 KiB stack").
+// TestRawConnectNoDeeperThanRequest.
 type connectJob struct {
 	d    net.Dialer
 	dd   dialDeadline
