@@ -265,6 +265,9 @@ func TestPlainMatchesModules(t *testing.T) {
 // output from the init context, the same resolved options.
 func TestPlainMatchesModulesOnCompat(t *testing.T) {
 	dir := filepath.Join("..", "..", "compat", "scripts")
+	if d := os.Getenv("PLAIN_CORPUS"); d != "" {
+		dir = d
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -306,8 +309,14 @@ func loadTranscript(t *testing.T, path, mode string) (string, bool) {
 	r, err := Load(path, Config{Console: out.add, Env: map[string]string{"BASE": "http://127.0.0.1:9", "BASE_URL": "http://127.0.0.1:9"}})
 	fmt.Fprintf(&b, "load error: %v\n", err)
 	took := false
+	if err != nil && mode == "" {
+		t.Logf("%s: load error: %v", filepath.Base(path), err)
+	}
 	if err == nil {
 		took = r.bundle.Plain != nil
+		if !took && mode == "" {
+			t.Logf("%s: not plain: %s", filepath.Base(path), r.bundle.PlainWhy)
+		}
 		fmt.Fprintf(&b, "scenarios: %d, modules %v\n", len(r.Phases()), r.Modules())
 		for _, p := range r.Phases() {
 			fmt.Fprintf(&b, "scenario %s exec %s\n", p.sc.Name, p.sc.Exec)

@@ -78,7 +78,8 @@ func (b *Bundle) plainOf(m *module) (*Plain, string) {
 	if prog == nil || prog.HasTLA {
 		return nil, "top-level await"
 	}
-	if why := plainSyntax(prog.Body); why != "" {
+	why, namesRequire := plainSyntax(prog.Body)
+	if why != "" {
 		return nil, why
 	}
 	p := &Plain{}
@@ -216,7 +217,7 @@ func (b *Bundle) plainOf(m *module) (*Plain, string) {
 		if whole[mod] {
 			return nil, "imports " + mod + " by name and whole"
 		}
-		if strings.Contains(prog.File.Source(), "require") {
+		if namesRequire {
 			return nil, "imports by name and names require"
 		}
 	}
@@ -303,8 +304,9 @@ func boundNames(t ast.Expression) []unistring.String {
 // `this` outside a function (not a method) is undefined in a module's
 // own statements but the global object in its top-level arrows and
 // blocks (sobek's module compiler), which the function cannot copy.
-func plainSyntax(body []ast.Statement) string {
-	why := ""
+// namesRequire is whether the code names require, as an identifier, a
+// property or a string.
+func plainSyntax(body []ast.Statement) (why string, namesRequire bool) {
 	nodeType := reflect.TypeOf((*ast.Node)(nil)).Elem()
 	astPkg := reflect.TypeOf(ast.Identifier{}).PkgPath()
 	var walk func(v reflect.Value, inFunc bool)
@@ -326,9 +328,12 @@ func plainSyntax(body []ast.Statement) string {
 						why = "import.meta"
 					}
 				case *ast.Identifier:
+					namesRequire = namesRequire || n.Name == "require"
 					if n.Name == "arguments" || n.Name == "eval" {
 						why = "names " + n.Name.String()
 					}
+				case *ast.StringLiteral:
+					namesRequire = namesRequire || n.Value == "require"
 				case *ast.ThisExpression:
 					if !inFunc {
 						why = "this outside a function"
@@ -342,6 +347,9 @@ func plainSyntax(body []ast.Statement) string {
 			if v.Type().PkgPath() != astPkg {
 				return
 			}
+			if id, ok := v.Interface().(ast.Identifier); ok && id.Name == "require" {
+				namesRequire = true // a property name: x.require
+			}
 			for i := range v.NumField() {
 				walk(v.Field(i), inFunc)
 			}
@@ -354,5 +362,5 @@ func plainSyntax(body []ast.Statement) string {
 	for _, st := range body {
 		walk(reflect.ValueOf(st), false)
 	}
-	return why
+	return why, namesRequire
 }
