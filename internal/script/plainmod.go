@@ -11,44 +11,37 @@ import (
 )
 
 // plainModule is a VU's evaluated plain script (bundle.Plain): the
-// function its module code returned, which gives the exports' current
-// values. It stands in for the module instance and namespace object of
+// function each module's code returned, which gives its exports' current
+// values. It stands in for the module instances and namespace object of
 // the ES module path.
 type plainModule struct {
-	p   *bundle.Plain
-	get sobek.Callable
+	p    *bundle.Plain
+	gets []sobek.Callable
 }
 
-// evalPlain runs a plain script's module code in the VU: the k6 modules
-// it imports are required in the ES module's evaluation order, then its
-// function is called with the import bindings and what it started is
+// evalPlain runs a plain script's module code in the VU, step by step in
+// the ES modules' evaluation order: a k6 module is required, a module's
+// function is called with its import bindings; then what they started is
 // settled. Its errors come in the shapes the ES module path's do: an
 // exception the code throws is read as that path reads its evaluation
-// promise's rejection (vu.rejection), so that messages and stack traces
+// promise's rejection (thrownInInit), so that messages and stack traces
 // come out alike.
 func (vu *VU) evalPlain(p *bundle.Plain) error {
-	for _, name := range p.Requires {
-		vu.require(name)
-	}
-	args := make([]sobek.Value, len(p.Args))
-	for i, a := range p.Args {
-		obj := vu.require(a.Module)
-		if a.Name == "" {
-			args[i] = obj
+	m := &plainModule{p: p, gets: make([]sobek.Callable, len(p.Modules))}
+	var (
+		ret sobek.Value
+		err error
+	)
+	for _, st := range p.Steps {
+		if st.K6 != "" {
+			vu.require(st.K6)
 			continue
 		}
-		if v := obj.ToObject(vu.rt).Get(a.Name); v != nil {
-			args[i] = v
-		} else {
-			args[i] = sobek.Undefined()
+		if ret, err = vu.runPlain(m, p.Modules[st.Module]); err != nil {
+			break
 		}
+		m.gets[st.Module], _ = sobek.AssertFunction(ret)
 	}
-	made, err := vu.rt.RunProgram(p.Program)
-	if err != nil {
-		return err
-	}
-	fn, _ := sobek.AssertFunction(made)
-	ret, err := fn(sobek.Undefined(), args...)
 	thrown, _ := err.(*sobek.Exception)
 	if _, err = vu.settle(ret, err, vu.abortCh()); err != nil {
 		if thrown != nil {
@@ -56,9 +49,35 @@ func (vu *VU) evalPlain(p *bundle.Plain) error {
 		}
 		return err
 	}
-	get, _ := sobek.AssertFunction(ret)
-	vu.plain = &plainModule{p: p, get: get}
+	vu.plain = m
 	return nil
+}
+
+// runPlain calls one module's function with its import bindings: a k6
+// module's object or member, or an export of a module run before it.
+func (vu *VU) runPlain(m *plainModule, pm *bundle.PlainModule) (sobek.Value, error) {
+	args := make([]sobek.Value, len(pm.Args))
+	for i, a := range pm.Args {
+		var v sobek.Value
+		switch {
+		case a.K6 == "":
+			v = m.value(a.Module, a.Name)
+		case a.Name == "":
+			v = vu.require(a.K6)
+		default:
+			v = vu.require(a.K6).ToObject(vu.rt).Get(a.Name)
+		}
+		if v == nil {
+			v = sobek.Undefined()
+		}
+		args[i] = v
+	}
+	made, err := vu.rt.RunProgram(pm.Program)
+	if err != nil {
+		return nil, err
+	}
+	fn, _ := sobek.AssertFunction(made)
+	return fn(sobek.Undefined(), args...)
 }
 
 // thrownInInit is an exception the module code threw, as the ES module
@@ -73,13 +92,15 @@ func (vu *VU) thrownInInit(ex *sobek.Exception) error {
 	return errors.New(ex.Value().String())
 }
 
-// value is the current value of the export name (nil if there is none).
-func (m *plainModule) value(name string) sobek.Value {
-	i := slices.Index(m.p.Exports, name)
-	if i < 0 {
+// value is the current value of module i's export name (nil if there is
+// none, or the module has not run).
+func (m *plainModule) value(i int, name string) sobek.Value {
+	get := m.gets[i]
+	k := slices.Index(m.p.Modules[i].Exports, name)
+	if k < 0 || get == nil {
 		return nil
 	}
-	arr, err := m.get(sobek.Undefined())
+	arr, err := get(sobek.Undefined())
 	if err != nil {
 		return nil
 	}
@@ -87,17 +108,20 @@ func (m *plainModule) value(name string) sobek.Value {
 	if !ok {
 		return nil
 	}
-	return o.Get(strconv.Itoa(i))
+	return o.Get(strconv.Itoa(k))
 }
+
+// export is the current value of the entry module's export name.
+func (m *plainModule) export(name string) sobek.Value { return m.value(len(m.gets)-1, name) }
 
 // plainExports is the setup VU's view of a plain script's exports, read
 // live like a namespace object's; it is read only by throttle.
 type plainExports struct{ m *plainModule }
 
-func (e plainExports) Get(key string) sobek.Value { return e.m.value(key) }
+func (e plainExports) Get(key string) sobek.Value { return e.m.export(key) }
 func (plainExports) Set(string, sobek.Value) bool { return false }
-func (e plainExports) Has(key string) bool        { return slices.Contains(e.m.p.Exports, key) }
+func (e plainExports) Has(key string) bool        { return slices.Contains(e.m.p.Main().Exports, key) }
 func (plainExports) Delete(string) bool           { return false }
 func (e plainExports) Keys() []string {
-	return slices.Clone(e.m.p.Exports) // in declaration order, as sobek's namespace
+	return slices.Clone(e.m.p.Main().Exports) // in declaration order, as sobek's namespace
 }

@@ -209,9 +209,85 @@ export default function () {}
 	{"unsupported module", false, []string{"script.js", `import x from 'k6/nope';
 export default function () {}
 `}},
-	{"local module falls back", false, []string{"script.js", `import { two } from './lib.js';
+	{"local module", true, []string{"script.js", `import { two } from './lib.js';
 export default function () { console.log(two()); }
 `, "lib.js", `export function two() { return 2; }
+`}},
+	{"evaluation order", true, []string{"script.js", `import { sleep } from 'k6';
+import { a } from './a.js';
+import b from './b.js';
+import './c.js';
+console.log('main', a, b.name, __VU);
+export default function () { console.log(a, b.name); }
+`, "a.js", `import { c } from './c.js';
+import http from 'k6/http';
+console.log('a', c, typeof http.get);
+export const a = 'A' + c;
+`, "b.js", `import { c } from './c.js';
+console.log('b', c);
+export default class B {}
+`, "c.js", `console.log('c');
+export const c = 'C';
+`}},
+	{"microtasks in the entry module", true, []string{"script.js", `import './a.js';
+Promise.resolve().then(() => console.log('main then'));
+console.log('main body');
+export default async function () { await null; console.log('after await'); }
+`, "a.js", `console.log('a body');
+export function plain() {}
+`}},
+	{"microtasks in an imported module fall back", false, []string{"script.js", `import './a.js';
+Promise.resolve().then(() => console.log('main then'));
+console.log('main body');
+export default function () {}
+`, "a.js", `Promise.resolve().then(() => console.log('a then'));
+console.log('a body');
+`}},
+	{"a module's error", true, []string{"script.js", `import { f } from './lib.js';
+console.log('never');
+export default function () { f(); }
+`, "lib.js", `export function f() { return g(); }
+function g() { throw new Error('in lib'); }
+f();
+`}},
+	{"an error through two files", true, []string{"script.js", `import { f } from './lib.js';
+export default function () { f(1); }
+`, "lib.js", `export function f(n) { console.log(new Error('stack').stack); return n.no.such; }
+`}},
+	{"a module's TDZ and default function", true, []string{"script.js", `import run, { later } from './lib.js';
+export default function () { run(); console.log(later, run.name); }
+`, "lib.js", `export default function () { console.log('run', new Error('r').stack); }
+export const later = 'later';
+`}},
+	{"a module assigning its export falls back", false, []string{"script.js", `import { n, bump } from './lib.js';
+export default function () { bump(); console.log(n); }
+`, "lib.js", `export let n = 0;
+export function bump() { n++; }
+`}},
+	{"a module assigning a member of its export", true, []string{"script.js", `import { state, bump } from './lib.js';
+export default function () { bump(); console.log(state.n); }
+`, "lib.js", `export const state = { n: 0 };
+export function bump() { state.n++; }
+`}},
+	{"a cycle falls back", false, []string{"script.js", `import { a } from './a.js';
+export default function () { console.log(a()); }
+`, "a.js", `import { b } from './b.js';
+export function a() { return 'a'; }
+`, "b.js", `import { a } from './a.js';
+export function b() { return a(); }
+`}},
+	{"a namespace import falls back", false, []string{"script.js", `import * as lib from './lib.js';
+export default function () { console.log(Object.keys(lib)); }
+`, "lib.js", `export const x = 1;
+`}},
+	{"k6 module whole in one file, by name in another falls back", false, []string{"script.js", `import http from 'k6/http';
+import './lib.js';
+export default function () {}
+`, "lib.js", `import { get } from 'k6/http';
+export const g = get;
+`}},
+	{"jslib", true, []string{"script.js", `import { randomIntBetween, uuidv4 } from 'https://jslib.k6.io/k6-utils/1.4.0/index.js';
+export default function () { console.log(randomIntBetween(3, 3), uuidv4().length); }
 `}},
 	{"top-level await falls back", false, []string{"script.js", `const v = await Promise.resolve(3);
 console.log(v);

@@ -278,7 +278,7 @@ func (vu *VU) export(name string) sobek.Value {
 		return vu.exports.Get(name)
 	}
 	if vu.plain != nil {
-		return vu.plain.value(name)
+		return vu.plain.export(name)
 	}
 	b, ambiguous := vu.r.bundle.Main.ResolveExport(name)
 	if b == nil || ambiguous {
