@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grafana/sobek"
 
@@ -468,4 +469,29 @@ func transcript(t *testing.T, path, mode string) (string, bool) {
 	}
 	call(r.setupVU, "teardown", r.setupVU.exports.Get("teardown"), data)
 	return pcs.ReplaceAllString(b.String(), "(pc)"), took
+}
+
+// TestPlainInitTimeoutMatchesModules: an init context that never ends is
+// stopped by the init timeout on both paths with the same one line,
+// naming where it was (in the entry module, and in a module it imports).
+func TestPlainInitTimeoutMatchesModules(t *testing.T) {
+	for _, files := range [][]string{
+		{"script.js", "import http from 'k6/http';\nlet n = 0;\nwhile (true) { n++; }\nexport default function () {}\n"},
+		{"script.js", "import { spin } from './lib.js';\nexport default function () {}\n", "lib.js", "export function spin() { for (;;) {} }\nspin();\n"},
+	} {
+		path := writeScript(t, files...)
+		var got [2]string
+		for i, mode := range []string{"", "esm"} {
+			t.Setenv(bundle.PlainEnv, mode)
+			_, err := Load(path, Config{InitTimeout: 300 * time.Millisecond})
+			if err == nil {
+				t.Fatalf("%s (%q): loaded, want the init timeout", files[0], mode)
+			}
+			got[i] = pcs.ReplaceAllString(err.Error(), "(pc)")
+		}
+		if got[0] != got[1] || !strings.Contains(got[0], "init timeout") {
+			t.Fatalf("plain: %s\nesm:   %s", got[0], got[1])
+		}
+		t.Log(got[0])
+	}
 }
