@@ -299,7 +299,15 @@ export default function () {}
 `}},
 	{"dynamic import falls back", false, []string{"script.js", `export default async function () { const m = await import('k6/http'); console.log(typeof m.default.get); }
 `}},
-	{"arguments falls back", false, []string{"script.js", `export default function () { console.log(arguments.length); }
+	{"arguments in a function", true, []string{"script.js", `function count() { return arguments.length + eval('arguments.length'); }
+console.log(count(1, 2), (function () { return (() => arguments[0])(); })('arrow'));
+export default function () { console.log(arguments.length); }
+`}},
+	{"arguments outside a function falls back", false, []string{"script.js", `const f = () => typeof arguments;
+export default function () { console.log(f()); }
+`}},
+	{"eval outside a function falls back", false, []string{"script.js", `console.log(eval('typeof this'));
+export default function () {}
 `}},
 	{"named and whole import falls back", false, []string{"script.js", `import http, { get } from 'k6/http';
 export default function () { console.log(typeof get, typeof http); }

@@ -457,8 +457,8 @@ func boundNames(t ast.Expression) []unistring.String {
 type plainSyntaxInfo struct {
 	// why names the first syntax the plain function would not run as
 	// the module does ("" if none): import.meta and import() need a
-	// module; `arguments` and eval would see the function; `this`
-	// outside a function (not a method) is undefined in a module's own
+	// module; `arguments` and eval outside a function would see the
+	// plain function; `this` outside a function (not a method) is undefined in a module's own
 	// statements but the global object in its top-level arrows and
 	// blocks (sobek's module compiler), which the function cannot copy.
 	why string
@@ -537,8 +537,8 @@ func plainSyntax(body []ast.Statement) plainSyntaxInfo {
 				case *ast.Identifier:
 					info.require = info.require || n.Name == "require"
 					info.jobs = info.jobs || jobNames[n.Name]
-					if n.Name == "arguments" || n.Name == "eval" {
-						info.why = "names " + n.Name.String()
+					if (n.Name == "arguments" || n.Name == "eval") && !inFunc {
+						info.why = "names " + n.Name.String() + " outside a function"
 					}
 				case *ast.StringLiteral:
 					info.require = info.require || n.Value == "require"
