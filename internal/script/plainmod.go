@@ -3,7 +3,6 @@ package script
 import (
 	"errors"
 	"slices"
-	"strconv"
 
 	"github.com/grafana/sobek"
 
@@ -15,6 +14,7 @@ import (
 // values. It stands in for the module instances and namespace object of
 // the ES module path.
 type plainModule struct {
+	rt   *sobek.Runtime
 	p    *bundle.Plain
 	gets []sobek.Callable
 }
@@ -27,7 +27,7 @@ type plainModule struct {
 // promise's rejection (thrownInInit), so that messages and stack traces
 // come out alike.
 func (vu *VU) evalPlain(p *bundle.Plain) error {
-	m := &plainModule{p: p, gets: make([]sobek.Callable, len(p.Modules))}
+	m := &plainModule{rt: vu.rt, p: p, gets: make([]sobek.Callable, len(p.Modules))}
 	var (
 		ret sobek.Value
 		err error
@@ -93,22 +93,23 @@ func (vu *VU) thrownInInit(ex *sobek.Exception) error {
 }
 
 // value is the current value of module i's export name (nil if there is
-// none, or the module has not run).
+// none, or the module has not run): the module's function passes every
+// export's value to a function made for the call.
 func (m *plainModule) value(i int, name string) sobek.Value {
 	get := m.gets[i]
 	k := slices.Index(m.p.Modules[i].Exports, name)
 	if k < 0 || get == nil {
 		return nil
 	}
-	arr, err := get(sobek.Undefined())
-	if err != nil {
+	var v sobek.Value
+	take := func(call sobek.FunctionCall) sobek.Value {
+		v = call.Argument(k)
+		return sobek.Undefined()
+	}
+	if _, err := get(sobek.Undefined(), m.rt.ToValue(take)); err != nil {
 		return nil
 	}
-	o, ok := arr.(*sobek.Object)
-	if !ok {
-		return nil
-	}
-	return o.Get(strconv.Itoa(k))
+	return v
 }
 
 // export is the current value of the entry module's export name.
