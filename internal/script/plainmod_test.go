@@ -299,7 +299,7 @@ export default function () {}
 `}},
 	{"dynamic import falls back", false, []string{"script.js", `export default async function () { const m = await import('k6/http'); console.log(typeof m.default.get); }
 `}},
-	{"arguments in a function", true, []string{"script.js", `function count() { return arguments.length + eval('arguments.length'); }
+	{"arguments in a function", true, []string{"script.js", `function count() { return arguments.length + ' ' + eval('typeof arguments'); }
 console.log(count(1, 2), (function () { return (() => arguments[0])(); })('arrow'));
 export default function () { console.log(arguments.length); }
 `}},
@@ -389,19 +389,21 @@ var pcs = regexp.MustCompile(`\(\d+\)`)
 // what a user would see of it; took is whether the plain path ran it.
 func loadTranscript(t *testing.T, path, mode string) (string, bool) {
 	t.Setenv(bundle.PlainEnv, mode)
+	first := watchLoad(t)
 	var out consoleLines
 	var b strings.Builder
 	r, err := Load(path, Config{Console: out.add, Env: map[string]string{"BASE": "http://127.0.0.1:9", "BASE_URL": "http://127.0.0.1:9"}})
 	fmt.Fprintf(&b, "load error: %v\n", err)
-	took := false
-	if err != nil && mode == "" {
-		t.Logf("%s: load error: %v", filepath.Base(path), err)
-	}
-	if err == nil {
-		took = r.bundle.Plain != nil
-		if !took && mode == "" {
+	took := first.plain()
+	if mode == "" {
+		switch {
+		case err != nil:
+			t.Logf("%s: load error (plain %v): %v", filepath.Base(path), took, err)
+		case !took:
 			t.Logf("%s: not plain: %s", filepath.Base(path), r.bundle.PlainWhy)
 		}
+	}
+	if err == nil {
 		fmt.Fprintf(&b, "scenarios: %d, modules %v\n", len(r.Phases()), r.Modules())
 		for _, p := range r.Phases() {
 			fmt.Fprintf(&b, "scenario %s exec %s\n", p.sc.Name, p.sc.Exec)
@@ -413,17 +415,31 @@ func loadTranscript(t *testing.T, path, mode string) (string, bool) {
 	return pcs.ReplaceAllString(b.String(), "(pc)"), took
 }
 
+// watchLoad records the first VU the next Load makes: its runner has the
+// bundle once loaded, even when its init context then failed.
+type loadWatch struct{ vu *VU }
+
+func watchLoad(t *testing.T) *loadWatch {
+	h := &loadWatch{}
+	runtimeHook = func(vu *VU) {
+		if h.vu == nil {
+			h.vu = vu
+		}
+	}
+	t.Cleanup(func() { runtimeHook = nil })
+	return h
+}
+
+// plain is whether the script took the plain path.
+func (h *loadWatch) plain() bool {
+	return h.vu != nil && h.vu.r.bundle != nil && h.vu.r.bundle.Plain != nil
+}
+
 // transcript is loadTranscript and more: setup's result, each scenario
 // VU's init and two calls of its exec function, teardown.
 func transcript(t *testing.T, path, mode string) (string, bool) {
 	t.Setenv(bundle.PlainEnv, mode)
-	var first *VU
-	runtimeHook = func(vu *VU) {
-		if first == nil {
-			first = vu
-		}
-	}
-	t.Cleanup(func() { runtimeHook = nil })
+	first := watchLoad(t)
 	var out consoleLines
 	var b strings.Builder
 	flush := func() {
@@ -437,9 +453,7 @@ func transcript(t *testing.T, path, mode string) (string, bool) {
 	r, err := Load(path, Config{Console: out.add, Env: map[string]string{"BASE": "http://127.0.0.1:9"}})
 	fmt.Fprintf(&b, "load error: %v\n", err)
 	flush()
-	// The setup VU's runner has the bundle once it loaded, even when its
-	// init context then failed.
-	took := first != nil && first.r.bundle != nil && first.r.bundle.Plain != nil
+	took := first.plain()
 	if err != nil {
 		return pcs.ReplaceAllString(b.String(), "(pc)"), took
 	}
