@@ -315,6 +315,13 @@ export default function () { console.log(typeof get, typeof http); }
 	{"named import and require falls back", false, []string{"script.js", `import { get } from 'k6/http';
 export default function () { require('k6/http').get = 1; console.log(typeof get); }
 `}},
+	{"eval with a named import falls back", false, []string{"script.js", `import { get } from 'k6/http';
+function sneaky() { return eval('typeof get'); }
+export default function () { console.log(sneaky()); }
+`}},
+	{"a template naming require with a named import falls back", false, []string{"script.js", `import { get } from 'k6/http';
+export default function () { globalThis[` + "`require`" + `]('k6/http').get = null; console.log(typeof get); }
+`}},
 	{"re-export falls back", false, []string{"script.js", `export { check } from 'k6';
 export default function () {}
 `}},

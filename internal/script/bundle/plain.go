@@ -75,9 +75,11 @@ type PlainModule struct {
 	Exports []string
 
 	// locals are the exports' local bindings; assigned the names the
-	// module's code assigns anywhere.
+	// module's code assigns anywhere; evals whether it calls eval, whose
+	// code could assign any of them.
 	locals   []unistring.String
 	assigned map[unistring.String]bool
+	evals    bool
 }
 
 // Main is the entry module.
@@ -142,7 +144,7 @@ func (b *Bundle) plainOf(m *module) (*Plain, string) {
 		if i < 0 {
 			return nil, pm.Name + " does not export " + u.name
 		}
-		if pm.assigned[pm.locals[i]] {
+		if pm.evals || pm.assigned[pm.locals[i]] {
 			return nil, pm.Name + " assigns its export " + u.name
 		}
 	}

@@ -25,7 +25,7 @@ func plainModule(g *plainGraph, m *module, deps map[string]int, entry bool) (*Pl
 	if syn.jobs && !entry {
 		return nil, "might queue a promise job (async, await, Promise, then, catch, finally or queueMicrotask) and is not the entry module"
 	}
-	p := &PlainModule{Name: m.name, assigned: syn.assigned}
+	p := &PlainModule{Name: m.name, assigned: syn.assigned, evals: syn.evals}
 	var (
 		body     []ast.Statement
 		consts   []*ast.Binding

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"reflect"
+	"strings"
 
 	"github.com/grafana/sobek/ast"
 	"github.com/grafana/sobek/token"
@@ -18,9 +19,12 @@ type plainSyntaxInfo struct {
 	// statements but the global object in its top-level arrows and
 	// blocks (sobek's module compiler), which the function cannot copy.
 	why string
-	// require is whether the code names require, as an identifier, a
-	// property or a string.
+	// require is whether the code might name require: as an identifier,
+	// a property, in a string or template, or through eval.
 	require bool
+	// evals is whether the code calls eval (in a function): its code
+	// could assign any of the module's bindings.
+	evals bool
 	// jobs is whether the code might queue a promise job: it has an
 	// async function or await, or names Promise, then, catch, finally or
 	// queueMicrotask. The ES module path runs the jobs a module's code
@@ -96,9 +100,14 @@ func plainSyntax(body []ast.Statement) plainSyntaxInfo {
 					if (n.Name == "arguments" || n.Name == "eval") && !inFunc {
 						info.why = "names " + n.Name.String() + " outside a function"
 					}
+					if n.Name == "eval" {
+						info.evals, info.require, info.jobs = true, true, true
+					}
 				case *ast.StringLiteral:
-					info.require = info.require || n.Value == "require"
+					info.require = info.require || strings.Contains(n.Value.String(), "require")
 					info.jobs = info.jobs || jobNames[n.Value]
+				case *ast.TemplateElement:
+					info.require = info.require || strings.Contains(n.Literal, "require")
 				case *ast.AwaitExpression:
 					info.jobs = true
 				case *ast.ArrowFunctionLiteral:
