@@ -287,6 +287,40 @@ export default function () {}
 `, "lib.js", `import { get } from 'k6/http';
 export const g = get;
 `}},
+	{"typescript", true, []string{"script.ts", `import http from 'k6/http';
+interface Point { x: number; y: number }
+function norm(p: Point): number {
+  return Math.sqrt(p.x * p.x + p.y * p.y);
+}
+const bad = (p: Point): number => (p as any).z.w;
+console.log(norm({ x: 3, y: 4 }), typeof http.get);
+export default function (): void {
+  console.log(new Error('ts').stack);
+  bad({ x: 1, y: 2 });
+}
+`}},
+	{"aliases and default by name", true, []string{"script.js", `import { default as h } from 'k6/http';
+import { check as c } from 'k6';
+import { default as lib, twice } from './lib.js';
+const main = () => console.log(typeof h.get, typeof c, lib(), twice(2));
+const again = twice;
+export { main as default, again as "twice-again" };
+`, "lib.js", `function inner() { return 'inner'; }
+export { inner as default };
+export const twice = (n) => n * 2;
+`}},
+	{"a side-effect import shared by two modules", true, []string{"script.js", `import './a.js';
+import { b } from './b.js';
+import './a.js';
+export default function () { console.log(b, globalThis.count); }
+`, "a.js", `globalThis.count = (globalThis.count || 0) + 1;
+console.log('a ran', globalThis.count);
+`, "b.js", `import './a.js';
+export const b = 'b sees ' + globalThis.count;
+`}},
+	{"a class field with this falls back", false, []string{"script.js", `class C { v = this; }
+export default function () { console.log(new C().v instanceof C); }
+`}},
 	{"jslib", true, []string{"script.js", `import { randomIntBetween, uuidv4 } from 'https://jslib.k6.io/k6-utils/1.4.0/index.js';
 export default function () { console.log(randomIntBetween(3, 3), uuidv4().length); }
 `}},
@@ -342,7 +376,7 @@ func TestPlainMatchesModules(t *testing.T) {
 			plain, took := transcript(t, path, "")
 			esm, _ := transcript(t, path, "esm")
 			if took != c.plain {
-				t.Errorf("plain path taken: %v, want %v", took, c.plain)
+				t.Errorf("plain path taken: %v, want %v (%s)", took, c.plain, why(t, path))
 			}
 			if plain != esm {
 				t.Fatalf("the paths differ\n--- plain:\n%s\n--- esm:\n%s", plain, esm)
@@ -386,6 +420,23 @@ func TestPlainMatchesModulesOnCompat(t *testing.T) {
 	if plainN == 0 {
 		t.Fatal("no compat script takes the plain path")
 	}
+}
+
+// why is why the script at path does or does not take the plain path.
+func why(t *testing.T, path string) string {
+	t.Setenv(bundle.PlainEnv, "")
+	var h *VU
+	runtimeHook = func(vu *VU) {
+		if h == nil {
+			h = vu
+		}
+	}
+	defer func() { runtimeHook = nil }()
+	_, _ = Load(path, Config{Env: map[string]string{"BASE": "http://127.0.0.1:9"}})
+	if h == nil || h.r.bundle == nil {
+		return "not loaded"
+	}
+	return h.r.bundle.PlainWhy
 }
 
 // pcs are the bytecode positions in stack traces, which the two paths'
