@@ -388,7 +388,9 @@ func TestPlainMatchesModules(t *testing.T) {
 
 // TestPlainMatchesModulesOnCompat loads every script of the compat
 // corpus on both paths: the same load error or none, the same console
-// output from the init context, the same resolved options.
+// output from the init context, the same scenarios. PLAIN_CORPUS=DIR
+// loads another folder of scripts instead (make compat-real's, as they
+// are: its harness's rewrites are not made).
 func TestPlainMatchesModulesOnCompat(t *testing.T) {
 	dir := filepath.Join("..", "..", "compat", "scripts")
 	if d := os.Getenv("PLAIN_CORPUS"); d != "" {
