@@ -20,7 +20,12 @@
 //
 // A VU is one sobek runtime, used by one goroutine at a time, in which the
 // init context ran once: the script's modules, instantiated and evaluated
-// in that runtime, top-level await included. Its module objects, its HTTP
+// in that runtime, top-level await included. A script whose module graph
+// is simple (bundle.Plain: no cycle, no top-level await, no re-export…)
+// runs its modules as plain functions instead, one per module compiled
+// once per run (plainmod.go): the same semantics, without the module
+// records' per-VU cost; THROTTLE_MODULES=esm keeps every script on the
+// module records. Its module objects, its HTTP
 // request and result and its sleep timer are made once and reused; a Response is a small Go
 // value shown to JavaScript as a dynamic object whose fields are built only
 // when read, so an iteration that makes one request and looks at its

@@ -35,8 +35,11 @@ type VU struct {
 	// vu.export); fn the scenario's exec function; data the setup data,
 	// parsed in this runtime.
 	exports *sobek.Object
-	fn      sobek.Callable
-	data    sobek.Value
+	// plain is the evaluated script when it runs as a plain function
+	// (plainmod.go; nil: as ES modules).
+	plain *plainModule
+	fn    sobek.Callable
+	data  sobek.Value
 	// inInit is true while the init context runs (open() works only then).
 	inInit bool
 	// iter is __ITER: this VU's iterations so far in its scenario;
@@ -274,6 +277,9 @@ func (vu *VU) export(name string) sobek.Value {
 	if vu.exports != nil {
 		return vu.exports.Get(name)
 	}
+	if vu.plain != nil {
+		return vu.plain.export(name)
+	}
 	b, ambiguous := vu.r.bundle.Main.ResolveExport(name)
 	if b == nil || ambiguous {
 		return nil
@@ -332,9 +338,13 @@ func (vu *VU) init() (err error) {
 	b := vu.r.bundle
 	vu.rt.SetImportModuleDynamically(b.ImportDynamically(vu.rt))
 	vu.inInit = true
-	done := b.Main.Evaluate(vu.rt)
-	// Top-level await: the event loop runs until the evaluation settles.
-	_, err = vu.settle(vu.rt.ToValue(done), nil, vu.abortCh())
+	if b.Plain != nil {
+		err = vu.evalPlain(b.Plain)
+	} else {
+		done := b.Main.Evaluate(vu.rt)
+		// Top-level await: the event loop runs until the evaluation settles.
+		_, err = vu.settle(vu.rt.ToValue(done), nil, vu.abortCh())
+	}
 	vu.inInit = false
 	if err != nil {
 		if errors.Is(err, errUnsettled) {
@@ -349,7 +359,11 @@ func (vu *VU) init() (err error) {
 	if vu.ph == nil {
 		// The setup VU reads the options, setup, teardown and
 		// handleSummary; a scenario's VU only its exec function (export).
-		vu.exports = vu.rt.NamespaceObjectFor(b.Main)
+		if vu.plain != nil {
+			vu.exports = vu.rt.NewDynamicObject(plainExports{vu.plain})
+		} else {
+			vu.exports = vu.rt.NamespaceObjectFor(b.Main)
+		}
 	}
 	return nil
 }

@@ -77,6 +77,11 @@ type Bundle struct {
 	Main sobek.CyclicModuleRecord
 	// Modules are the k6 modules the script imports, sorted.
 	Modules []string
+	// Plain is the script as one plain function, when its module graph
+	// is simple enough (plain.go); nil: every VU evaluates Main.
+	Plain *Plain
+	// PlainWhy says why Plain is nil.
+	PlainWhy string
 
 	opts Options
 	// mu guards the maps below: VUs resolve imports from their own
@@ -102,6 +107,7 @@ type module struct {
 	// name is how errors and stack traces show the file: its path
 	// relative to the script's folder.
 	name   string
+	prog   *ast.Program
 	record *sobek.SourceTextModuleRecord
 	// imports are its static imports, resolved at load.
 	imports map[string]sobek.ModuleRecord
@@ -152,6 +158,7 @@ func Load(path string, opts Options) (*Bundle, error) {
 		b.Modules = append(b.Modules, m)
 	}
 	sort.Strings(b.Modules)
+	b.Plain, b.PlainWhy = b.plainOf(main)
 	return b, nil
 }
 
@@ -186,6 +193,7 @@ func (b *Bundle) load(path string) (*module, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.prog = prog
 	m.record, err = fromAST(m.name, prog, b.resolve)
 	if err != nil {
 		return nil, err
