@@ -28,8 +28,9 @@
 # (cpu-clock, call graphs by frame pointer, kernel frames included) of
 # every throttle process for N seconds, from one period and 2 s after the
 # last VU was made (cut to end 2 s before the scenario), to
-# $WORK/steady.perf; read it with `perf report -i $WORK/steady.perf
-# --no-children --sort sym`.
+# $WORK/steady.perf, and splits it by owner (bench/perfsplit.py: the
+# runtime's sysmon and scheduler, the kernel's socket calls, sobek, the
+# engine, ...), each row's share in µs of the CPU per iteration above.
 #
 # The script spreads its VUs over nginx's eight listen addresses
 # (127.0.0.2-9): one loopback address pair has only ~28 000 ephemeral
@@ -295,7 +296,10 @@ awk -v i="$ITERS" -v s="$SPAN" -v n="$VUS" -v p="$SLEEP_S" -v f="$FAILED" 'BEGIN
 awk -v c="$CPUSPAN" -v i="$ITERS" -v a="$SPAN_A" -v b="$SPAN_B" 'BEGIN {
 	if (c != "" && i > 0) printf "cpu/iter     %.0f µs of CPU per iteration in the steady state (%.2f CPU s over %d iterations, scenario %.1f–%.1f s: the iter/s span; %.3f cores)\n", 1e6 * c / i, c, i, a, b, c / (b - a)
 	else print "cpu/iter     not measured (no whole period after init)" }'
-[ -s "$WORK/steady.perf" ] && echo "profile      $WORK/steady.perf (perf record of the steady state; perf report -i $WORK/steady.perf --no-children --sort sym)"
+if [ -s "$WORK/steady.perf" ]; then
+	echo "profile      $WORK/steady.perf (perf record of the steady state; perf report -i $WORK/steady.perf --no-children --sort sym); by owner:"
+	perf script -i "$WORK/steady.perf" -F tid,ip,sym 2>/dev/null | bench/perfsplit.py "$(awk -v c="$CPUSPAN" -v i="$ITERS" 'BEGIN { if (c != "" && i > 0) printf "%.1f", 1e6 * c / i; else print 0 }')" | sed 's/^/             /'
+fi
 echo "generator    $GEN"
 # The machine's cores the throttle processes used (their CPU summed): a
 # local agent's watch compares its CPU with the cores Go gives it, all of
