@@ -78,6 +78,7 @@ DURATION=${DURATION_S}s
 REUSE=${REUSE:-0}
 PORT=${PORT:-18090}
 PERF_S=${PERF_S:-0}
+if [ "$PERF_S" != 0 ] && ! command -v perf >/dev/null; then echo "vus: PERF_S needs perf (linux-perf / linux-tools)" >&2; exit 1; fi
 WORK=${WORK:-/tmp/density-vus}
 SLEEP_S=20
 PER_AGENT=16000
