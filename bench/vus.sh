@@ -17,6 +17,20 @@
 #   saturated throttle's own generator watch (report.json generator.*)
 #   gc p99    the 99th percentile of the GC stop-the-world pauses
 #             (GODEBUG=gctrace=1: the two STW clock terms of each cycle)
+#   cpu/iter  CPU of the throttle processes per iteration in the steady
+#             state: the CPU seconds (summed over the processes, read from
+#             the samples, interpolated at the span's ends) over the same
+#             whole periods iter/s counts, over their iterations; the
+#             scenario's clock is placed at the sample where every VU was
+#             made (every planned VU is made before setup() and the clock)
+#
+# PERF_S=N records a CPU profile of the steady state alone: perf record
+# (cpu-clock, call graphs by frame pointer, kernel frames included) of
+# every throttle process for N seconds, from one period and 2 s after the
+# last VU was made (cut to end 2 s before the scenario), to
+# $WORK/steady.perf, and splits it by owner (bench/perfsplit.py: the
+# runtime's sysmon and scheduler, the kernel's socket calls, sobek, the
+# engine, ...), each row's share in µs of the CPU per iteration above.
 #
 # The script spreads its VUs over nginx's eight listen addresses
 # (127.0.0.2-9): one loopback address pair has only ~28 000 ephemeral
@@ -52,7 +66,7 @@
 #
 # Knobs (environment): VUS (100000), DURATION_S (120), PORT (18090), REUSE (0),
 # AGENTS (see above), WORK (/tmp/density-vus), NGINX_WORKERS (1, or AGENTS with
-# agents), BIN (a throttle binary; built from this tree if unset). Traffic
+# agents), PERF_S (0: no steady-state profile), BIN (a throttle binary; built from this tree if unset). Traffic
 # goes to 127.0.0.2-9 only; the controller listens on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +77,8 @@ DURATION_S=${DURATION_S:-120}
 DURATION=${DURATION_S}s
 REUSE=${REUSE:-0}
 PORT=${PORT:-18090}
+PERF_S=${PERF_S:-0}
+if [ "$PERF_S" != 0 ] && ! command -v perf >/dev/null; then echo "vus: PERF_S needs perf (linux-perf / linux-tools)" >&2; exit 1; fi
 WORK=${WORK:-/tmp/density-vus}
 SLEEP_S=20
 PER_AGENT=16000
@@ -173,7 +189,7 @@ run() {
 		-e STEP="$step" -e LASTS="$lasts" --out "$WORK/$tag.json" "$WORK/vus.js" \
 		>"$WORK/$tag.out" 2>"$WORK/$tag.gc" &
 	TPID=$!
-	local t0 now n=0 p
+	local t0 now n=0 p inited= perf_at= perf_len
 	t0=$(date +%s.%N)
 	: >"$WORK/$tag.samples"
 	: >"$WORK/$tag.limits"
@@ -182,6 +198,21 @@ run() {
 		# columns: seconds RSS-KiB HWM-KiB load cpu-s lines processes
 		read -r rss hwm cpu procs < <(tree_sample "$TPID")
 		echo "$(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') $rss $hwm $(load) $cpu $(cat "$WORK/$tag.out" "$WORK/$tag.gc" 2>/dev/null | grep -c 'initialised [0-9]') $procs" >>"$WORK/$tag.samples"
+		# The steady-state profile: one period and 2 s after the last VU
+		# was made, for PERF_S seconds, ending 2 s before the scenario.
+		if [ "$tag" = main ] && [ "$PERF_S" != 0 ] && [ -z "$perf_at" ]; then
+			if [ -z "$inited" ] && [ "$(tail -1 "$WORK/$tag.samples" | cut -d' ' -f6)" -ge "$LINES" ]; then
+				inited=$(tail -1 "$WORK/$tag.samples" | cut -d' ' -f1)
+			fi
+			if [ -n "$inited" ] && awk -v a="$now" -v b="$t0" -v i="$inited" -v p="$SLEEP_S" 'BEGIN { exit !(a - b >= i + p + 2) }'; then
+				perf_at=$(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
+				perf_len=$(awk -v n="$PERF_S" -v d="${dur%s}" -v i="$inited" -v at="$perf_at" 'BEGIN { l = i + d - 2 - at; if (n < l) l = n; printf "%d", l }')
+				if [ "$perf_len" -gt 0 ]; then
+					echo "perf: recording $perf_len s of $(tree_pids "$TPID" | paste -sd,) from $perf_at s" >&2
+					perf record -q -e cpu-clock -F 997 -g -p "$(tree_pids "$TPID" | paste -sd,)" -o "$WORK/steady.perf" -- sleep "$perf_len" >"$WORK/perf.log" 2>&1 &
+				fi
+			fi
+		fi
 		if [ $((n += 1)) = 20 ]; then
 			# Each process's open-file limit once all run: Go raises its
 			# soft limit to the hard one at start, agents' too.
@@ -195,6 +226,7 @@ run() {
 	TPID=
 }
 
+[ "$PERF_S" != 0 ] && rm -f "$WORK/steady.perf"
 echo "baseline: $((AGENTS > 1 ? AGENTS : 1)) VU(s), 10s" >&2
 run "$((AGENTS > 1 ? AGENTS : 1))" 10s base
 # The baseline's RSS with every one of its processes there.
@@ -219,7 +251,7 @@ LOADS=$(awk '{ print $4 }' "$S" | sort -n | awk '{ a[NR] = $1 } END { printf "mi
 # last VU was made (each VU's first iteration starts at a random moment of
 # its first period) to the scenario's end; each VU then iterates once per
 # period, spread evenly.
-read -r ITERS SPAN < <(python3 - "$WORK/main.json" "$SLEEP_S" "$DURATION_S" "${INIT:-0}" <<'EOF'
+read -r ITERS SPAN SPAN_A SPAN_B < <(python3 - "$WORK/main.json" "$SLEEP_S" "$DURATION_S" "${INIT:-0}" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1])); period, dur, init = (float(a) for a in sys.argv[2:5])
 # The scenario's clock starts with its first window, VUs still being made.
@@ -230,9 +262,15 @@ w = [x for x in d["windows"] if x["start_s"] >= max(start, init) + period and x[
 # one period long, which a part of a period over- or under-counts.
 while w and (w[-1]["end_s"] - w[0]["start_s"]) > period * 0.99 and ((w[-1]["end_s"] - w[0]["start_s"]) + 0.5) % period > 1:
     w = w[1:]
-print(sum(x["ok"] + x["failed"] for x in w), sum(x["end_s"] - x["start_s"] for x in w))
+print(sum(x["ok"] + x["failed"] for x in w), sum(x["end_s"] - x["start_s"] for x in w), w[0]["start_s"] - start if w else 0, w[-1]["end_s"] - start if w else 0)
 EOF
 )
+# CPU seconds of the throttle processes over the same span, the scenario's
+# clock placed at INIT: each end interpolated between the samples around it.
+CPUSPAN=$(awk -v a="$(awk -v i="${INIT:-0}" -v x="$SPAN_A" 'BEGIN { print i + x }')" -v b="$(awk -v i="${INIT:-0}" -v x="$SPAN_B" 'BEGIN { print i + x }')" -v p="$PROCS" '
+	function at(x,   k) { for (k = 2; k <= n; k++) if (t[k] >= x) return c[k - 1] + (c[k] - c[k - 1]) * (x - t[k - 1]) / (t[k] - t[k - 1]); return "" }
+	$5 != "-" && $7 == p { n++; t[n] = $1; c[n] = $5 }
+	END { ca = at(a); cb = at(b); if (ca != "" && cb != "" && b > a) printf "%.2f", cb - ca }' "$S")
 GEN=$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1])); g = d["generator"]
@@ -256,6 +294,13 @@ awk -v s="$STEADY" -v p="$PEAK" -v h="$HWM" -v b="$BASE_KIB" -v n="$VUS" -v a="$
 awk -v i="$ITERS" -v s="$SPAN" -v n="$VUS" -v p="$SLEEP_S" -v f="$FAILED" 'BEGIN {
 	r = s > 0 ? i / s : 0; want = n / p
 	printf "iter/s       %.0f/s over %.0f s (whole periods) after the first period, %.2f%% of the implied %.0f/s (goal within 2%%); %d iterations failed\n", r, s, 100 * r / want, want, f }'
+awk -v c="$CPUSPAN" -v i="$ITERS" -v a="$SPAN_A" -v b="$SPAN_B" 'BEGIN {
+	if (c != "" && i > 0) printf "cpu/iter     %.0f µs of CPU per iteration in the steady state (%.2f CPU s over %d iterations, scenario %.1f–%.1f s: the iter/s span; %.3f cores)\n", 1e6 * c / i, c, i, a, b, c / (b - a)
+	else print "cpu/iter     not measured (no whole period after init)" }'
+if [ -s "$WORK/steady.perf" ]; then
+	echo "profile      $WORK/steady.perf (perf record of the steady state; perf report -i $WORK/steady.perf --no-children --sort sym); by owner:"
+	perf script -i "$WORK/steady.perf" -F tid,ip,sym 2>/dev/null | bench/perfsplit.py "$(awk -v c="$CPUSPAN" -v i="$ITERS" 'BEGIN { if (c != "" && i > 0) printf "%.1f", 1e6 * c / i; else print 0 }')" | sed 's/^/             /'
+fi
 echo "generator    $GEN"
 # The machine's cores the throttle processes used (their CPU summed): a
 # local agent's watch compares its CPU with the cores Go gives it, all of

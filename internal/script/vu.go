@@ -561,7 +561,9 @@ func (vu *VU) abortCh() <-chan struct{} {
 	return vu.hardCtx().Done()
 }
 
-// sleep pauses the VU for d, or until its phase aborts.
+// sleep pauses the VU for at least d (k6's sleep), or until its phase
+// aborts. A long sleep ends on phase.Coalesce's grid, up to 0.1 % (at
+// most 16 ms) late, so that the VUs' wake-ups come together.
 func (vu *VU) sleep(d time.Duration) {
 	if d <= 0 {
 		return
@@ -570,5 +572,5 @@ func (vu *VU) sleep(d time.Duration) {
 	if vu.ph != nil {
 		hard = vu.hardCtx().Done()
 	}
-	vu.pause.Wait(d, nil, hard)
+	vu.pause.WaitCoalesced(d, nil, hard)
 }
