@@ -39,6 +39,8 @@ import (
 // runtime.GC at the bulk's end instead was measured and dropped: the
 // count of VUs being made dips to 0 inside a scenario's start, and each
 // dip then marked the whole heap mid-bulk: 18 000 VUs took 17 s, not 2.)
+// The VUs a run makes before its scenarios start end their bulk
+// differently: with one cycle at once, nothing iterating yet (settle).
 // Nothing is held when the user tuned the GC (GOGC or GOMEMLIMIT set).
 type gcHold struct {
 	mu      sync.Mutex
@@ -200,6 +202,40 @@ func (h *gcHold) leave() {
 	// a block with others and may outlive it).
 	s := &gcSentinel{}
 	runtime.AddCleanup(s, h.cycled, h.gen)
+}
+
+// settle ends a bulk that nothing runs beside yet (the VUs a run makes
+// before its scenarios start: premade.go) with one GC cycle now, and
+// restores GOGC and the limit after it. The tail leave sets (the heap may
+// grow by a quarter, then the first cycle) suits VUs made while others
+// iterate; before the start it made the first cycle come just as every
+// VU's first iteration allocated: at 100 000 VUs over 7 agents each
+// agent's cycle came seconds after the start, its mutators paid 2.5-4 s
+// of CPU in assists, and the cycle's end left the process at the
+// quarter's limit it had just reached (its freed memory not yet
+// returned), so a second cycle began at once, with as many assists,
+// before the cleanup that restores GOGC had run behind 14 000 runnable
+// VUs. Their first requests waited 15-20 s and came in one burst, and
+// the burst repeated every sleep for the rest of the run. Marked now,
+// with no mutator beside it, the heap's live size is the GC's base when
+// the iterations start, and GOGC=100 gives them the whole of it as
+// headroom. Nothing happens if no bulk is held or VUs are still being
+// made.
+func (h *gcHold) settle() {
+	h.mu.Lock()
+	if !h.held || h.making > 0 {
+		h.mu.Unlock()
+		return
+	}
+	gen := h.gen
+	h.mu.Unlock()
+	runtime.GC()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held && gen == h.gen && h.making == 0 {
+		h.gen++ // the tail's cleanup, if it has not run, does nothing
+		h.restore()
+	}
 }
 
 // gcSentinel is large enough and has a pointer, so it is never a tiny

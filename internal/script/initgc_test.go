@@ -68,6 +68,50 @@ func TestGCHeldWhileVUsAreMadeInBulk(t *testing.T) {
 	})
 }
 
+// A bulk made before the start settles with one GC cycle, and GOGC and
+// the limit are as they were when settle returns: the iterations start
+// with the live heap as the GC's base, not with a cycle due. While VUs
+// are still being made, or with no bulk held, settle does nothing.
+func TestGCSettledBeforeStart(t *testing.T) {
+	if userTunedGC {
+		t.Fatal("GOGC or GOMEMLIMIT is set: the hold is off by design; run the tests without them")
+	}
+	const userLimit = 64 << 40
+	prevLimit := debug.SetMemoryLimit(userLimit)
+	prevPercent := debug.SetGCPercent(80)
+	defer func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+	}()
+	var h gcHold
+	cycles := func() uint64 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return uint64(m.NumGC)
+	}
+	h.settle()
+	if p, l := gcSettings(); p != 80 || l != userLimit {
+		t.Fatalf("no bulk held: settle changed the GC: GOGC %d, limit %d", p, l)
+	}
+	h.enterN(bulkVUs, processMemory()+512<<20, 1)
+	for range bulkVUs - 1 {
+		h.leave()
+	}
+	h.settle()
+	if p, _ := gcSettings(); p != -1 {
+		t.Fatalf("a VU still being made: settle restored GOGC to %d", p)
+	}
+	h.leave()
+	before := cycles()
+	h.settle()
+	if n := cycles(); n == before {
+		t.Fatal("the bulk made: settle returned without a GC cycle")
+	}
+	if p, l := gcSettings(); p != 80 || l != userLimit {
+		t.Fatalf("after settle: GOGC %d, limit %d; want 80 and %d as before the bulk", p, l, int64(userLimit))
+	}
+}
+
 // Local agents share one machine's memory: with no bound given, each of N
 // holds its GC under its share of the machine's memory and of what is
 // available, so N agents making VUs at once cannot take more than all of it.

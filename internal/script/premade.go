@@ -204,6 +204,7 @@ func (r *Runner) makeVUs(ctx context.Context) error {
 		}
 		return ErrInterrupted
 	}
+	initGC.settle()
 	return nil
 }
 
