@@ -224,6 +224,7 @@ func (r *Runner) newRuntime(p *Phase, id int64) *VU {
 	_ = g.Set("__ENV", vu.newEnv())
 	_ = g.Set("__VU", vu.id)
 	_ = g.Set("__ITER", 0)
+	holdIter(g)
 	_ = g.Set("open", func(call sobek.FunctionCall) sobek.Value { return vu.open(call.Argument(0).String(), call.Argument(1)) })
 	_ = g.Set("require", func(call sobek.FunctionCall) sobek.Value { return vu.require(call.Argument(0).String()) })
 	// The web APIs (console, crypto, timers, text codecs) live on a lazy
@@ -237,6 +238,21 @@ func (r *Runner) newRuntime(p *Phase, id int64) *VU {
 	}
 	r.vus.Store(rt, vu)
 	return vu
+}
+
+// holdIter makes g's __ITER, a plain data property (writable, enumerable,
+// configurable, as k6 has it), a property that holds its value in a cell
+// of its own, as sobek keeps a property with any of those false: the same
+// property to JavaScript (its descriptor, assignment from strict code,
+// deletion), but each iteration's Set writes the cell, not the global
+// object's map. A Go map's assignment grows a full small map (8 entries)
+// to a table even when the key is in it, and a VU whose script read three
+// built-in globals (bench/vus.sh's String, Number, Math) had exactly 8:
+// its second iteration's Set made the global object's map a table, some
+// 0.5 KiB a VU. Redefined with one attribute left unset, sobek copies the
+// plain property's attributes into the cell (_defineOwnProperty).
+func holdIter(g *sobek.Object) {
+	_ = g.DefineDataProperty("__ITER", g.Get("__ITER"), sobek.FLAG_TRUE, sobek.FLAG_TRUE, sobek.FLAG_NOT_SET)
 }
 
 // globalTable is the web APIs every VU's runtime has on its global
