@@ -50,9 +50,9 @@ func (p *Pause) WaitCoalesced(d time.Duration, stop, abort <-chan struct{}) bool
 // SleepCoalesced is WaitCoalesced with no stop, for a goroutine whose
 // stack must stay shallow while it waits: a script VU asleep in sleep(),
 // as most of them are most of the time. It parks on the timer's channel
-// alone, a receive (the runtime's chanrecv, 160 bytes of stack with
-// gopark) where a select of three channels is selectgo (336 bytes) and
-// the cases in the caller's frame. So abort closing does not wake it by
+// alone, a receive (the runtime's chanrecv1 and chanrecv, 160 bytes of
+// stack) where a select of three channels is selectgo (304 bytes) and
+// its cases in the caller's frame. So abort closing does not wake it by
 // itself: whoever closes abort while the worker may be asleep must then
 // call Wake. A wake with abort still open ends nothing (the wait goes on
 // to its end): the wait is never short but for abort.

@@ -220,9 +220,11 @@ func (p *Phase) loop(ctx context.Context, w Worker, delay time.Duration) {
 		// A closed loop has no schedule: the iteration starts when it
 		// runs (zero due), and no schedule lag is counted.
 		if m != nil {
-			if run, ok := p.rampBegin(ctx, m, pm); !ok {
+			run, ok := p.rampBegin(ctx, m, pm)
+			if !ok {
 				return
-			} else if !run {
+			}
+			if !run {
 				continue
 			}
 		}

@@ -248,8 +248,8 @@ func (r *Runner) newRuntime(p *Phase, id int64) *VU {
 // object's map. A Go map's assignment grows a full small map (8 entries)
 // to a table even when the key is in it, and a VU whose script read three
 // built-in globals (bench/vus.sh's String, Number, Math) had exactly 8:
-// its second iteration's Set made the global object's map a table, some
-// 0.5 KiB a VU. Redefined with one attribute left unset, sobek copies the
+// its second iteration's Set made the global object's map a table (576
+// bytes allocated, some 330 kept, a VU). Redefined with one attribute left unset, sobek copies the
 // plain property's attributes into the cell (_defineOwnProperty).
 func holdIter(g *sobek.Object) {
 	_ = g.DefineDataProperty("__ITER", g.Get("__ITER"), sobek.FLAG_TRUE, sobek.FLAG_TRUE, sobek.FLAG_NOT_SET)
