@@ -22,14 +22,17 @@ vet:
 # read five times a tick) are one goroutine's arithmetic, where the race
 # detector has nothing to find and makes them ten times slower (245 s against
 # 22 s). The governor they drive is tested with the race detector in its own
-# package. The engine's test that a VU's request fits an 8 KiB stack runs
-# once more without it: the race detector's frames are deeper
-# (internal/engine/rawstack_norace_test.go).
+# package. The engine's test that a VU's request fits an 8 KiB stack, and
+# the script's that a GC halves the stack of a VU asleep, run once more
+# without it: the race detector's frames are deeper
+# (internal/engine/rawstack_norace_test.go,
+# internal/script/vustack_norace_test.go).
 test: vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/internal/sim$$')
 	$(GO) test -count=1 ./internal/sim
 	$(GO) test -count=1 -run 'FitsVUStack$$' ./internal/engine
+	$(GO) test -count=1 -run 'VUAsleepHalves$$' ./internal/script
 	for m in $(NESTED); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 
 # agents: a run over real agent processes (cmd/throttle, build tag agents):

@@ -1,26 +1,38 @@
 package phase
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Pause is a worker's wait on one reusable timer: a retry's backoff, a
-// script's sleep. The zero value is ready; it belongs to one goroutine.
-type Pause struct{ t *time.Timer }
+// script's sleep. The zero value is ready; it belongs to one goroutine,
+// but for Wake, which any goroutine may call.
+type Pause struct{ t atomic.Pointer[time.Timer] }
+
+// timer is the pause's timer, set to fire after d.
+func (p *Pause) timer(d time.Duration) *time.Timer {
+	t := p.t.Load()
+	if t == nil {
+		t = time.NewTimer(d)
+		p.t.Store(t)
+	} else {
+		t.Reset(d)
+	}
+	return t
+}
 
 // Wait waits d, or until stop or abort closes (a nil channel never does),
 // and reports whether the whole of d passed.
 func (p *Pause) Wait(d time.Duration, stop, abort <-chan struct{}) bool {
-	if p.t == nil {
-		p.t = time.NewTimer(d)
-	} else {
-		p.t.Reset(d)
-	}
+	t := p.timer(d)
 	select {
-	case <-p.t.C:
+	case <-t.C:
 		return true
 	case <-stop:
 	case <-abort:
 	}
-	p.t.Stop()
+	t.Stop()
 	return false
 }
 
@@ -35,10 +47,60 @@ func (p *Pause) WaitCoalesced(d time.Duration, stop, abort <-chan struct{}) bool
 	return p.Wait(Coalesce(time.Now(), d), stop, abort)
 }
 
+// SleepCoalesced is WaitCoalesced with no stop, for a goroutine whose
+// stack must stay shallow while it waits: a script VU asleep in sleep(),
+// as most of them are most of the time. It parks on the timer's channel
+// alone, a receive (the runtime's chanrecv1 and chanrecv, 160 bytes of
+// stack) where a select of three channels is selectgo (304 bytes) and
+// its cases in the caller's frame. So abort closing does not wake it by
+// itself: whoever closes abort while the worker may be asleep must then
+// call Wake. A wake with abort still open ends nothing (the wait goes on
+// to its end): the wait is never short but for abort.
+func (p *Pause) SleepCoalesced(d time.Duration, abort <-chan struct{}) bool {
+	now := time.Now()
+	d = Coalesce(now, d)
+	end := now.Add(d)
+	t := p.timer(d)
+	for {
+		if closed(abort) {
+			t.Stop()
+			return false
+		}
+		<-t.C
+		// The timer was set after now, so having fired on its own it
+		// is at or past end; before it, Wake fired it.
+		rest := time.Until(end)
+		if rest <= 0 {
+			return true
+		}
+		t.Reset(rest)
+	}
+}
+
+// Wake ends a SleepCoalesced under way whose abort has closed (or will
+// find it closed when it begins). Safe from any goroutine; a pause that
+// is not asleep is unaffected (its next sleep resets the timer, and a
+// Reset drops a value the timer's channel held).
+func (p *Pause) Wake() {
+	if t := p.t.Load(); t != nil {
+		t.Reset(0)
+	}
+}
+
+// closed reports whether c is closed (a nil c never is) without blocking.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
 // Stop releases the timer.
 func (p *Pause) Stop() {
-	if p.t != nil {
-		p.t.Stop()
+	if t := p.t.Load(); t != nil {
+		t.Stop()
 	}
 }
 

@@ -1,8 +1,11 @@
 package phase
 
 import (
+	"runtime"
 	"testing"
 	"time"
+
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // Coalesce never shortens a wait (k6's sleep(d) waits at least d), adds
@@ -62,5 +65,46 @@ func TestWaitCoalesced(t *testing.T) {
 	close(abort)
 	if p.WaitCoalesced(time.Hour, nil, abort) {
 		t.Fatal("an aborted wait said its whole time passed")
+	}
+}
+
+// SleepCoalesced waits at least d, however many wakes come while the
+// abort is open; an abort closed before it begins ends it at once, and a
+// Wake after the abort closes ends it.
+func TestSleepCoalesced(t *testing.T) {
+	var p Pause
+	defer p.Stop()
+	p.Wake() // no timer yet: nothing to do
+	stop := make(chan struct{})
+	waking := make(chan struct{})
+	go func() {
+		defer close(waking)
+		for !closed(stop) {
+			p.Wake()
+			runtime.Gosched()
+		}
+	}()
+	start := time.Now()
+	d := 50 * time.Millisecond
+	ok := p.SleepCoalesced(d, nil)
+	close(stop)
+	<-waking
+	if !ok {
+		t.Fatal("a sleep with no abort ended early")
+	}
+	if took := time.Since(start); took < d {
+		t.Fatalf("slept %v under wakes, want at least %v", took, d)
+	}
+
+	abort := make(chan struct{})
+	asleep := make(chan bool)
+	go func() { asleep <- p.SleepCoalesced(time.Hour, abort) }()
+	close(abort)
+	p.Wake()
+	if testwait.Receive(t, asleep, "the aborted sleep's end") {
+		t.Fatal("an aborted sleep said its whole time passed")
+	}
+	if p.SleepCoalesced(time.Hour, abort) {
+		t.Fatal("a sleep begun after the abort said its whole time passed")
 	}
 }

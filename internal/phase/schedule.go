@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/throttlekit/throttle/gate"
 	"github.com/throttlekit/throttle/governor"
 )
 
@@ -196,17 +197,12 @@ func (p *Phase) staggerSpan() time.Duration {
 // back iterations, each holding a permit of the concurrency gate, until
 // the phase stops. Each iteration's length feeds staggerSpan.
 func (p *Phase) loop(ctx context.Context, w Worker, delay time.Duration) {
-	if delay > 0 {
-		t := p.clk.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-p.stop:
-			t.Stop()
-			return
-		case <-t.C():
-		}
+	// Each worker's goroutine runs this loop under its whole iteration (a
+	// script VU's sleep included), so its frame is kept small: the rarely
+	// taken paths, with their selects and timers, are functions of their
+	// own (docs/performance.md, "A sleeping VU's stack").
+	if delay > 0 && !p.startAfter(ctx, delay) {
+		return
 	}
 	var m *member
 	if p.rd != nil {
@@ -224,20 +220,23 @@ func (p *Phase) loop(ctx context.Context, w Worker, delay time.Duration) {
 		// A closed loop has no schedule: the iteration starts when it
 		// runs (zero due), and no schedule lag is counted.
 		if m != nil {
-			if idle := p.rd.idle(); idle != nil {
-				// The authored count is 0: no iteration starts until it rises.
-				pm.Release()
-				select {
-				case <-idle:
-					continue
-				case <-ctx.Done():
-					return
-				}
+			run, ok := p.rampBegin(ctx, m, pm)
+			if !ok {
+				return
 			}
-			p.rd.begin(m)
+			if !run {
+				continue
+			}
 		}
 		began := p.clk.Now()
-		p.iteration(w, time.Time{})
+		// p.iteration, by hand: one frame less under every iteration.
+		// (No defer for the count: nothing recovers a worker's panic, so
+		// the process ends with it.)
+		if !closed(p.stop) {
+			p.inflight.Add(1)
+			w.Iterate(time.Time{})
+			p.inflight.Add(-1)
+		}
 		p.iterNanos.Add(int64(p.clk.Now().Sub(began)))
 		p.iterCount.Add(1)
 		if m != nil {
@@ -245,6 +244,43 @@ func (p *Phase) loop(ctx context.Context, w Worker, delay time.Duration) {
 		}
 		pm.Release()
 	}
+}
+
+// startAfter waits out a worker's staggered start: false if ctx ended or
+// the phase stopped first.
+//
+//go:noinline
+func (p *Phase) startAfter(ctx context.Context, delay time.Duration) bool {
+	t := p.clk.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-p.stop:
+		return false
+	case <-t.C():
+		return true
+	}
+}
+
+// rampBegin begins member m's iteration under a ramp-down, pm in hand:
+// run is false when the authored count is 0 (pm released, and the loop
+// goes round once it rises); ok false when ctx ended meanwhile.
+//
+//go:noinline
+func (p *Phase) rampBegin(ctx context.Context, m *member, pm gate.Permit) (run, ok bool) {
+	if idle := p.rd.idle(); idle != nil {
+		// The authored count is 0: no iteration starts until it rises.
+		pm.Release()
+		select {
+		case <-idle:
+			return false, true
+		case <-ctx.Done():
+			return false, false
+		}
+	}
+	p.rd.begin(m)
+	return true, true
 }
 
 // ramp follows an authored schedule: every RampStep the gate's ceiling

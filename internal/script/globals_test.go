@@ -1,6 +1,7 @@
 package script
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -62,6 +63,26 @@ export default function () {
 }
 `)
 	if want := "0 100 100,1 100 100,2 100 100"; got != want {
+		t.Fatalf("console %q, want %q", got, want)
+	}
+}
+
+// TestIterIsAPlainProperty: __ITER, which the VU holds in a cell of its
+// own (holdIter), is to JavaScript the plain data property k6 makes it,
+// every iteration: writable, enumerable and configurable, deletable (the
+// next iteration sets it again).
+func TestIterIsAPlainProperty(t *testing.T) {
+	got := consoleOf(t, "main.js", `
+export const options = { scenarios: { s: { executor: 'per-vu-iterations', vus: 1, iterations: 3 } } };
+export default function () {
+  console.log(JSON.stringify(Object.getOwnPropertyDescriptor(globalThis, '__ITER')));
+  if (__ITER === 1) console.log(delete globalThis.__ITER, typeof globalThis.__ITER);
+}
+`)
+	d := func(n int) string {
+		return fmt.Sprintf(`{"value":%d,"writable":true,"enumerable":true,"configurable":true}`, n)
+	}
+	if want := d(0) + "," + d(1) + ",true undefined," + d(2); got != want {
 		t.Fatalf("console %q, want %q", got, want)
 	}
 }

@@ -266,5 +266,6 @@ func (p *Phase) interruptVUs() {
 	defer p.vuMu.Unlock()
 	for _, vu := range p.vuList {
 		vu.rt.Interrupt(errAborted)
+		vu.pause.Wake() // a sleep() under way ends: the phase's hard context is cancelled (VU.sleep)
 	}
 }

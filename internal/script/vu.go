@@ -224,6 +224,7 @@ func (r *Runner) newRuntime(p *Phase, id int64) *VU {
 	_ = g.Set("__ENV", vu.newEnv())
 	_ = g.Set("__VU", vu.id)
 	_ = g.Set("__ITER", 0)
+	holdIter(g)
 	_ = g.Set("open", func(call sobek.FunctionCall) sobek.Value { return vu.open(call.Argument(0).String(), call.Argument(1)) })
 	_ = g.Set("require", func(call sobek.FunctionCall) sobek.Value { return vu.require(call.Argument(0).String()) })
 	// The web APIs (console, crypto, timers, text codecs) live on a lazy
@@ -237,6 +238,21 @@ func (r *Runner) newRuntime(p *Phase, id int64) *VU {
 	}
 	r.vus.Store(rt, vu)
 	return vu
+}
+
+// holdIter makes g's __ITER, a plain data property (writable, enumerable,
+// configurable, as k6 has it), a property that holds its value in a cell
+// of its own, as sobek keeps a property with any of those false: the same
+// property to JavaScript (its descriptor, assignment from strict code,
+// deletion), but each iteration's Set writes the cell, not the global
+// object's map. A Go map's assignment grows a full small map (8 entries)
+// to a table even when the key is in it, and a VU whose script read three
+// built-in globals (bench/vus.sh's String, Number, Math) had exactly 8:
+// its second iteration's Set made the global object's map a table (576
+// bytes allocated, some 330 kept, a VU). Redefined with one attribute left unset, sobek copies the
+// plain property's attributes into the cell (_defineOwnProperty).
+func holdIter(g *sobek.Object) {
+	_ = g.DefineDataProperty("__ITER", g.Get("__ITER"), sobek.FLAG_TRUE, sobek.FLAG_TRUE, sobek.FLAG_NOT_SET)
 }
 
 // globalTable is the web APIs every VU's runtime has on its global
@@ -506,13 +522,31 @@ func (vu *VU) show(v sobek.Value) string {
 // iteration runs the exec function once and counts its outcome: ok when
 // none of its requests failed (for throttle.tries, the last try's) and it
 // did not throw.
+//
+// Its frame is under the VU's whole iteration, sleep() included, so it
+// holds the call alone: what comes before and after it are functions of
+// their own (docs/performance.md, "A sleeping VU's stack").
 func (vu *VU) iteration() {
-	p := vu.ph
-	p.inflight.Add(1)
-	defer p.inflight.Add(-1)
+	vu.ph.inflight.Add(1)
 	hard := vu.beginIteration()
-	defer vu.endIteration()
-	vu.scenarioIter = int64(p.iterations.Add(1) - 1)
+	began := vu.prepareIteration()
+	// vu.call, not vu.fn: an async default function, its timers and its
+	// async requests are settled before the iteration ends (eventloop.go).
+	// It recovers a Go panic of the code it reaches; a panic anywhere else
+	// here is throttle's bug and ends the process (nothing above recovers
+	// it), so no defer keeps the counts.
+	_, err := vu.call(vu.fn, hard.Done(), vu.args[:]...)
+	vu.finishIteration(hard, began, err)
+	vu.endIteration()
+	vu.ph.inflight.Add(-1)
+}
+
+// prepareIteration numbers the iteration, resets the VU's per-iteration
+// state, sets the exec function's argument and returns the start.
+//
+//go:noinline
+func (vu *VU) prepareIteration() time.Time {
+	vu.scenarioIter = int64(vu.ph.iterations.Add(1) - 1)
 	if vu.iter > 0 {
 		_ = vu.rt.GlobalObject().Set("__ITER", vu.iter)
 	}
@@ -523,11 +557,16 @@ func (vu *VU) iteration() {
 	if data == nil {
 		data = sobek.Undefined()
 	}
-	began := time.Now()
-	// vu.call, not vu.fn: an async default function, its timers and its
-	// async requests are settled before the iteration ends (eventloop.go).
 	vu.args[0] = data
-	_, err := vu.call(vu.fn, hard.Done(), vu.args[:]...)
+	return time.Now()
+}
+
+// finishIteration ends the iteration begun at began whose call returned
+// err: minIterationDuration's wait, then its outcome and duration.
+//
+//go:noinline
+func (vu *VU) finishIteration(hard context.Context, began time.Time, err error) {
+	p := vu.ph
 	took := time.Since(began) // iteration_duration, unless minIterationDuration adds a wait
 	if rest := vu.r.opts.MinIterationDuration - took; rest > 0 && hard.Err() == nil {
 		vu.sleep(rest) // minIterationDuration: the VU waits out the rest
@@ -564,13 +603,18 @@ func (vu *VU) abortCh() <-chan struct{} {
 // sleep pauses the VU for at least d (k6's sleep), or until its phase
 // aborts. A long sleep ends on phase.Coalesce's grid, up to 0.1 % (at
 // most 16 ms) late, so that the VUs' wake-ups come together.
+//
+// A scenario's VU parks on its pause's timer alone (SleepCoalesced: the
+// shallowest wait, so that a GC can halve the stack of a VU asleep); what
+// cancels its hardCtx then wakes the pause (interrupt, interruptVUs). The
+// setup VU, one per run, waits on its lifeStop too.
 func (vu *VU) sleep(d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	hard := vu.lifeStop
-	if vu.ph != nil {
-		hard = vu.hardCtx().Done()
+	if vu.ph == nil {
+		vu.pause.WaitCoalesced(d, nil, vu.lifeStop)
+		return
 	}
-	vu.pause.WaitCoalesced(d, nil, hard)
+	vu.pause.SleepCoalesced(d, vu.hardCtx().Done())
 }

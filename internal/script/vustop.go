@@ -94,6 +94,7 @@ func (vu *VU) interrupt() {
 	}
 	s.cancel()
 	vu.rt.Interrupt(errRampedDown)
+	vu.pause.Wake() // a sleep() under way ends (VU.sleep)
 }
 
 // releaseStop frees the VU's context when the VU closes.

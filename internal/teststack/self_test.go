@@ -37,3 +37,24 @@ func TestGrows(t *testing.T) {
 		t.Error("a 2 KiB frame under 5 KiB did not grow an 8 KiB stack")
 	}
 }
+
+//go:noinline
+func parkIn(ch chan struct{}) { <-ch }
+
+// HalvedAsleep tells a goroutine asleep with little of its stack in use,
+// which a GC halves, from one asleep under 4 KiB of frames, which it
+// cannot.
+func TestHalvedAsleep(t *testing.T) {
+	ch := make(chan struct{}, 1)
+	f := func() { parkIn(ch) }
+	wake := func() { ch <- struct{}{} }
+	for _, c := range []struct {
+		above int
+		want  bool
+	}{{0, true}, {1 << 10, true}, {4 << 10, false}} {
+		got := HalvedAsleep(t, c.above, "teststack.parkIn", f, wake)
+		if got != c.want {
+			t.Errorf("asleep under %d bytes: halved %v, want %v", c.above, got, c.want)
+		}
+	}
+}

@@ -16,10 +16,14 @@ package teststack
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // Size is the stack a measured call starts on.
@@ -183,4 +187,95 @@ func headroom(t testing.TB, size int, f func()) int {
 		}
 	}
 	return lo * padFrame
+}
+
+// A GC halves a goroutine's stack while less than a quarter of it, less
+// the runtime's no-split reserve (800 bytes; 1 600 under -race), is in
+// use: 3 296 bytes of a 16 KiB stack. A stack that grew to 16 KiB for
+// one deep call (a TLS handshake, a GC started at a deep point) stays so
+// while its goroutine sleeps above that line.
+
+// frame16K grows a stack to 16 KiB.
+//
+//go:noinline
+func frame16K() byte {
+	var a [Size + 512]byte
+	return touch(a[:])
+}
+
+// HalvedAsleep reports whether a GC halves the 16 KiB stack of a
+// goroutine with about above bytes of it in use (to padFrame bytes, less
+// a little for the goroutine's own first frames) while f, called there,
+// is parked in a function whose name contains in (say "(*VU).sleep"). It
+// calls f twice: once without a GC, which must leave the stack where it
+// was (f's deepest call fits; the stack was 16 KiB), then with one GC
+// while f is parked. wake ends f's park; it is called once f is parked.
+// The GC is otherwise held off.
+func HalvedAsleep(t testing.TB, above int, in string, f, wake func()) bool {
+	t.Helper()
+	defer gcOff()()
+	if moved, ok := asleep(t, above/padFrame, in, f, wake, false); moved || !ok {
+		t.Fatalf("teststack: without a GC, the stack moved (%v) or was not 16 KiB (%v)", moved, !ok)
+	}
+	moved, _ := asleep(t, above/padFrame, in, f, wake, true)
+	return moved
+}
+
+// asleep runs f below n pad frames on a fresh goroutine whose stack is 16
+// KiB; once f is parked in in, it runs a GC if gc, then wakes f. moved
+// is whether the stack moved (grew or shrank) meanwhile; ok whether it
+// was 16 KiB (when it did not move).
+func asleep(t testing.TB, n int, in string, f, wake func(), gc bool) (moved, ok bool) {
+	t.Helper()
+	id := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		frame16K()
+		a0 := here()
+		id <- goroutineID()
+		pad(n, f)
+		if moved = here() != a0; moved {
+			return
+		}
+		frame32K()
+		ok = here() != a0
+	}()
+	g := <-id
+	testwait.Until(t, testwait.Deadline, "the call parked in "+in, func() bool { return parked(g, in) })
+	if gc {
+		runtime.GC()
+	}
+	wake()
+	<-done
+	return moved, ok
+}
+
+// goroutineID is the calling goroutine's number, as its traceback names it.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	s := string(buf[:runtime.Stack(buf, false)])
+	s = strings.TrimPrefix(s, "goroutine ")
+	return s[:strings.IndexByte(s, ' ')]
+}
+
+// parked reports whether goroutine id is blocked (not running, runnable
+// or in a system call) with a frame whose function's name contains in.
+func parked(id, in string) bool {
+	buf := make([]byte, 1<<20)
+	all := string(buf[:runtime.Stack(buf, true)])
+	for _, g := range strings.Split(all, "\n\n") {
+		head, trace, _ := strings.Cut(g, "\n")
+		if !strings.HasPrefix(head, "goroutine "+id+" [") {
+			continue
+		}
+		state := strings.TrimPrefix(head, "goroutine "+id+" [")
+		for _, busy := range []string{"running", "runnable", "syscall"} {
+			if strings.HasPrefix(state, busy) {
+				return false
+			}
+		}
+		return strings.Contains(trace, in)
+	}
+	return false
 }
