@@ -16,21 +16,31 @@ func gcSettings() (percent int64, limit int64) {
 	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64())
 }
 
+// userLimit is the memory limit userGC sets, with GOGC 80: a user's
+// settings, which a hold must put back.
+const userLimit = 64 << 40
+
+// userGC sets GOGC 80 and the memory limit userLimit for the test, and
+// restores the process's own after it.
+func userGC(t *testing.T) {
+	t.Helper()
+	if userTunedGC {
+		t.Fatal("GOGC or GOMEMLIMIT is set: the hold is off by design; run the tests without them")
+	}
+	prevLimit := debug.SetMemoryLimit(userLimit)
+	prevPercent := debug.SetGCPercent(80)
+	t.Cleanup(func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+	})
+}
+
 // A bulk of VUs being made holds the GC off under a memory limit no
 // higher than the bound; once made, the heap may grow by a quarter before the
 // first cycle, whose end restores GOGC and the limit as they were. Fewer
 // VUs than a bulk change nothing.
 func TestGCHeldWhileVUsAreMadeInBulk(t *testing.T) {
-	if userTunedGC {
-		t.Fatal("GOGC or GOMEMLIMIT is set: the hold is off by design; run the tests without them")
-	}
-	const userLimit = 64 << 40
-	prevLimit := debug.SetMemoryLimit(userLimit)
-	prevPercent := debug.SetGCPercent(80)
-	defer func() {
-		debug.SetGCPercent(prevPercent)
-		debug.SetMemoryLimit(prevLimit)
-	}()
+	userGC(t)
 	var h gcHold
 	for range bulkVUs - 1 {
 		h.enter(1<<40, 1)
@@ -73,16 +83,7 @@ func TestGCHeldWhileVUsAreMadeInBulk(t *testing.T) {
 // with the live heap as the GC's base, not with a cycle due. While VUs
 // are still being made, or with no bulk held, settle does nothing.
 func TestGCSettledBeforeStart(t *testing.T) {
-	if userTunedGC {
-		t.Fatal("GOGC or GOMEMLIMIT is set: the hold is off by design; run the tests without them")
-	}
-	const userLimit = 64 << 40
-	prevLimit := debug.SetMemoryLimit(userLimit)
-	prevPercent := debug.SetGCPercent(80)
-	defer func() {
-		debug.SetGCPercent(prevPercent)
-		debug.SetMemoryLimit(prevLimit)
-	}()
+	userGC(t)
 	var h gcHold
 	cycles := func() uint64 {
 		var m runtime.MemStats
