@@ -61,7 +61,10 @@ LAZY = ('internal/script.(*lazyObject)', 'internal/script.(*lazyModule)', 'inter
 def cat(comm, st):
     s = ' '.join(st)
     kern = st[0].startswith('K ')
-    if comm != 'throttle' and not comm.startswith('throttle'):
+    # A thread perf saw no name for (":TID": it ran before perf attached
+    # and was not renamed since) is one of Go's: nginx's workers are
+    # single-threaded processes perf names.
+    if not comm.startswith('throttle') and not comm.startswith(':'):
         if not kern: return '%s: user' % comm
         if 'entry_SYSCALL' in s or 'do_syscall_64' in s: return '%s: kernel %s' % (comm, syscall(s))
         return '%s: kernel interrupts, other' % comm
