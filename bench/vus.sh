@@ -38,7 +38,9 @@
 # the VUs; the first and second periods; the steady state of cpu/iter)
 # and gives each one's cores of CPU used by the throttle processes, by
 # nginx and by the whole machine (/proc/stat: other processes too), its
-# iterations, and the kernel's TCP counters that moved in it (nstat:
+# iterations (and the report's 5 s windows' lowest and highest rate), its
+# connects (TcpActiveOpens), the longest accept queue seen on nginx's
+# listen sockets, and the kernel's TCP counters that moved in it (nstat:
 # listen-queue overflows and drops, SYN retransmits, SYN cookies,
 # timeouts, resets; they are the network namespace's, so another
 # program's connections on this machine count too). A listen queue that
@@ -50,7 +52,8 @@
 # and nginx's workers together, to $WORK/first.perf, and splits it by
 # owner (the connect's kernel and user sides, nginx's accept, the VUs'
 # first iterations with the module members they make on first read, the
-# GC, the scheduler, ...), each row in µs per iteration completed in it.
+# GC, the scheduler, ...), each row in µs per VU: the throttle processes'
+# and nginx's CPU over the profile's span, over the VUs.
 #
 # The script spreads its VUs over nginx's eight listen addresses
 # (127.0.0.2-9): one loopback address pair has only ~28 000 ephemeral
@@ -257,7 +260,7 @@ run() {
 	t0=$(date +%s.%N)
 	: >"$WORK/$tag.samples"
 	: >"$WORK/$tag.limits"
-	# columns: seconds NGINX-CPU-s MACHINE-BUSY-s NET_COUNTERS...
+	# columns: seconds NGINX-CPU-s MACHINE-BUSY-s NET_COUNTERS... ACCEPT-QUEUE
 	echo "0.00 $(net_sample)" >"$WORK/$tag.net"
 	local first_at=
 	while kill -0 "$TPID" 2>/dev/null; do
