@@ -32,6 +32,29 @@
 # runtime's sysmon and scheduler, the kernel's socket calls, sobek, the
 # engine, ...), each row's share in µs of the CPU per iteration above.
 #
+# The first period (from the scenario's start, when every VU is made,
+# until one period later each VU has started its first iteration and
+# opened its connection): the report splits the run into spans (making
+# the VUs; the first and second periods; the steady state of cpu/iter)
+# and gives each one's cores of CPU used by the throttle processes, by
+# nginx and by the whole machine (/proc/stat: other processes too), its
+# iterations (and the report's 5 s windows' lowest and highest rate), its
+# connects (TcpActiveOpens), the longest accept queue seen on nginx's
+# listen sockets, and the kernel's TCP counters that moved in it (nstat:
+# listen-queue overflows and drops, SYN retransmits, SYN cookies,
+# timeouts, resets; they are the network namespace's, so another
+# program's connections on this machine count too). A listen queue that
+# overflows drops SYNs, which the client sends again after 1 s, 3 s, 7 s:
+# the report says so when it happens, and the listen backlog nginx has.
+#
+# PERF_FIRST=N records the first N seconds of the scenario (from the
+# sample where every VU was made) the same way, the throttle processes
+# and nginx's workers together, to $WORK/first.perf, and splits it by
+# owner (the connect's kernel and user sides, nginx's accept, the VUs'
+# first iterations with the module members they make on first read, the
+# GC, the scheduler, ...), each row in µs per VU: the throttle processes'
+# and nginx's CPU over the profile's span, over the VUs.
+#
 # The script spreads its VUs over nginx's eight listen addresses
 # (127.0.0.2-9): one loopback address pair has only ~28 000 ephemeral
 # ports. It sets noConnectionReuse: a VU holding an idle keep-alive
@@ -64,9 +87,18 @@
 # gctrace (they share stderr). The 1-VU baseline runs as many processes
 # (one VU per agent), so RSS per VU leaves out their fixed cost.
 #
+# FIRST_S=N spreads the VUs' first iterations (each VU's first request, and
+# with REUSE=1 its connect) over N seconds instead of one period; iter/s
+# then counts from N s after the start (the first period's cost per VU, at
+# VUS / N VUs a second, may need more cores than the machine has).
+#
 # Knobs (environment): VUS (100000), DURATION_S (120), PORT (18090), REUSE (0),
+# FIRST_S (20),
 # AGENTS (see above), WORK (/tmp/density-vus), NGINX_WORKERS (1, or AGENTS with
-# agents), PERF_S (0: no steady-state profile), BIN (a throttle binary; built from this tree if unset). Traffic
+# agents), PERF_S (0: no steady-state profile), PERF_FIRST (0: no first-period
+# profile), BACKLOG (nginx's listen backlog, 4096; the kernel caps it at
+# net.core.somaxconn, which the script raises to it when it may, and says
+# so when it may not), BIN (a throttle binary; built from this tree if unset). Traffic
 # goes to 127.0.0.2-9 only; the controller listens on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,9 +110,14 @@ DURATION=${DURATION_S}s
 REUSE=${REUSE:-0}
 PORT=${PORT:-18090}
 PERF_S=${PERF_S:-0}
-if [ "$PERF_S" != 0 ] && ! command -v perf >/dev/null; then echo "vus: PERF_S needs perf (linux-perf / linux-tools)" >&2; exit 1; fi
+PERF_FIRST=${PERF_FIRST:-0}
+if [ "$PERF_S$PERF_FIRST" != 00 ] && ! command -v perf >/dev/null; then echo "vus: PERF_S and PERF_FIRST need perf (linux-perf / linux-tools)" >&2; exit 1; fi
 WORK=${WORK:-/tmp/density-vus}
 SLEEP_S=20
+# The VUs' first iterations start at random moments of the first FIRST_S
+# seconds (default one period): each opens its connection then.
+FIRST_S=${FIRST_S:-$SLEEP_S}
+SETTLE_S=$((FIRST_S > SLEEP_S ? FIRST_S : SLEEP_S))
 PER_AGENT=16000
 
 ensure_pkgs nginx:nginx-light curl:curl
@@ -106,8 +143,20 @@ if [ -z "${BIN:-}" ]; then
 	BIN=$WORK/throttle
 fi
 
+# The listen backlog: the kernel takes min(backlog, net.core.somaxconn).
+BACKLOG=${BACKLOG:-4096}
+SOMAXCONN=$(cat /proc/sys/net/core/somaxconn)
+if [ "$SOMAXCONN" -lt "$BACKLOG" ]; then
+	if (echo "$BACKLOG" >/proc/sys/net/core/somaxconn) 2>/dev/null; then
+		echo "vus: net.core.somaxconn raised from $SOMAXCONN to $BACKLOG for nginx's backlog" >&2
+		SOMAXCONN=$BACKLOG
+	else
+		echo "vus: net.core.somaxconn is $SOMAXCONN and cannot be raised here: nginx's listen backlog is $SOMAXCONN, not $BACKLOG" >&2
+	fi
+fi
+BACKLOG_EFF=$((BACKLOG < SOMAXCONN ? BACKLOG : SOMAXCONN))
 listen=""
-for i in 2 3 4 5 6 7 8 9; do listen+="    listen 127.0.0.$i:$PORT backlog=4096$REUSEPORT;"$'\n'; done
+for i in 2 3 4 5 6 7 8 9; do listen+="    listen 127.0.0.$i:$PORT backlog=$BACKLOG$REUSEPORT;"$'\n'; done
 cat >"$WORK/nginx/nginx.conf" <<EOF
 worker_processes $NGINX_WORKERS;
 worker_rlimit_nofile $NOFILE;
@@ -152,9 +201,10 @@ export const options = {
 
 export default function () {
   // All VUs start together (k6 runs every init context before the test
-  // starts): spread the first requests over one period, as scripts at
-  // scale do, instead of 100 000 connects in the same millisecond.
-  if (__ITER === 0) sleep(Math.random() * 20);
+  // starts): spread the first requests over FIRST_S seconds (one period
+  // by default), as scripts at scale do, instead of 100 000 connects in
+  // the same millisecond.
+  if (__ITER === 0) sleep(Math.random() * Number(__ENV.FIRST_S));
   const res = http.get(url);
   check(res, { 'status is 200': (r) => r.status === 200 });
   sleep(20);
@@ -162,6 +212,23 @@ export default function () {
 EOF
 
 load() { cut -d' ' -f1 /proc/loadavg; }
+
+# The kernel's TCP counters the report follows (nstat's names), in the
+# order of $tag.net's columns after the first three.
+NET_COUNTERS="TcpExtListenOverflows TcpExtListenDrops TcpExtTCPReqQFullDrop TcpExtTCPReqQFullDoCookies TcpExtSyncookiesSent TcpExtSyncookiesRecv TcpExtSyncookiesFailed TcpExtTCPSynRetrans TcpExtTCPTimeouts TcpRetransSegs TcpAttemptFails TcpEstabResets TcpExtTCPAbortOnTimeout TcpExtTCPAbortOnData TcpExtTCPBacklogDrop TcpActiveOpens TcpPassiveOpens"
+HZ=$(getconf CLK_TCK)
+# net_sample: "NGINX-CPU-s MACHINE-BUSY-s COUNTER... ACCEPT-QUEUE" — nginx's
+# processes' CPU (master and workers), the machine's busy CPU (/proc/stat:
+# all but idle and iowait), NET_COUNTERS' values and the longest accept
+# queue of nginx's listen sockets at that moment (ss: a listen socket's
+# Recv-Q; it overflows at the backlog).
+net_sample() {
+	local np ng=0
+	np=$(cat "$WORK/nginx/nginx.pid" 2>/dev/null || true)
+	[ -n "$np" ] && ng=$({ cat "/proc/$np/stat"; for p in $(pgrep -P "$np"); do cat "/proc/$p/stat"; done; } 2>/dev/null | awk -v hz="$HZ" '{ c += $14 + $15 } END { printf "%.2f", c / hz }')
+	echo "$ng $(awk -v hz="$HZ" '$1 == "cpu" { printf "%.2f", ($2 + $3 + $4 + $7 + $8 + $9) / hz; exit }' /proc/stat) $(nstat -azs 2>/dev/null | awk -v want="$NET_COUNTERS" '
+		BEGIN { n = split(want, w, " ") } { v[$1] = $2 } END { for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), (w[i] in v ? v[w[i]] : 0) }') $(ss -Hltn "sport = :$PORT" 2>/dev/null | awk '$2 > q { q = $2 } END { print q + 0 }')"
+}
 
 # marks VUS PROCESSES: "STEP LASTS LINES": the script's init markers for VUS
 # over PROCESSES equal execution segments (each gets ceil(V·(i+1)/N) −
@@ -185,7 +252,7 @@ run() {
 	local vus=$1 dur=$2 tag=$3 step lasts agents=()
 	read -r step lasts LINES < <(marks "$vus" "$((AGENTS > 1 ? AGENTS : 1))")
 	[ "$AGENTS" -gt 1 ] && agents=(--local-agents "$AGENTS" --listen 127.0.0.1:0)
-	GODEBUG=gctrace=1 "$BIN" run "${agents[@]}" -e PORT="$PORT" -e VUS="$vus" -e DURATION="$dur" -e REUSE="$REUSE" \
+	GODEBUG=gctrace=1 "$BIN" run "${agents[@]}" -e PORT="$PORT" -e VUS="$vus" -e DURATION="$dur" -e REUSE="$REUSE" -e FIRST_S="$FIRST_S" \
 		-e STEP="$step" -e LASTS="$lasts" --out "$WORK/$tag.json" "$WORK/vus.js" \
 		>"$WORK/$tag.out" 2>"$WORK/$tag.gc" &
 	TPID=$!
@@ -193,18 +260,32 @@ run() {
 	t0=$(date +%s.%N)
 	: >"$WORK/$tag.samples"
 	: >"$WORK/$tag.limits"
+	# columns: seconds NGINX-CPU-s MACHINE-BUSY-s NET_COUNTERS... ACCEPT-QUEUE
+	echo "0.00 $(net_sample)" >"$WORK/$tag.net"
+	local first_at=
 	while kill -0 "$TPID" 2>/dev/null; do
 		now=$(date +%s.%N)
 		# columns: seconds RSS-KiB HWM-KiB load cpu-s lines processes
 		read -r rss hwm cpu procs < <(tree_sample "$TPID")
 		echo "$(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') $rss $hwm $(load) $cpu $(cat "$WORK/$tag.out" "$WORK/$tag.gc" 2>/dev/null | grep -c 'initialised [0-9]') $procs" >>"$WORK/$tag.samples"
+		echo "$(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') $(net_sample)" >>"$WORK/$tag.net"
+		# The first period's profile: from the sample where every VU was
+		# made, the throttle processes and nginx's, PERF_FIRST seconds.
+		if [ "$tag" = main ] && [ "$PERF_FIRST" != 0 ] && [ -z "$first_at" ] && [ "$(tail -1 "$WORK/$tag.samples" | cut -d' ' -f6)" -ge "$LINES" ]; then
+			first_at=$(tail -1 "$WORK/$tag.samples" | cut -d' ' -f1)
+			local fp
+			fp=$({ tree_pids "$TPID"; cat "$WORK/nginx/nginx.pid"; pgrep -P "$(cat "$WORK/nginx/nginx.pid")"; } | paste -sd,)
+			echo "perf: recording the first $PERF_FIRST s of $fp from $first_at s" >&2
+			echo "$first_at" >"$WORK/first.at"
+			perf record -q -e cpu-clock -F 997 -g -p "$fp" -o "$WORK/first.perf" -- sleep "$PERF_FIRST" >"$WORK/perf-first.log" 2>&1 &
+		fi
 		# The steady-state profile: one period and 2 s after the last VU
 		# was made, for PERF_S seconds, ending 2 s before the scenario.
 		if [ "$tag" = main ] && [ "$PERF_S" != 0 ] && [ -z "$perf_at" ]; then
 			if [ -z "$inited" ] && [ "$(tail -1 "$WORK/$tag.samples" | cut -d' ' -f6)" -ge "$LINES" ]; then
 				inited=$(tail -1 "$WORK/$tag.samples" | cut -d' ' -f1)
 			fi
-			if [ -n "$inited" ] && awk -v a="$now" -v b="$t0" -v i="$inited" -v p="$SLEEP_S" 'BEGIN { exit !(a - b >= i + p + 2) }'; then
+			if [ -n "$inited" ] && awk -v a="$now" -v b="$t0" -v i="$inited" -v p="$SETTLE_S" 'BEGIN { exit !(a - b >= i + p + 2) }'; then
 				perf_at=$(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
 				perf_len=$(awk -v n="$PERF_S" -v d="${dur%s}" -v i="$inited" -v at="$perf_at" 'BEGIN { l = i + d - 2 - at; if (n < l) l = n; printf "%d", l }')
 				if [ "$perf_len" -gt 0 ]; then
@@ -227,6 +308,7 @@ run() {
 }
 
 [ "$PERF_S" != 0 ] && rm -f "$WORK/steady.perf"
+[ "$PERF_FIRST" != 0 ] && rm -f "$WORK/first.perf" "$WORK/first.at"
 echo "baseline: $((AGENTS > 1 ? AGENTS : 1)) VU(s), 10s" >&2
 run "$((AGENTS > 1 ? AGENTS : 1))" 10s base
 # The baseline's RSS with every one of its processes there.
@@ -251,12 +333,12 @@ LOADS=$(awk '{ print $4 }' "$S" | sort -n | awk '{ a[NR] = $1 } END { printf "mi
 # last VU was made (each VU's first iteration starts at a random moment of
 # its first period) to the scenario's end; each VU then iterates once per
 # period, spread evenly.
-read -r ITERS SPAN SPAN_A SPAN_B < <(python3 - "$WORK/main.json" "$SLEEP_S" "$DURATION_S" "${INIT:-0}" <<'EOF'
+read -r ITERS SPAN SPAN_A SPAN_B < <(python3 - "$WORK/main.json" "$SLEEP_S" "$DURATION_S" "${INIT:-0}" "$FIRST_S" <<'EOF'
 import json, sys
-d = json.load(open(sys.argv[1])); period, dur, init = (float(a) for a in sys.argv[2:5])
+d = json.load(open(sys.argv[1])); period, dur, init, first = (float(a) for a in sys.argv[2:6])
 # The scenario's clock starts with its first window, VUs still being made.
 start = d["windows"][0]["start_s"] if d["windows"] else 0
-w = [x for x in d["windows"] if x["start_s"] >= max(start, init) + period and x["end_s"] <= start + dur]
+w = [x for x in d["windows"] if x["start_s"] >= max(start, init) + max(period, first) and x["end_s"] <= start + dur]
 # A whole number of periods, the newest: VUs that a stall held (while VUs
 # were made on a loaded machine) come back together and iterate in waves
 # one period long, which a part of a period over- or under-counts.
@@ -285,7 +367,7 @@ GC=$(awk '/^gc [0-9]+ @/ { split($5, c, "+"); print c[1] + c[3] }' "$WORK/main.g
 
 echo
 echo "machine      $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average during the run: $LOADS"
-echo "script       one GET, a check, sleep($SLEEP_S); constant-vus $VUS VUs for $DURATION, ungoverned, $([ "$REUSE" = 1 ] && echo "keep-alive (a connection per VU)" || echo noConnectionReuse)"
+echo "script       one GET, a check, sleep($SLEEP_S) (the first iterations spread over $FIRST_S s); constant-vus $VUS VUs for $DURATION, ungoverned, $([ "$REUSE" = 1 ] && echo "keep-alive (a connection per VU)" || echo noConnectionReuse)"
 echo "processes    $([ "$AGENTS" -gt 1 ] && echo "a controller and $AGENTS local agents (--local-agents $AGENTS), nginx with $NGINX_WORKERS workers (reuseport)" || echo "one throttle process, nginx with $NGINX_WORKERS worker(s)"); open-file limit (soft hard) per process: $(awk '{ print $2 "/" $3 }' "$WORK/main.limits" | sort | uniq -c | awk '{ printf "%s%s x%d", (NR > 1 ? ", " : ""), $2, $1 }')"
 echo "init         ${INIT:-never} s until all $VUS VUs were initialised, ${INIT_CPU:-?} s of CPU$([ "$AGENTS" -gt 1 ] && echo " over every process") (load $INIT_LOAD; goal < 15 s)"
 awk -v s="$STEADY" -v p="$PEAK" -v h="$HWM" -v b="$BASE_KIB" -v n="$VUS" -v a="$AGENTS" 'BEGIN {
@@ -299,7 +381,7 @@ awk -v c="$CPUSPAN" -v i="$ITERS" -v a="$SPAN_A" -v b="$SPAN_B" 'BEGIN {
 	else print "cpu/iter     not measured (no whole period after init)" }'
 if [ -s "$WORK/steady.perf" ]; then
 	echo "profile      $WORK/steady.perf (perf record of the steady state; perf report -i $WORK/steady.perf --no-children --sort sym); by owner:"
-	perf script -i "$WORK/steady.perf" -F tid,ip,sym 2>/dev/null | bench/perfsplit.py "$(awk -v c="$CPUSPAN" -v i="$ITERS" 'BEGIN { if (c != "" && i > 0) printf "%.1f", 1e6 * c / i; else print 0 }')" | sed 's/^/             /'
+	perf script -i "$WORK/steady.perf" -F comm,tid,ip,sym 2>/dev/null | bench/perfsplit.py "$(awk -v c="$CPUSPAN" -v i="$ITERS" 'BEGIN { if (c != "" && i > 0) printf "%.1f", 1e6 * c / i; else print 0 }')" | sed 's/^/             /'
 fi
 echo "generator    $GEN"
 # The machine's cores the throttle processes used (their CPU summed): a
@@ -313,4 +395,73 @@ awk -v t="${INIT:-0}" -v n="$(nproc)" -v p="$PROCS" '$5 != "-" && $1 >= t && $7 
 	if (ts[k] - ts[w] >= 4.5) { r = (cs[k] - cs[w]) / (ts[k] - ts[w]); if (r > peak) peak = r }
 } END { if (k > 1 && ts[k] > ts[1]) printf "cpu          throttle used %.2f of %d cores after init (peak %.2f over 5 s; its processes summed, load above)\n", (cs[k] - cs[1]) / (ts[k] - ts[1]), n, peak }' "$S"
 echo "gc pause     $GC"
+# The run by spans: making the VUs, the first and second periods, the
+# steady state; CPU, iterations and the TCP counters that moved in each.
+python3 - "$S" "$WORK/main.net" "$WORK/main.json" "${INIT:-0}" "$SLEEP_S" "$SPAN_A" "$SPAN_B" "$PROCS" "$NET_COUNTERS" "$BACKLOG_EFF" "$SOMAXCONN" "$FIRST_S" <<'EOF'
+import json, sys
+sf, nf, jf = sys.argv[1:4]
+init, period, sa, sb = (float(a) for a in sys.argv[4:8])
+procs, names, backlog, somax = int(sys.argv[8]), sys.argv[9].split(), sys.argv[10], sys.argv[11]
+def series(rows, col):
+    return [(r[0], r[col]) for r in rows]
+def at(pts, x):
+    for (t0, c0), (t1, c1) in zip(pts, pts[1:]):
+        if t0 <= x <= t1:
+            return c0 + (c1 - c0) * (x - t0) / (t1 - t0) if t1 > t0 else c1
+    return None
+smp = [l.split() for l in open(sf)]
+thr = [(float(r[0]), float(r[4])) for r in smp if r[4] != '-' and int(r[6]) == procs]
+net = [[float(x) for x in l.split()] for l in open(nf)]
+d = json.load(open(jf))
+start = d["windows"][0]["start_s"] if d["windows"] else 0
+end = net[-1][0]
+first = float(sys.argv[12])
+spans = [("making the VUs", net[0][0], init), ("period 1", init, init + period), ("period 2", init + period, init + 2 * period)]
+if first > period:
+    spans.insert(1, ("first iterations", init, init + first))
+if sb > sa:
+    spans.append(("steady (cpu/iter)", init + sa, init + sb))
+spans.append(("whole run", net[0][0], end))
+short = lambda n: n.replace("TcpExt", "").replace("Tcp", "")
+print("spans        cores of CPU (throttle, nginx, the machine), iterations/s, connects/s, the longest accept queue seen (of %s) in each, and the TCP counters that moved (nstat, the whole network namespace's)" % backlog)
+for name, a, b in spans:
+    if b <= a or b > end + 0.5:
+        continue
+    b = min(b, end)
+    ct = (at(thr, b) - at(thr, a)) / (b - a) if at(thr, a) is not None and at(thr, b) is not None else None
+    cn = (at(series(net, 1), b) - at(series(net, 1), a)) / (b - a)
+    cm = (at(series(net, 2), b) - at(series(net, 2), a)) / (b - a)
+    it = sum(w["ok"] + w["failed"] for w in d["windows"] if w["start_s"] - start >= a - init - 0.01 and w["end_s"] - start <= b - init + 0.01)
+    moved = []
+    for i, n in enumerate(names):
+        v = at(series(net, 3 + i), b) - at(series(net, 3 + i), a)
+        if round(v) and n not in ("TcpActiveOpens", "TcpPassiveOpens"):
+            moved.append("%s +%d" % (short(n), round(v)))
+    opens = round(at(series(net, 3 + names.index("TcpActiveOpens")), b) - at(series(net, 3 + names.index("TcpActiveOpens")), a))
+    q = max([r[-1] for r in net if a <= r[0] <= b] or [0])
+    rates = [(w["ok"] + w["failed"]) / (w["end_s"] - w["start_s"]) for w in d["windows"] if w["start_s"] - start >= a - init - 0.01 and w["end_s"] - start <= b - init + 0.01 and w["end_s"] > w["start_s"]]
+    swing = " (windows %.0f–%.0f)" % (min(rates), max(rates)) if rates else ""
+    print("  %-18s %6.1f–%5.1f s  throttle %s  nginx %.2f  machine %.2f  iter/s %.0f%s  connects/s %.0f  accept queue ≤ %d%s" % (
+        name, a - init, b - init, "%.2f" % ct if ct is not None else "  - ", cn, cm, it / (b - a) if name != "making the VUs" else 0, swing, opens / (b - a), q,
+        ("  " + ", ".join(moved)) if moved else "  no drop, retransmit or cookie"))
+tot = {n: net[-1][3 + i] - net[0][3 + i] for i, n in enumerate(names)}
+if tot["TcpExtListenOverflows"] or tot["TcpExtTCPSynRetrans"] or tot["TcpExtSyncookiesSent"]:
+    print("listen       %d listen-queue overflows, %d SYN retransmits, %d SYN cookies sent over the run: nginx's backlog is %s per listen socket (somaxconn %s); a dropped SYN is sent again after 1 s, 3 s, 7 s" % (
+        tot["TcpExtListenOverflows"], tot["TcpExtTCPSynRetrans"], tot["TcpExtSyncookiesSent"], backlog, somax))
+else:
+    print("listen       no listen-queue overflow, SYN retransmit or SYN cookie over the run (nginx's backlog %s per listen socket, somaxconn %s)" % (backlog, somax))
+EOF
+if [ -s "$WORK/first.perf" ]; then
+	FIRST_AT=$(cat "$WORK/first.at")
+	# µs per VU: the CPU of the throttle processes and nginx over the
+	# profile's span, over the VUs (each opens its connection and runs its
+	# first iteration in the first period).
+	FIRST_US=$(awk -v a="$FIRST_AT" -v n="$PERF_FIRST" -v v="$VUS" -v p="$PROCS" -v nf="$WORK/main.net" '
+		function at(x, T, C, k,   i) { for (i = 2; i <= k; i++) if (T[i] >= x) return C[i - 1] + (C[i] - C[i - 1]) * (x - T[i - 1]) / (T[i] - T[i - 1]); return "" }
+		FILENAME == nf { m++; nt[m] = $1; nc[m] = $2; next }
+		$5 != "-" && $7 == p { k++; t[k] = $1; c[k] = $5 }
+		END { x = at(a + n, t, c, k) - at(a, t, c, k) + at(a + n, nt, nc, m) - at(a, nt, nc, m); printf "%.1f", 1e6 * x / v }' "$S" "$WORK/main.net")
+	echo "first        $WORK/first.perf (perf record of the scenario's first $PERF_FIRST s, throttle and nginx: $FIRST_US µs of their CPU per VU); by owner:"
+	perf script -i "$WORK/first.perf" -F comm,tid,ip,sym 2>/dev/null | bench/perfsplit.py "$FIRST_US" "µs per VU" | sed 's/^/             /'
+fi
 echo "raw          $WORK/main.{samples,gc,json,out}"
