@@ -166,6 +166,10 @@ events { worker_connections $((NOFILE - 100)); multi_accept on; }
 http {
   access_log off;
   keepalive_timeout 30s;
+  # The target shares the machine with the generator: without a cache each
+  # worker opens, stats and closes index.html for every request, CPU the
+  # generator then lacks (docs/performance.md, "The first period").
+  open_file_cache max=64 valid=60s;
   server {
 $listen    root $WORK/www;
   }
