@@ -227,6 +227,13 @@ func (p *h1resp) header(h []byte) error {
 			return fmt.Errorf("%w: header line %q", errMalformed, trimQuote(line))
 		}
 		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+		// bytes.EqualFold does not compare lengths first: a name of
+		// another length is not one of these, and is not compared.
+		switch len(name) {
+		case len("Content-Length"), len("Transfer-Encoding"), len("Connection"):
+		default:
+			continue
+		}
 		switch {
 		case bytes.EqualFold(name, []byte("Content-Length")):
 			n, ok := parseDec(value)

@@ -23,6 +23,13 @@ import (
 
 const hasCookie = 1
 
+// lazyHead marks, in the first byte, a buffer that is a header block as
+// it came off the wire (status line, header lines, the empty line): the
+// raw transport keeps a plain block unparsed (plainHead) and the records
+// are made from it when the headers are first read (Response.records).
+// hasCookie is set beside it when a line is Set-Cookie.
+const lazyHead = 2
+
 // keepHeader returns h's header lines as a rawHeader buffer of its own
 // (nil for none), built in scratch, which it returns for the next call: one
 // pass over the headers and one allocation of exactly the buffer's size.
@@ -85,6 +92,9 @@ func eachHeader(raw []byte, f func(k, v []byte) bool) {
 // or a failed attempt) has none.
 func (r *Response) Headers() http.Header {
 	if r.Header == nil && r.rawHeader != nil {
+		r.records()
+	}
+	if r.Header == nil && r.rawHeader != nil {
 		n := 0
 		eachHeader(r.rawHeader, func(_, _ []byte) bool { n++; return true })
 		h := make(http.Header, n)
@@ -104,7 +114,10 @@ func (r *Response) HeaderValues(key string) []string {
 	if r.Header != nil || r.rawHeader == nil {
 		return r.Header[key]
 	}
-	if key == setCookie && r.rawHeader[0] != hasCookie {
+	if key == setCookie && r.rawHeader[0]&hasCookie == 0 {
+		return nil
+	}
+	if r.records(); r.rawHeader == nil {
 		return nil
 	}
 	// One pass over the records, no callback: this runs after every
@@ -122,4 +135,191 @@ func (r *Response) HeaderValues(key string) []string {
 		}
 	}
 	return vs
+}
+
+// records makes a lazy header block (lazyHead) into records, with
+// fasthttp's header reader as the raw transport's keepHead would have
+// parsed it when the response came. plainHead let only a block that
+// reader takes be kept unparsed; were it to fail all the same (a bug),
+// the response shows no headers.
+func (r *Response) records() {
+	if r.rawHeader[0]&lazyHead == 0 {
+		return
+	}
+	hp, err := parseHead(r.rawHeader[1:])
+	defer headParsers.Put(hp)
+	r.rawHeader = nil
+	if err == nil {
+		r.rawHeader, _ = keepHeader(&hp.h, nil)
+	}
+}
+
+// plainHead reports whether block, a response's status line and header
+// lines up to the empty line (CRLF CRLF) as the raw transport reads them,
+// is one fasthttp's response header reader is sure to take without an
+// error, so that its parse can wait until the headers are read (most
+// scripts never read them) without changing what the request's outcome
+// is; cookie is whether a line is Set-Cookie. It is stricter than that
+// reader: what it refuses is parsed at once, as before.
+//
+// Taken: a status line "HTTP/d.d ddd" with an optional reason of header
+// value bytes; header lines "name:value", the name of token bytes, the
+// value of header value bytes (HTAB, 0x20–0x7E, 0x80–0xFF) after optional
+// spaces or tabs; every line ended by CRLF, none folded (no line starts
+// with a space or tab); Content-Length at most once, of 1–18 digits;
+// Transfer-Encoding at most once, "chunked"; no Trailer line (its names
+// are parsed, and may fail). Each rule stands for an error of fasthttp's
+// parseFirstLine or parseHeaders (v1.79): a missing or malformed status
+// code or version, a malformed line or name, a control byte in a value, a
+// duplicate or non-numeric Content-Length, a second or unknown
+// Transfer-Encoding, a bad Trailer. TestPlainHeadTakenByFastHTTP checks
+// the claim against fasthttp itself.
+func plainHead(block []byte) (ok, cookie bool) {
+	b := block
+	if len(b) < 14 || string(b[:5]) != "HTTP/" || !digit(b[5]) || b[6] != '.' || !digit(b[7]) ||
+		b[8] != ' ' || b[9] < '1' || b[9] > '9' || !digit(b[10]) || !digit(b[11]) {
+		return false, false
+	}
+	b = b[12:]
+	if b[0] == ' ' {
+		b = b[valueEnd(b[1:])+1:]
+	}
+	var length, te bool
+	for {
+		// b is a line's end: CRLF, then the next line or the empty one.
+		if len(b) < 4 || binary.LittleEndian.Uint16(b) != crlf {
+			return false, false
+		}
+		b = b[2:]
+		if binary.LittleEndian.Uint16(b) == crlf {
+			return len(b) == 2, cookie
+		}
+		n := 0
+		for _, c := range b {
+			if !tokenByte[c] {
+				break
+			}
+			n++
+		}
+		if n == 0 || n == len(b) || b[n] != ':' {
+			return false, false
+		}
+		name := b[:n]
+		b = b[n+1:]
+		for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+			b = b[1:]
+		}
+		end := valueEnd(b)
+		value := b[:end]
+		b = b[end:]
+		switch len(name) {
+		case len(setCookie):
+			cookie = cookie || lowerIs(name, "set-cookie")
+		case len(hdrContentLength):
+			if lowerIs(name, "content-length") {
+				v := trimOWS(value)
+				if length || len(v) == 0 || len(v) > 18 || !digits(v) {
+					return false, false
+				}
+				length = true
+			}
+		case len(hdrTransferEncoding):
+			if lowerIs(name, "transfer-encoding") {
+				if te || !bytes.EqualFold(trimOWS(value), []byte("chunked")) {
+					return false, false
+				}
+				te = true
+			}
+		case len(hdrTrailer):
+			if lowerIs(name, "trailer") {
+				return false, false
+			}
+		}
+	}
+}
+
+// crlf is CR LF read as a little-endian uint16.
+const crlf = 0x0a0d
+
+const hdrContentLength = "Content-Length"
+
+// valueEnd is the index of the first byte of b that is not a
+// header value byte (HTAB, 0x20–0x7E, 0x80–0xFF: fasthttp's table), or
+// len(b). Eight bytes at a time while none of them is below 0x20 or 0x7F.
+func valueEnd(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; len(b)-i >= 8; i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		del := w ^ (0x7f * ones)
+		if (w-0x20*ones)&^w&highs|(del-ones)&^del&highs != 0 {
+			break
+		}
+	}
+	for _, c := range b[i:] {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// lowerIs reports whether name, of token bytes, is lower (lower-case
+// letters and '-') in any case: among token bytes only a letter's two
+// cases differ by 0x20 alone from a letter or '-'.
+func lowerIs(name []byte, lower string) bool {
+	if len(name) != len(lower) {
+		return false
+	}
+	for i := range len(lower) {
+		if name[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// trimOWS trims spaces and tabs off b's end (b starts after them).
+func trimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func digit(c byte) bool { return c >= '0' && c <= '9' }
+
+func digits(b []byte) bool {
+	for _, c := range b {
+		if !digit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenByte marks RFC 9110's token bytes, the bytes of a header name.
+var tokenByte = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// lazyHeader is block kept as a lazy header buffer: one allocation.
+func lazyHeader(block []byte, cookie bool) []byte {
+	raw := make([]byte, 1+len(block))
+	raw[0] = lazyHead
+	if cookie {
+		raw[0] |= hasCookie
+	}
+	copy(raw[1:], block)
+	return raw
 }

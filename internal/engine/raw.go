@@ -75,6 +75,7 @@ type rawConn struct {
 	p       h1resp
 	hp      *headParser // this response's parsed headers, while its body is read
 	raw     []byte      // this response's header records (header.go), when kept
+	lazy    []byte      // this response's header block, kept unparsed (plainHead) until its body's end
 	loc     string      // this response's Location, for a redirect
 	scratch []byte      // keepHeader's
 }
@@ -434,7 +435,7 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 	p := &c.p
 	p.reset(c.isHead)
 	p.keep, p.limit = !r.DiscardBody, c.s.bodyLimit
-	c.raw, c.loc = nil, ""
+	c.raw, c.lazy, c.loc = nil, nil, ""
 	have := 0
 	for {
 		k, rerr := h.conn.Read(buf[have:])
@@ -457,7 +458,7 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 			h.drop()
 			return answered, perr
 		}
-		if done && c.hp != nil {
+		if done {
 			perr = c.keepHeaders(r)
 		}
 		if perr != nil {
@@ -481,10 +482,7 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 			if done, err := p.eof(); !done {
 				return true, err
 			}
-			if c.hp != nil {
-				return true, c.keepHeaders(r)
-			}
-			return true, nil
+			return true, c.keepHeaders(r)
 		case rerr != nil:
 			h.drop()
 			return answered, rerr
@@ -526,16 +524,21 @@ func (hp *headParser) reader(b []byte) *bufio.Reader {
 
 // keepHead parses the final response's header block when the request
 // keeps its headers (then held in c.hp until the body's end, for a
-// trailer) or it is a redirect (its Location).
+// trailer) or it is a redirect (its Location). A kept block that
+// fasthttp's reader is sure to take (plainHead) is not parsed: it is kept
+// as it came, in c.lazy, and parsed if the headers are ever read.
 func (c *rawConn) keepHead(r *Request, block []byte) error {
 	keep, redirect := !r.DiscardBody || r.KeepHeader, isRedirect(c.p.status)
 	if !keep && !redirect {
 		return nil
 	}
-	hp := headParsers.Get().(*headParser)
-	hp.h.Reset()
-	hp.h.SetNoDefaultContentType(true) // keepHeader's: only a Content-Type sent
-	err := hp.h.Read(hp.reader(block))
+	if !redirect {
+		if ok, cookie := plainHead(block); ok {
+			c.lazy = lazyHeader(block, cookie)
+			return nil
+		}
+	}
+	hp, err := parseHead(block)
 	if err == nil && redirect {
 		c.loc = string(hp.h.Peek("Location"))
 	}
@@ -549,8 +552,27 @@ func (c *rawConn) keepHead(r *Request, block []byte) error {
 
 // keepHeaders makes the kept headers' records (header.go) at the body's
 // end. A trailer is parsed, as the fasthttp transport parses it (a
-// malformed one fails the same way), but its fields are not kept.
+// malformed one fails the same way), but its fields are not kept. A lazy
+// block is the headers as they are, unless a trailer came: then it is
+// parsed now, as keepHead would have, for the trailer's parse.
 func (c *rawConn) keepHeaders(r *Request) error {
+	if c.lazy != nil {
+		lazy := c.lazy
+		c.lazy = nil
+		if len(c.p.trailer) == 0 {
+			c.raw = lazy
+			return nil
+		}
+		hp, err := parseHead(lazy[1:])
+		if err != nil { // not so: plainHead's blocks parse
+			headParsers.Put(hp)
+			return err
+		}
+		c.hp = hp
+	}
+	if c.hp == nil {
+		return nil
+	}
 	hp := c.hp
 	if t := c.p.trailer; len(t) > 0 {
 		if err := hp.h.ReadTrailer(hp.reader(t)); err != nil {
@@ -561,7 +583,17 @@ func (c *rawConn) keepHeaders(r *Request) error {
 	return nil
 }
 
+// parseHead parses a response's header block with a pooled parser, which
+// the caller puts back.
+func parseHead(block []byte) (*headParser, error) {
+	hp := headParsers.Get().(*headParser)
+	hp.h.Reset()
+	hp.h.SetNoDefaultContentType(true) // keepHeader's: only a Content-Type sent
+	return hp, hp.h.Read(hp.reader(block))
+}
+
 func (c *rawConn) releaseHead() {
+	c.lazy = nil
 	if c.hp != nil {
 		headParsers.Put(c.hp)
 		c.hp = nil
