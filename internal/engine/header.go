@@ -194,14 +194,8 @@ func plainHead(block []byte) (ok, cookie bool) {
 		if binary.LittleEndian.Uint16(b) == crlf {
 			return len(b) == 2, cookie
 		}
-		n := 0
-		for _, c := range b {
-			if !tokenByte[c] {
-				break
-			}
-			n++
-		}
-		if n == 0 || n == len(b) || b[n] != ':' {
+		n := nameEnd(b)
+		if n < 0 {
 			return false, false
 		}
 		name := b[:n]
@@ -263,6 +257,49 @@ func valueEnd(b []byte) int {
 		i++
 	}
 	return i
+}
+
+// nameEnd is the index of the colon that ends the header name b starts
+// with, or -1 when the name is empty or holds a byte that is not a token
+// byte. Names of letters, digits and '-' of 8 bytes or more are checked 8
+// bytes at a time.
+func nameEnd(b []byte) int {
+	n := bytes.IndexByte(b, ':')
+	if n <= 0 {
+		return -1
+	}
+	name := b[:n]
+	if n >= 8 {
+		i := 0
+		for ; i+8 <= n && alnumDash(binary.LittleEndian.Uint64(name[i:])); i += 8 {
+		}
+		if i+8 > n && alnumDash(binary.LittleEndian.Uint64(name[n-8:])) {
+			return n
+		}
+	}
+	for _, c := range name {
+		if !tokenByte[c] {
+			return -1
+		}
+	}
+	return n
+}
+
+// alnumDash reports whether each byte of w is an ASCII letter, a digit or
+// '-'. Each test adds to bytes below 0x80 without a carry into the next
+// byte: x + (0x80-lo) has its top bit set when x >= lo, x + (0x7f-hi) when
+// x > hi.
+func alnumDash(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	if w&highs != 0 {
+		return false
+	}
+	l := w | 0x20*ones // a letter's lower case; no other byte lands on one
+	letter := (l + (0x80-'a')*ones) &^ (l + (0x7f-'z')*ones)
+	digit := (w + (0x80-'0')*ones) &^ (w + (0x7f-'9')*ones)
+	d := w ^ '-'*ones
+	dash := ^(d + 0x7f*ones)
+	return (letter|digit|dash)&highs == highs
 }
 
 // lowerIs reports whether name, of token bytes, is lower (lower-case

@@ -139,3 +139,23 @@ func TestPlainHeadNameBytes(t *testing.T) {
 		}
 	}
 }
+
+// alnumDash agrees with a byte-by-byte test on every byte in every lane.
+func TestAlnumDash(t *testing.T) {
+	isAlnumDash := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
+	}
+	for lane := range 8 {
+		for c := range 256 {
+			b := []byte("Content-")
+			b[lane] = byte(c)
+			w := uint64(0)
+			for i := 7; i >= 0; i-- {
+				w = w<<8 | uint64(b[i])
+			}
+			if got := alnumDash(w); got != isAlnumDash(byte(c)) {
+				t.Errorf("lane %d, byte %#x: alnumDash %v", lane, c, got)
+			}
+		}
+	}
+}

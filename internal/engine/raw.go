@@ -189,6 +189,7 @@ type rawTrace struct {
 	dialed       bool
 	connect      time.Duration
 	wrote, first time.Time // last byte written, first byte read
+	last         time.Time // the answer's last byte read; zero unless it came whole
 	sent, recv   int64
 }
 
@@ -229,7 +230,10 @@ func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Res
 			break
 		}
 	}
-	end := time.Now()
+	end := tr.last // the answer's last byte, when one came whole
+	if end.IsZero() {
+		end = time.Now()
+	}
 	p := &c.p
 	body, raw, loc := p.body, c.raw, c.loc
 	// A sleeping VU keeps no body of its last answer, nor its headers.
@@ -439,10 +443,11 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 	have := 0
 	for {
 		k, rerr := h.conn.Read(buf[have:])
+		firstRead := false
 		if k > 0 {
 			tr.recv += int64(k)
 			if tr.first.IsZero() {
-				tr.first = time.Now()
+				tr.first, firstRead = time.Now(), true
 			}
 			answered = true
 		}
@@ -466,6 +471,13 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 			return answered, perr
 		}
 		if done {
+			// The answer's last byte came in this read. When that is the
+			// read that brought its first, the one reading is both
+			// instants (receiving 0), as the event loop has them.
+			tr.last = tr.first
+			if !firstRead {
+				tr.last = time.Now()
+			}
 			if used < have || p.close || c.reqClose || p.status == 101 {
 				h.drop() // bytes nobody asked for, or the connection ends here
 			}
