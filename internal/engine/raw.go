@@ -432,10 +432,18 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 		h.drop()
 		return false, err
 	}
+	// No defer: a panic here replaces the whole transport (safeAttempt),
+	// its buffer and parser with it.
 	bp := c.s.bufs.rawBuf()
-	defer c.s.bufs.raw.Put(bp)
-	defer c.releaseHead()
-	buf := *bp
+	answered, err = c.readAnswer(h, r, tr, *bp)
+	c.releaseHead()
+	c.s.bufs.raw.Put(bp)
+	return answered, err
+}
+
+// readAnswer reads the answer to the request roundTrip wrote into c.p
+// (and c.raw, c.loc), with buf as its read buffer.
+func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte) (answered bool, err error) {
 	p := &c.p
 	p.reset(c.isHead)
 	p.keep, p.limit = !r.DiscardBody, c.s.bodyLimit
