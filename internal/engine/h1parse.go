@@ -43,6 +43,9 @@ type h1resp struct {
 	body      []byte // the body so far, when keep
 	headBlock []byte // the final response's header block, once read
 	trailer   []byte // a chunked body's trailer lines (with the empty one), when keep
+	// plain, when on, checks each header block as it is read (header.go);
+	// plain.ok then says whether the final one is plain.
+	plain plainCheck
 }
 
 type h1state uint8
@@ -193,6 +196,9 @@ func (p *h1resp) feed(b []byte) (n int, done bool, err error) {
 func (p *h1resp) header(h []byte) error {
 	eol := bytes.IndexByte(h, '\n')
 	line := bytes.TrimSuffix(h[:eol], []byte("\r"))
+	if p.plain.on {
+		p.plain.status(line, len(line) < eol)
+	}
 	switch {
 	case bytes.HasPrefix(line, []byte("HTTP/1.1 ")):
 	case bytes.HasPrefix(line, []byte("HTTP/1.0 ")):
@@ -221,10 +227,14 @@ func (p *h1resp) header(h []byte) error {
 			eol = len(rest)
 		}
 		line := bytes.TrimSuffix(rest[:eol], []byte("\r"))
+		cr := len(line) < eol
 		rest = rest[min(eol+1, len(rest)):]
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 {
 			return fmt.Errorf("%w: header line %q", errMalformed, trimQuote(line))
+		}
+		if p.plain.ok {
+			p.plain.line(line[:colon], line[colon+1:], cr)
 		}
 		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
 		// bytes.EqualFold does not compare lengths first: a name of

@@ -25,7 +25,7 @@ const hasCookie = 1
 
 // lazyHead marks, in the first byte, a buffer that is a header block as
 // it came off the wire (status line, header lines, the empty line): the
-// raw transport keeps a plain block unparsed (plainHead) and the records
+// raw transport keeps a plain block unparsed (plainCheck) and the records
 // are made from it when the headers are first read (Response.records).
 // hasCookie is set beside it when a line is Set-Cookie.
 const lazyHead = 2
@@ -139,7 +139,7 @@ func (r *Response) HeaderValues(key string) []string {
 
 // records makes a lazy header block (lazyHead) into records, with
 // fasthttp's header reader as the raw transport's keepHead would have
-// parsed it when the response came. plainHead let only a block that
+// parsed it when the response came. plainCheck let only a block that
 // reader takes be kept unparsed; were it to fail all the same (a bug),
 // the response shows no headers.
 func (r *Response) records() {
@@ -154,86 +154,74 @@ func (r *Response) records() {
 	}
 }
 
-// plainHead reports whether block, a response's status line and header
-// lines up to the empty line (CRLF CRLF) as the raw transport reads them,
-// is one fasthttp's response header reader is sure to take without an
-// error, so that its parse can wait until the headers are read (most
-// scripts never read them) without changing what the request's outcome
-// is; cookie is whether a line is Set-Cookie. It is stricter than that
-// reader: what it refuses is parsed at once, as before.
+// plainCheck is h1resp's check, line by line as it reads a header block,
+// that fasthttp's response header reader is sure to take the block
+// without an error, so that its parse can wait until the headers are read
+// (most scripts never read them) without changing the request's outcome.
+// It is stricter than that reader: a block it does not pass is parsed at
+// once, as before.
 //
-// Taken: a status line "HTTP/d.d ddd" with an optional reason of header
+// Passed: a status line "HTTP/d.d ddd" with an optional reason of header
 // value bytes; header lines "name:value", the name of token bytes, the
-// value of header value bytes (HTAB, 0x20–0x7E, 0x80–0xFF) after optional
-// spaces or tabs; every line ended by CRLF, none folded (no line starts
-// with a space or tab); Content-Length at most once, of 1–18 digits;
+// value of header value bytes (HTAB, 0x20–0x7E, 0x80–0xFF); every line
+// ended by CRLF, none folded (a line that starts with a space or tab has
+// no token name); Content-Length at most once, of 1–18 digits;
 // Transfer-Encoding at most once, "chunked"; no Trailer line (its names
 // are parsed, and may fail). Each rule stands for an error of fasthttp's
 // parseFirstLine or parseHeaders (v1.79): a missing or malformed status
 // code or version, a malformed line or name, a control byte in a value, a
 // duplicate or non-numeric Content-Length, a second or unknown
-// Transfer-Encoding, a bad Trailer. TestPlainHeadTakenByFastHTTP checks
-// the claim against fasthttp itself.
-func plainHead(block []byte) (ok, cookie bool) {
-	b := block
-	if len(b) < 14 || string(b[:5]) != "HTTP/" || !digit(b[5]) || b[6] != '.' || !digit(b[7]) ||
-		b[8] != ' ' || b[9] < '1' || b[9] > '9' || !digit(b[10]) || !digit(b[11]) {
-		return false, false
-	}
-	b = b[12:]
-	if b[0] == ' ' {
-		b = b[valueEnd(b[1:])+1:]
-	}
-	var length, te bool
-	for {
-		// b is a line's end: CRLF, then the next line or the empty one.
-		if len(b) < 4 || binary.LittleEndian.Uint16(b) != crlf {
-			return false, false
-		}
-		b = b[2:]
-		if binary.LittleEndian.Uint16(b) == crlf {
-			return len(b) == 2, cookie
-		}
-		n := nameEnd(b)
-		if n < 0 {
-			return false, false
-		}
-		name := b[:n]
-		b = b[n+1:]
-		for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-			b = b[1:]
-		}
-		end := valueEnd(b)
-		value := b[:end]
-		b = b[end:]
-		switch len(name) {
-		case len(setCookie):
-			cookie = cookie || lowerIs(name, "set-cookie")
-		case len(hdrContentLength):
-			if lowerIs(name, "content-length") {
-				v := trimOWS(value)
-				if length || len(v) == 0 || len(v) > 18 || !digits(v) {
-					return false, false
-				}
-				length = true
-			}
-		case len(hdrTransferEncoding):
-			if lowerIs(name, "transfer-encoding") {
-				if te || !bytes.EqualFold(trimOWS(value), []byte("chunked")) {
-					return false, false
-				}
-				te = true
-			}
-		case len(hdrTrailer):
-			if lowerIs(name, "trailer") {
-				return false, false
-			}
-		}
-	}
+// Transfer-Encoding, a bad Trailer. (The block's end, CRLF CRLF with
+// nothing after it, is h1resp's own framing.) TestPlainHeadTakenByFastHTTP
+// checks the claim against fasthttp itself.
+type plainCheck struct {
+	on     bool // check the next header block (the raw transport, when it keeps headers)
+	ok     bool // the block read so far passes
+	cookie bool // a line is Set-Cookie
+	length bool // a Content-Length line was seen
+	te     bool // a Transfer-Encoding line was seen
 }
 
-// crlf is CR LF read as a little-endian uint16.
-const crlf = 0x0a0d
+// status starts the check of a block at its status line (without its
+// line end; cr: the line ended with CRLF).
+func (c *plainCheck) status(line []byte, cr bool) {
+	*c = plainCheck{on: c.on}
+	c.ok = c.on && cr && len(line) >= 12 && string(line[:5]) == "HTTP/" && digit(line[5]) && line[6] == '.' &&
+		digit(line[7]) && line[8] == ' ' && line[9] >= '1' && line[9] <= '9' && digit(line[10]) && digit(line[11]) &&
+		(len(line) == 12 || line[12] == ' ' && valueEnd(line[13:]) == len(line)-13)
+}
+
+// line checks a header line: its name (up to the colon) and raw value
+// (after the colon, before the line end); cr: the line ended with CRLF.
+func (c *plainCheck) line(name, value []byte, cr bool) {
+	if !c.ok {
+		return
+	}
+	for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
+		value = value[1:]
+	}
+	if !cr || !tokenName(name) || valueEnd(value) != len(value) {
+		c.ok = false
+		return
+	}
+	switch len(name) {
+	case len(setCookie):
+		c.cookie = c.cookie || lowerIs(name, "set-cookie")
+	case len(hdrContentLength):
+		if lowerIs(name, "content-length") {
+			v := trimOWS(value)
+			c.ok = !c.length && len(v) > 0 && len(v) <= 18 && digits(v)
+			c.length = true
+		}
+	case len(hdrTransferEncoding):
+		if lowerIs(name, "transfer-encoding") {
+			c.ok = !c.te && bytes.EqualFold(trimOWS(value), []byte("chunked"))
+			c.te = true
+		}
+	case len(hdrTrailer):
+		c.ok = !lowerIs(name, "trailer")
+	}
+}
 
 const hdrContentLength = "Content-Length"
 
@@ -259,30 +247,28 @@ func valueEnd(b []byte) int {
 	return i
 }
 
-// nameEnd is the index of the colon that ends the header name b starts
-// with, or -1 when the name is empty or holds a byte that is not a token
-// byte. Names of letters, digits and '-' of 8 bytes or more are checked 8
-// bytes at a time.
-func nameEnd(b []byte) int {
-	n := bytes.IndexByte(b, ':')
-	if n <= 0 {
-		return -1
+// tokenName reports whether name is not empty and all token bytes. Names
+// of letters, digits and '-' of 8 bytes or more are checked 8 bytes at a
+// time.
+func tokenName(name []byte) bool {
+	n := len(name)
+	if n == 0 {
+		return false
 	}
-	name := b[:n]
 	if n >= 8 {
 		i := 0
 		for ; i+8 <= n && alnumDash(binary.LittleEndian.Uint64(name[i:])); i += 8 {
 		}
 		if i+8 > n && alnumDash(binary.LittleEndian.Uint64(name[n-8:])) {
-			return n
+			return true
 		}
 	}
 	for _, c := range name {
 		if !tokenByte[c] {
-			return -1
+			return false
 		}
 	}
-	return n
+	return true
 }
 
 // alnumDash reports whether each byte of w is an ASCII letter, a digit or

@@ -11,9 +11,9 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// plainHeadSeeds are header blocks as the raw transport hands them to
-// keepHead: ones plainHead keeps unparsed and ones it must refuse (each
-// an error of fasthttp's reader, or a case too close to one).
+// plainHeadSeeds are header blocks as the raw transport reads them: ones
+// plainCheck passes and ones it must not (each an error of fasthttp's
+// reader, or a case too close to one; some h1resp refuses itself).
 var plainHeadSeeds = []struct {
 	block string
 	plain bool
@@ -46,18 +46,18 @@ var plainHeadSeeds = []struct {
 	{"HTTP/1.1 200 OK\r\nX-A: 1\x7f\r\n\r\n", false},
 	{"HTTP/1.1 200 OK\r\nX-A: a\rb\r\n\r\n", false},
 	{"HTTP/1.1 200 OK\nX-A: 1\r\n\r\n", false},
-	{"HTTP/1.1 200 OK\r\nX-A: 1\r\n\r\nbody", false},
-	{"HTTP/1.1 200 OK\r\nX-A: 1\r\n", false},
+	{"HTTP/1.1 100 Continue\r\n\r\n", false},
+	{"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nX-A: 1\r\n\r\n", true}, // the final block
 }
 
-// What plainHead keeps unparsed, fasthttp's response header reader takes:
+// What plainCheck passes, fasthttp's response header reader takes:
 // the seeds, and 20 000 mutations of them (bytes changed, inserted,
 // deleted, from the bytes that matter to either parser). And the headers
 // made from a lazy block later are the ones keepHead's eager parse made.
 func TestPlainHeadTakenByFastHTTP(t *testing.T) {
 	for _, s := range plainHeadSeeds {
-		if ok, _ := plainHead([]byte(s.block)); ok != s.plain {
-			t.Errorf("plainHead(%q) = %v, want %v", s.block, ok, s.plain)
+		if ok, _, _ := plainHead([]byte(s.block)); ok != s.plain {
+			t.Errorf("plain(%q) = %v, want %v", s.block, ok, s.plain)
 		}
 		checkPlainHead(t, []byte(s.block))
 	}
@@ -89,11 +89,24 @@ func FuzzPlainHead(f *testing.F) {
 	f.Fuzz(checkPlainHead)
 }
 
-// checkPlainHead: if plainHead keeps block, fasthttp reads it whole
+// plainHead reads block, then a body of 4 bytes, with h1resp as the raw
+// transport does, checking the header blocks: whether plainCheck passed
+// the final answer's block (which it returns: the block keepHead gets),
+// and whether that has a Set-Cookie line.
+func plainHead(block []byte) (ok, cookie bool, final []byte) {
+	var p h1resp
+	p.reset(false)
+	p.keep, p.limit = true, 1<<20
+	p.plain.on = true
+	_, _, err := p.feed(append(append([]byte(nil), block...), "abcd"...))
+	return err == nil && p.headBlock != nil && p.plain.ok, p.plain.cookie, p.headBlock
+}
+
+// checkPlainHead: if plainCheck passes block, fasthttp reads it whole
 // without an error, its Set-Cookie flag is right, and Headers and
 // HeaderValues from the lazy buffer equal those of keepHeader's records.
 func checkPlainHead(t *testing.T, block []byte) {
-	ok, cookie := plainHead(block)
+	ok, cookie, block := plainHead(block)
 	if !ok {
 		return
 	}
@@ -125,7 +138,7 @@ func checkPlainHead(t *testing.T, block []byte) {
 	}
 }
 
-// Every token byte plainHead takes in a name, fasthttp's reader takes as
+// Every token byte plainCheck takes in a name, fasthttp's reader takes as
 // one too (its own table of field bytes).
 func TestPlainHeadNameBytes(t *testing.T) {
 	for c := range 256 {

@@ -75,7 +75,7 @@ type rawConn struct {
 	p       h1resp
 	hp      *headParser // this response's parsed headers, while its body is read
 	raw     []byte      // this response's header records (header.go), when kept
-	lazy    []byte      // this response's header block, kept unparsed (plainHead) until its body's end
+	lazy    []byte      // this response's header block, kept unparsed (plainCheck) until its body's end
 	loc     string      // this response's Location, for a redirect
 	scratch []byte      // keepHeader's
 }
@@ -447,6 +447,7 @@ func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte) (
 	p := &c.p
 	p.reset(c.isHead)
 	p.keep, p.limit = !r.DiscardBody, c.s.bodyLimit
+	p.plain.on = !r.DiscardBody || r.KeepHeader
 	c.raw, c.lazy, c.loc = nil, nil, ""
 	have := 0
 	for {
@@ -545,18 +546,16 @@ func (hp *headParser) reader(b []byte) *bufio.Reader {
 // keepHead parses the final response's header block when the request
 // keeps its headers (then held in c.hp until the body's end, for a
 // trailer) or it is a redirect (its Location). A kept block that
-// fasthttp's reader is sure to take (plainHead) is not parsed: it is kept
+// fasthttp's reader is sure to take (plainCheck) is not parsed: it is kept
 // as it came, in c.lazy, and parsed if the headers are ever read.
 func (c *rawConn) keepHead(r *Request, block []byte) error {
 	keep, redirect := !r.DiscardBody || r.KeepHeader, isRedirect(c.p.status)
 	if !keep && !redirect {
 		return nil
 	}
-	if !redirect {
-		if ok, cookie := plainHead(block); ok {
-			c.lazy = lazyHeader(block, cookie)
-			return nil
-		}
+	if !redirect && c.p.plain.ok {
+		c.lazy = lazyHeader(block, c.p.plain.cookie)
+		return nil
 	}
 	hp, err := parseHead(block)
 	if err == nil && redirect {
@@ -584,7 +583,7 @@ func (c *rawConn) keepHeaders(r *Request) error {
 			return nil
 		}
 		hp, err := parseHead(lazy[1:])
-		if err != nil { // not so: plainHead's blocks parse
+		if err != nil { // not so: plainCheck's blocks parse
 			headParsers.Put(hp)
 			return err
 		}

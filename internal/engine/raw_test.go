@@ -227,7 +227,7 @@ func TestRawOutcomesLikeFastHTTP(t *testing.T) {
 		{name: "100 Continue first", srv: answer("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true)},
 		{name: "12 KiB of headers", srv: answer("HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("h", 12<<10)+"\r\nContent-Length: 2\r\n\r\nok", true)},
 		{name: "trailer of 6 KiB", srv: answer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: "+strings.Repeat("t", 6<<10)+"\r\n\r\n", true)},
-		// header blocks plainHead leaves to fasthttp's parse at once (header.go)
+		// header blocks plainCheck leaves to fasthttp's parse at once (header.go)
 		{name: "Trailer declared", srv: answer("HTTP/1.1 200 OK\r\nTrailer: X-T\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\r\n\r\n", true)},
 		{name: "control byte in a value", srv: answer("HTTP/1.1 200 OK\r\nX-A: 1\x01\r\nContent-Length: 2\r\n\r\nok", false), want: ClassOther},
 		{name: "Content-Length twice", srv: answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", false), want: ClassOther},

@@ -36,7 +36,7 @@ func TestRawConnectNoDeeperThanRequest(t *testing.T) {
 	r.Iterate(req, time.Time{}, &res)
 	// A keep-alive request that builds its wire request again (a new
 	// *Request), as the first one does: since its response's headers are
-	// no longer parsed on the way (plainHead), the build is the deepest
+	// no longer parsed on the way (plainCheck), the build is the deepest
 	// part of either.
 	again := teststack.Depth(t, func() {
 		next := *req
