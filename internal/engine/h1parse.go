@@ -46,6 +46,7 @@ type h1resp struct {
 	// plain, when on, checks each header block as it is read (header.go);
 	// plain.ok then says whether the final one is plain.
 	plain plainCheck
+	room  []byte // room for the final block's lazy copy, allocated with its body
 }
 
 type h1state uint8
@@ -281,8 +282,15 @@ func (p *h1resp) header(h []byte) error {
 			p.state = h1Done
 		}
 		if p.keep && length > 0 && length <= p.limit {
-			// The announced length: one buffer of that size.
-			p.body = make([]byte, 0, length)
+			// The announced length: one buffer of that size, after the
+			// room for a plain header block's copy (lazyHeader), which
+			// then costs no allocation of its own.
+			room := 0
+			if p.plain.ok {
+				room = lazyLen(len(h) + 2)
+			}
+			buf := make([]byte, room, room+int(length))
+			p.room, p.body = buf, buf[room:]
 		}
 	default:
 		p.state, p.close = h1UntilClose, true

@@ -336,9 +336,17 @@ var tokenByte = func() (t [256]bool) {
 	return t
 }()
 
-// lazyHeader is block kept as a lazy header buffer: one allocation.
-func lazyHeader(block []byte, cookie bool) []byte {
-	raw := make([]byte, 1+len(block))
+// lazyLen is the length of a lazy header buffer of a block of n bytes.
+func lazyLen(n int) int { return 1 + n }
+
+// lazyHeader is block kept as a lazy header buffer, in room when it is
+// room's length (room then is no one else's), else in an allocation of
+// its own.
+func lazyHeader(block []byte, cookie bool, room []byte) []byte {
+	raw := room[:len(room):len(room)]
+	if len(raw) != lazyLen(len(block)) {
+		raw = make([]byte, lazyLen(len(block)))
+	}
 	raw[0] = lazyHead
 	if cookie {
 		raw[0] |= hasCookie

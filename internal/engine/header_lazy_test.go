@@ -124,13 +124,13 @@ func checkPlainHead(t *testing.T, block []byte) {
 	}
 	records, _ := keepHeader(&h, nil)
 	eager := Response{rawHeader: records}
-	lazy := Response{rawHeader: lazyHeader(block, cookie)}
+	lazy := Response{rawHeader: lazyHeader(block, cookie, nil)}
 	for _, k := range []string{"Set-Cookie", "Content-Type", "X-A"} {
 		if e, l := eager.HeaderValues(k), lazy.HeaderValues(k); !reflect.DeepEqual(e, l) {
 			t.Fatalf("%q: HeaderValues(%s) lazy %q, eager %q", block, k, l, e)
 		}
 	}
-	if e, l := eager.Headers(), (&Response{rawHeader: lazyHeader(block, cookie)}).Headers(); !reflect.DeepEqual(e, l) {
+	if e, l := eager.Headers(), (&Response{rawHeader: lazyHeader(block, cookie, nil)}).Headers(); !reflect.DeepEqual(e, l) {
 		t.Fatalf("%q: headers lazy %v, eager %v", block, l, e)
 	}
 	if e, l := eager.Headers(), lazy.Headers(); !reflect.DeepEqual(e, l) {

@@ -237,7 +237,7 @@ func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Res
 	p := &c.p
 	body, raw, loc := p.body, c.raw, c.loc
 	// A sleeping VU keeps no body of its last answer, nor its headers.
-	p.body, p.trailer, c.raw, c.loc = nil, nil, nil, ""
+	p.body, p.trailer, p.room, c.raw, c.loc = nil, nil, nil, nil, ""
 	res.BytesSent += tr.sent
 	res.BytesReceived += tr.recv
 	res.Timings = tr.timings(t0, end)
@@ -554,7 +554,7 @@ func (c *rawConn) keepHead(r *Request, block []byte) error {
 		return nil
 	}
 	if !redirect && c.p.plain.ok {
-		c.lazy = lazyHeader(block, c.p.plain.cookie)
+		c.lazy = lazyHeader(block, c.p.plain.cookie, c.p.room)
 		return nil
 	}
 	hp, err := parseHead(block)
