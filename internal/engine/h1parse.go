@@ -237,7 +237,7 @@ func (p *h1resp) header(h []byte) error {
 		if p.plain.ok {
 			p.plain.line(line[:colon], line[colon+1:], cr)
 		}
-		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+		name := line[:colon]
 		// bytes.EqualFold does not compare lengths first: a name of
 		// another length is not one of these, and is not compared.
 		switch len(name) {
@@ -245,6 +245,7 @@ func (p *h1resp) header(h []byte) error {
 		default:
 			continue
 		}
+		value := bytes.TrimSpace(line[colon+1:])
 		switch {
 		case bytes.EqualFold(name, []byte("Content-Length")):
 			n, ok := parseDec(value)

@@ -362,8 +362,9 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	}
 	s := m.lane(0)
 	s.cb = info.cb
-	// The engine fills the Response's own copy: no copy of it is made,
-	// and the module keeps nothing of the answer between requests.
+	// The engine fills the Response's engine.Response in place: nothing
+	// is copied, and the module keeps nothing of the answer between
+	// requests.
 	r := &response{m: m, method: req.Method, respType: info.respType}
 	out := s.runner.Iterate(req, time.Time{}, &r.res)
 	v := m.resolved(req, r, out, &info)
