@@ -43,6 +43,10 @@ type h1resp struct {
 	body      []byte // the body so far, when keep
 	headBlock []byte // the final response's header block, once read
 	trailer   []byte // a chunked body's trailer lines (with the empty one), when keep
+	// plain, when on, checks each header block as it is read (header.go);
+	// plain.ok then says whether the final one is plain.
+	plain plainCheck
+	room  []byte // room for the final block's lazy copy, allocated with its body
 }
 
 type h1state uint8
@@ -193,6 +197,9 @@ func (p *h1resp) feed(b []byte) (n int, done bool, err error) {
 func (p *h1resp) header(h []byte) error {
 	eol := bytes.IndexByte(h, '\n')
 	line := bytes.TrimSuffix(h[:eol], []byte("\r"))
+	if p.plain.on {
+		p.plain.status(line, len(line) < eol)
+	}
 	switch {
 	case bytes.HasPrefix(line, []byte("HTTP/1.1 ")):
 	case bytes.HasPrefix(line, []byte("HTTP/1.0 ")):
@@ -221,12 +228,24 @@ func (p *h1resp) header(h []byte) error {
 			eol = len(rest)
 		}
 		line := bytes.TrimSuffix(rest[:eol], []byte("\r"))
+		cr := len(line) < eol
 		rest = rest[min(eol+1, len(rest)):]
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 {
 			return fmt.Errorf("%w: header line %q", errMalformed, trimQuote(line))
 		}
-		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+		if p.plain.ok {
+			p.plain.line(line[:colon], line[colon+1:], cr)
+		}
+		name := line[:colon]
+		// bytes.EqualFold does not compare lengths first: a name of
+		// another length is not one of these, and is not compared.
+		switch len(name) {
+		case len("Content-Length"), len("Transfer-Encoding"), len("Connection"):
+		default:
+			continue
+		}
+		value := bytes.TrimSpace(line[colon+1:])
 		switch {
 		case bytes.EqualFold(name, []byte("Content-Length")):
 			n, ok := parseDec(value)
@@ -264,8 +283,15 @@ func (p *h1resp) header(h []byte) error {
 			p.state = h1Done
 		}
 		if p.keep && length > 0 && length <= p.limit {
-			// The announced length: one buffer of that size.
-			p.body = make([]byte, 0, length)
+			// The announced length: one buffer of that size, after the
+			// room for a plain header block's copy (lazyHeader), which
+			// then costs no allocation of its own.
+			room := 0
+			if p.plain.ok {
+				room = lazyLen(len(h) + 2)
+			}
+			buf := make([]byte, room, room+int(length))
+			p.room, p.body = buf, buf[room:]
 		}
 	default:
 		p.state, p.close = h1UntilClose, true

@@ -75,6 +75,7 @@ type rawConn struct {
 	p       h1resp
 	hp      *headParser // this response's parsed headers, while its body is read
 	raw     []byte      // this response's header records (header.go), when kept
+	lazy    []byte      // this response's header block, kept unparsed (plainCheck) until its body's end
 	loc     string      // this response's Location, for a redirect
 	scratch []byte      // keepHeader's
 }
@@ -188,6 +189,7 @@ type rawTrace struct {
 	dialed       bool
 	connect      time.Duration
 	wrote, first time.Time // last byte written, first byte read
+	last         time.Time // the answer's last byte read; zero unless it came whole
 	sent, recv   int64
 }
 
@@ -228,11 +230,14 @@ func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Res
 			break
 		}
 	}
-	end := time.Now()
+	end := tr.last // the answer's last byte, when one came whole
+	if end.IsZero() {
+		end = time.Now()
+	}
 	p := &c.p
 	body, raw, loc := p.body, c.raw, c.loc
 	// A sleeping VU keeps no body of its last answer, nor its headers.
-	p.body, p.trailer, c.raw, c.loc = nil, nil, nil, ""
+	p.body, p.trailer, p.room, c.raw, c.loc = nil, nil, nil, nil, ""
 	res.BytesSent += tr.sent
 	res.BytesReceived += tr.recv
 	res.Timings = tr.timings(t0, end)
@@ -427,21 +432,31 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 		h.drop()
 		return false, err
 	}
+	// No defer: a panic here replaces the whole transport (safeAttempt),
+	// its buffer and parser with it.
 	bp := c.s.bufs.rawBuf()
-	defer c.s.bufs.raw.Put(bp)
-	defer c.releaseHead()
-	buf := *bp
+	answered, err = c.readAnswer(h, r, tr, *bp)
+	c.releaseHead()
+	c.s.bufs.raw.Put(bp)
+	return answered, err
+}
+
+// readAnswer reads the answer to the request roundTrip wrote into c.p
+// (and c.raw, c.loc), with buf as its read buffer.
+func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte) (answered bool, err error) {
 	p := &c.p
 	p.reset(c.isHead)
 	p.keep, p.limit = !r.DiscardBody, c.s.bodyLimit
-	c.raw, c.loc = nil, ""
+	p.plain.on = !r.DiscardBody || r.KeepHeader
+	c.raw, c.lazy, c.loc = nil, nil, ""
 	have := 0
 	for {
 		k, rerr := h.conn.Read(buf[have:])
+		firstRead := false
 		if k > 0 {
 			tr.recv += int64(k)
 			if tr.first.IsZero() {
-				tr.first = time.Now()
+				tr.first, firstRead = time.Now(), true
 			}
 			answered = true
 		}
@@ -457,7 +472,7 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 			h.drop()
 			return answered, perr
 		}
-		if done && c.hp != nil {
+		if done {
 			perr = c.keepHeaders(r)
 		}
 		if perr != nil {
@@ -465,6 +480,13 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 			return answered, perr
 		}
 		if done {
+			// The answer's last byte came in this read. When that is the
+			// read that brought its first, the one reading is both
+			// instants (receiving 0), as the event loop has them.
+			tr.last = tr.first
+			if !firstRead {
+				tr.last = time.Now()
+			}
 			if used < have || p.close || c.reqClose || p.status == 101 {
 				h.drop() // bytes nobody asked for, or the connection ends here
 			}
@@ -481,10 +503,7 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 			if done, err := p.eof(); !done {
 				return true, err
 			}
-			if c.hp != nil {
-				return true, c.keepHeaders(r)
-			}
-			return true, nil
+			return true, c.keepHeaders(r)
 		case rerr != nil:
 			h.drop()
 			return answered, rerr
@@ -526,16 +545,19 @@ func (hp *headParser) reader(b []byte) *bufio.Reader {
 
 // keepHead parses the final response's header block when the request
 // keeps its headers (then held in c.hp until the body's end, for a
-// trailer) or it is a redirect (its Location).
+// trailer) or it is a redirect (its Location). A kept block that
+// fasthttp's reader is sure to take (plainCheck) is not parsed: it is kept
+// as it came, in c.lazy, and parsed if the headers are ever read.
 func (c *rawConn) keepHead(r *Request, block []byte) error {
 	keep, redirect := !r.DiscardBody || r.KeepHeader, isRedirect(c.p.status)
 	if !keep && !redirect {
 		return nil
 	}
-	hp := headParsers.Get().(*headParser)
-	hp.h.Reset()
-	hp.h.SetNoDefaultContentType(true) // keepHeader's: only a Content-Type sent
-	err := hp.h.Read(hp.reader(block))
+	if !redirect && c.p.plain.ok {
+		c.lazy = lazyHeader(block, c.p.plain.cookie, c.p.room)
+		return nil
+	}
+	hp, err := parseHead(block)
 	if err == nil && redirect {
 		c.loc = string(hp.h.Peek("Location"))
 	}
@@ -549,8 +571,27 @@ func (c *rawConn) keepHead(r *Request, block []byte) error {
 
 // keepHeaders makes the kept headers' records (header.go) at the body's
 // end. A trailer is parsed, as the fasthttp transport parses it (a
-// malformed one fails the same way), but its fields are not kept.
+// malformed one fails the same way), but its fields are not kept. A lazy
+// block is the headers as they are, unless a trailer came: then it is
+// parsed now, as keepHead would have, for the trailer's parse.
 func (c *rawConn) keepHeaders(r *Request) error {
+	if c.lazy != nil {
+		lazy := c.lazy
+		c.lazy = nil
+		if len(c.p.trailer) == 0 {
+			c.raw = lazy
+			return nil
+		}
+		hp, err := parseHead(lazy[1:])
+		if err != nil { // not so: plainCheck's blocks parse
+			headParsers.Put(hp)
+			return err
+		}
+		c.hp = hp
+	}
+	if c.hp == nil {
+		return nil
+	}
 	hp := c.hp
 	if t := c.p.trailer; len(t) > 0 {
 		if err := hp.h.ReadTrailer(hp.reader(t)); err != nil {
@@ -561,7 +602,17 @@ func (c *rawConn) keepHeaders(r *Request) error {
 	return nil
 }
 
+// parseHead parses a response's header block with a pooled parser, which
+// the caller puts back.
+func parseHead(block []byte) (*headParser, error) {
+	hp := headParsers.Get().(*headParser)
+	hp.h.Reset()
+	hp.h.SetNoDefaultContentType(true) // keepHeader's: only a Content-Type sent
+	return hp, hp.h.Read(hp.reader(block))
+}
+
 func (c *rawConn) releaseHead() {
+	c.lazy = nil
 	if c.hp != nil {
 		headParsers.Put(c.hp)
 		c.hp = nil

@@ -226,6 +226,10 @@ func TestRawOutcomesLikeFastHTTP(t *testing.T) {
 		{name: "100 Continue first", srv: answer("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true)},
 		{name: "12 KiB of headers", srv: answer("HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("h", 12<<10)+"\r\nContent-Length: 2\r\n\r\nok", true)},
 		{name: "trailer of 6 KiB", srv: answer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: "+strings.Repeat("t", 6<<10)+"\r\n\r\n", true)},
+		// header blocks plainCheck leaves to fasthttp's parse at once (header.go)
+		{name: "Trailer declared", srv: answer("HTTP/1.1 200 OK\r\nTrailer: X-T\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\r\n\r\n", true)},
+		{name: "control byte in a value", srv: answer("HTTP/1.1 200 OK\r\nX-A: 1\x01\r\nContent-Length: 2\r\n\r\nok", false), want: ClassOther},
+		{name: "Content-Length twice", srv: answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", false), want: ClassOther},
 		{name: "cookies", srv: answer("HTTP/1.1 200 OK\r\nSet-Cookie: a=1; Path=/\r\nset-cookie: b=2\r\nContent-Length: 0\r\n\r\n", true)},
 		{name: "redirect, not followed", srv: answer("HTTP/1.1 302 Found\r\nLocation: /next\r\nContent-Length: 0\r\n\r\n", true)},
 		{name: "503", srv: answer("HTTP/1.1 503 Busy\r\nContent-Length: 4\r\n\r\nbusy", true), want: Class5xx},
@@ -372,11 +376,7 @@ func TestRawTimings(t *testing.T) {
 		w.WriteString("cd")
 		return true
 	})
-	r := lane(t, true, DriverConfig{})
-	var res Response
-	if r.Iterate(&Request{URL: s.url + "/"}, time.Time{}, &res) != IterationOK || string(res.Body) != "abcd" {
-		t.Fatalf("%v %q", res.Err, res.Body)
-	}
+	res := abcdAnswer(t, s)
 	tm := res.Timings
 	// The answer's last bytes came 20 ms after its first; a VU that got
 	// to its first read late sees them together, so only the sum holds.
@@ -384,6 +384,36 @@ func TestRawTimings(t *testing.T) {
 		tm.Duration != tm.Sending+tm.Waiting+tm.Receiving || res.Elapsed < tm.Duration+tm.Connecting {
 		t.Errorf("timings %+v, elapsed %v", tm, res.Elapsed)
 	}
+}
+
+// An answer that comes whole in the read that brings its first byte has
+// one reading for its first and last byte: receiving is 0, waiting runs to
+// that read, and the attempt ends there (Elapsed covers the phases). An
+// answer in two parts still ends at its last (TestRawTimings).
+func TestRawTimingsOneRead(t *testing.T) {
+	t.Parallel()
+	s := newRawServer(t, func(_ net.Conn, w *bufio.Writer, _ *http.Request) bool {
+		time.Sleep(30 * time.Millisecond)
+		w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd")
+		return true
+	})
+	res := abcdAnswer(t, s)
+	tm := res.Timings
+	if tm.Receiving != 0 || tm.Waiting < 30*time.Millisecond || tm.Duration != tm.Sending+tm.Waiting ||
+		res.Elapsed != tm.Connecting+tm.Duration {
+		t.Errorf("timings %+v, elapsed %v", tm, res.Elapsed)
+	}
+}
+
+// abcdAnswer is a raw lane's answer from s, which must be "abcd".
+func abcdAnswer(t *testing.T, s *rawServer) Response {
+	t.Helper()
+	r := lane(t, true, DriverConfig{})
+	var res Response
+	if r.Iterate(&Request{URL: s.url + "/"}, time.Time{}, &res) != IterationOK || string(res.Body) != "abcd" {
+		t.Fatalf("%v %q", res.Err, res.Body)
+	}
+	return res
 }
 
 // Abort cuts an attempt in flight off: it ends aborted, at once.

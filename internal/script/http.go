@@ -30,9 +30,10 @@ type Sample struct {
 	Sent, Received                  int64
 }
 
-// httpModule is "k6/http" in one VU. Its request and result are reused
-// from request to request; each Response is a small Go value shown to the
-// script as a dynamic object whose fields are made only when read.
+// httpModule is "k6/http" in one VU. Its requests are reused from request
+// to request; each Response is a small Go value, which the engine fills
+// in place, shown to the script as a dynamic object whose fields are made
+// only when read.
 type httpModule struct {
 	vu     *VU
 	obj    *sobek.Object
@@ -46,7 +47,6 @@ type httpModule struct {
 	// and each of a script's requests is a new one.
 	reqs [2]engine.Request
 	next int
-	res  engine.Response
 	// fileMark marks the objects http.file() makes (http_body.go).
 	fileMark *sobek.Symbol
 }
@@ -362,9 +362,13 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	}
 	s := m.lane(0)
 	s.cb = info.cb
-	out := s.runner.Iterate(req, time.Time{}, &m.res)
-	v := m.resolve(req, &m.res, out, &info)
-	if err := m.thrown(req, &m.res, out); err != nil {
+	// The engine fills the Response's engine.Response in place: nothing
+	// is copied, and the module keeps nothing of the answer between
+	// requests.
+	r := &response{m: m, method: req.Method, respType: info.respType}
+	out := s.runner.Iterate(req, time.Time{}, &r.res)
+	v := m.resolved(req, r, out, &info)
+	if err := m.thrown(req, &r.res, out); err != nil {
 		m.vu.throw("%v", err)
 	}
 	return v
@@ -384,9 +388,14 @@ func (m *httpModule) lane(i int) *slot {
 // sent, judged and counted into the phase's attempt plane; a failed one
 // fails the iteration.
 func (m *httpModule) resolve(req *engine.Request, res *engine.Response, out engine.Outcome, info *reqInfo) sobek.Value {
+	return m.resolved(req, &response{m: m, res: *res, method: req.Method, respType: info.respType}, out, info)
+}
+
+// resolved is resolve of the Response r, whose res the attempt filled.
+func (m *httpModule) resolved(req *engine.Request, r *response, out engine.Outcome, info *reqInfo) sobek.Value {
 	vu := m.vu
 	tags, name := info.tags, info.name
-	r := &response{m: m, res: *res, method: req.Method, respType: info.respType}
+	res := &r.res
 	m.debugDump(req, res)
 	vu.storeCookies(info.jar, res)
 	if out == engine.IterationAborted {
@@ -491,7 +500,6 @@ type response struct {
 	res      engine.Response
 	method   string
 	respType string
-	failed   bool
 	cache    map[string]sobek.Value
 }
 

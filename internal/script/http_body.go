@@ -194,13 +194,14 @@ func (m *httpModule) digestRequest(req *engine.Request, info *reqInfo) sobek.Val
 		}
 	}
 	s.cb = challengeCB
-	out := s.runner.Iterate(req, time.Time{}, &m.res)
-	first := m.resolve(req, &m.res, out, info)
-	if err := m.thrown(req, &m.res, out); err != nil {
+	var res engine.Response
+	out := s.runner.Iterate(req, time.Time{}, &res)
+	first := m.resolve(req, &res, out, info)
+	if err := m.thrown(req, &res, out); err != nil {
 		m.vu.throw("%v", err)
 	}
-	challenge := m.res.Headers().Get("WWW-Authenticate")
-	if out == engine.IterationAborted || m.res.Status != http.StatusUnauthorized || !strings.HasPrefix(strings.ToLower(challenge), "digest ") {
+	challenge := res.Headers().Get("WWW-Authenticate")
+	if out == engine.IterationAborted || res.Status != http.StatusUnauthorized || !strings.HasPrefix(strings.ToLower(challenge), "digest ") {
 		return first
 	}
 	authz, err := digestAuthorization(challenge, req.Method, u.RequestURI(), user, pass)
@@ -216,9 +217,9 @@ func (m *httpModule) digestRequest(req *engine.Request, info *reqInfo) sobek.Val
 	}
 	again.Header.Set("Authorization", authz)
 	s.cb = info.cb
-	out = s.runner.Iterate(again, time.Time{}, &m.res)
-	v := m.resolve(again, &m.res, out, info)
-	if err := m.thrown(again, &m.res, out); err != nil {
+	out = s.runner.Iterate(again, time.Time{}, &res)
+	v := m.resolve(again, &res, out, info)
+	if err := m.thrown(again, &res, out); err != nil {
 		m.vu.throw("%v", err)
 	}
 	return v
