@@ -8,6 +8,7 @@ import (
 	"maps"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/grafana/sobek"
 
@@ -285,6 +286,17 @@ func (vu *VU) newEnv() sobek.Value {
 	return vu.rt.NewDynamicObject(&lazyObject{rt: vu.rt, shared: vu.r.envTable(vu.ph)})
 }
 
+// envString is an __ENV variable's JavaScript string, made once for every
+// VU of a phase: a string value (sobek's ASCII or UTF-16 string) is
+// immutable and belongs to no runtime, so each VU's __ENV hands out the
+// same one and keeps nothing (made per VU and kept, it cost the VU 32
+// bytes and a slot in its __ENV's members a variable read). Not
+// rt.ToValue's: its strings longer than 16 bytes scan themselves on first
+// use, which VUs on their goroutines would race on.
+func envString(s string) sobek.Value {
+	return sobek.StringFromUTF16(utf16.Encode([]rune(s)))
+}
+
 // export is the script's export name in this VU (nil if it exports no
 // such name), read as the namespace object reads it but without making
 // one: a scenario's VU needs its exec function alone, and sobek keeps a
@@ -329,7 +341,8 @@ func (r *Runner) envTable(p *Phase) map[string]func(any) any {
 		}
 		t := make(map[string]func(any) any, len(vars))
 		for k, v := range vars {
-			t[k] = func(any) any { return v }
+			s := envString(v)
+			t[k] = func(any) any { return s }
 		}
 		return t
 	}
