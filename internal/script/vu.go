@@ -37,7 +37,8 @@ type VU struct {
 	// parsed in this runtime.
 	exports *sobek.Object
 	// plain is the evaluated script when it runs as a plain function
-	// (plainmod.go; nil: as ES modules).
+	// (plainmod.go; nil: as ES modules, and in a scenario's VU once it
+	// has its exec function).
 	plain *plainModule
 	fn    sobek.Callable
 	data  sobek.Value
@@ -185,6 +186,11 @@ func (r *Runner) makeVU(p *Phase, id int64, abort <-chan struct{}) (*VU, error) 
 			return nil, fmt.Errorf("script: scenario %q: exec function %q is not exported", p.sc.Name, p.sc.Exec)
 		}
 		vu.fn = fn
+		// A scenario's VU reads its exports this once: the plain
+		// script's export getters (a function per module, 0.5 KiB, and
+		// their slice) are not kept for its life. The module scope they
+		// close over stays as long as the exec function reaches it.
+		vu.plain = nil
 		if err := vu.takeSetupData(); err != nil {
 			vu.forget()
 			return nil, err

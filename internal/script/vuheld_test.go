@@ -3,6 +3,7 @@ package script
 import (
 	"errors"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -65,5 +66,42 @@ func TestDropStaleKeepsAnInterrupt(t *testing.T) {
 	}
 	if after := vu.rt.GlobalObject().Get("after"); after != nil {
 		t.Fatalf("the statement after the sleep ran: after = %v", after)
+	}
+}
+
+// A scenario's VU of a plain script reads its exec function once, when it
+// is made, and keeps no view of the script's exports (the getter function
+// each module returned): its exec function still reaches the module's
+// live bindings, assigned in an iteration or by another export.
+func TestScenarioVUKeepsNoExportView(t *testing.T) {
+	var out consoleLines
+	path := writeScript(t, "held.js", `
+export let n = 0;
+export function bump() { n += 10; }
+export const options = { scenarios: { s: { executor: 'shared-iterations', vus: 1, iterations: 1 } } };
+export default function () { n++; bump(); console.log(n); }
+`)
+	r, err := Load(path, Config{Console: out.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.bundle.Plain == nil {
+		t.Fatalf("not on the plain path: %s", r.bundle.PlainWhy)
+	}
+	vu, err := r.newVU(r.Phases()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vu.close()
+	if vu.plain != nil {
+		t.Fatal("the scenario's VU keeps its plain exports")
+	}
+	for range 2 {
+		if _, err := vu.call(vu.fn, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Join(out.all(), ","); got != "11,22" {
+		t.Fatalf("console: %s, want 11,22", got)
 	}
 }
