@@ -20,7 +20,18 @@ func TestK6Globals(t *testing.T) {
 		"export const early = typeof open + typeof require + __ITER;\n"+
 		"export function assign() { __ENV = 1; __VU = 2; __ITER = 3; open = 4; require = 5; return [__ENV, __VU, __ITER, open, require].join(); }\n"+
 		"export default function () {}\n")
-	vu := firstVU(t, path, Config{Env: map[string]string{"A": "1"}})
+	// A scenario's VU reads its exports once, for its exec function
+	// (makeVU): this one runs its init context alone, keeping its view of
+	// the exports for the test to read.
+	r, err := Load(path, Config{Env: map[string]string{"A": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vu := r.newRuntime(r.Phases()[0], 0)
+	if err := vu.initVU(vu.ph); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(vu.close)
 	if got := vu.export("early").String(); got != "functionfunction0" {
 		t.Errorf("in the init context: %s", got)
 	}

@@ -307,12 +307,18 @@ func envString(s string) sobek.Value {
 // such name), read as the namespace object reads it but without making
 // one: a scenario's VU needs its exec function alone, and sobek keeps a
 // namespace object made for the VU's life (1.1 KiB).
+//
+// A scenario's VU of a plain script answers only until it has its exec
+// function (makeVU lets go of its view of the exports); then nil.
 func (vu *VU) export(name string) sobek.Value {
 	if vu.exports != nil {
 		return vu.exports.Get(name)
 	}
 	if vu.plain != nil {
 		return vu.plain.export(name)
+	}
+	if vu.r.bundle.Plain != nil {
+		return nil
 	}
 	b, ambiguous := vu.r.bundle.Main.ResolveExport(name)
 	if b == nil || ambiguous {
