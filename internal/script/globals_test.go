@@ -17,22 +17,13 @@ import (
 // own properties; the web APIs on the lazy prototype are found by name.
 func TestK6Globals(t *testing.T) {
 	path := writeScript(t, "g.js", "export const options = { scenarios: { s: { executor: 'per-vu-iterations', vus: 2, iterations: 1 } } };\n"+
-		"export const early = typeof open + typeof require + __ITER;\n"+
-		"export function assign() { __ENV = 1; __VU = 2; __ITER = 3; open = 4; require = 5; return [__ENV, __VU, __ITER, open, require].join(); }\n"+
+		"globalThis.early = typeof open + typeof require + __ITER;\n"+
+		"globalThis.assign = function () { __ENV = 1; __VU = 2; __ITER = 3; open = 4; require = 5; return [__ENV, __VU, __ITER, open, require].join(); };\n"+
 		"export default function () {}\n")
-	// A scenario's VU reads its exports once, for its exec function
-	// (makeVU): this one runs its init context alone, keeping its view of
-	// the exports for the test to read.
-	r, err := Load(path, Config{Env: map[string]string{"A": "1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vu := r.newRuntime(r.Phases()[0], 0)
-	if err := vu.initVU(vu.ph); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(vu.close)
-	if got := vu.export("early").String(); got != "functionfunction0" {
+	// The module's code hands its values over on the global object: a
+	// scenario's VU reads one export alone, its exec function.
+	vu := firstVU(t, path, Config{Env: map[string]string{"A": "1"}})
+	if got := vu.rt.GlobalObject().Get("early").String(); got != "functionfunction0" {
 		t.Errorf("in the init context: %s", got)
 	}
 	for _, c := range []struct{ js, want string }{
@@ -51,7 +42,7 @@ func TestK6Globals(t *testing.T) {
 			t.Errorf("%s = %s, want %s", c.js, got, c.want)
 		}
 	}
-	assign, _ := sobek.AssertFunction(vu.export("assign"))
+	assign, _ := sobek.AssertFunction(vu.rt.GlobalObject().Get("assign"))
 	v, err := assign(sobek.Undefined())
 	if err != nil {
 		t.Fatalf("assigning k6's globals by name: %v", err)

@@ -105,3 +105,75 @@ export default function () { n++; bump(); console.log(n); }
 		t.Fatalf("console: %s, want 11,22", got)
 	}
 }
+
+// A scenario's VU runs its entry module with the function that gives its
+// exec function alone (bundle.PlainModule.ProgramFor): a top-level value
+// that neither the exec function nor any other function of the module
+// reaches (an options object, a table only init used, another export) is
+// not kept for the VU's life. The setup VU, which reads every export,
+// keeps it.
+func TestScenarioVUKeepsOnlyWhatItsExecReaches(t *testing.T) {
+	var made, gone atomic.Int64
+	runtimeHook = func(vu *VU) {
+		_ = vu.rt.Set("held", func(sobek.FunctionCall) sobek.Value {
+			p := &struct{ pad [64]byte }{}
+			made.Add(1)
+			runtime.AddCleanup(p, func(*atomic.Int64) { gone.Add(1) }, &gone)
+			return vu.rt.ToValue(p)
+		})
+	}
+	t.Cleanup(func() { runtimeHook = nil })
+	path := writeScript(t, "only.js", `
+export const table = { big: held() };
+const url = 'u';
+export const options = { scenarios: { s: { executor: 'shared-iterations', vus: 1, iterations: 1 } } };
+export default function () { return url + typeof table; }
+export function other() { return 'other'; }
+`)
+	r, err := Load(path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.bundle.Plain == nil {
+		t.Fatalf("not on the plain path: %s", r.bundle.PlainWhy)
+	}
+	vu, err := r.newVU(r.Phases()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vu.close()
+	// the exec function reads table: kept
+	v, err := vu.call(vu.fn, nil)
+	if err != nil || v.String() != "uobject" {
+		t.Fatalf("exec: %v, %v", v, err)
+	}
+	path2 := writeScript(t, "only2.js", `
+export const table = { big: held() };
+const url = 'u';
+export const options = { scenarios: { s: { executor: 'shared-iterations', vus: 1, iterations: 1 } } };
+export default function () { return url; }
+`)
+	r2, err := Load(path2, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := made.Load() // the two setup VUs' tables: kept by them
+	vu2, err := r2.newVU(r2.Phases()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vu2.close()
+	if made.Load() != before+1 {
+		t.Fatalf("the VU's init made %d tables, want 1", made.Load()-before)
+	}
+	testwait.Until(t, testwait.Deadline, "the table no function reaches, collected", func() bool {
+		runtime.GC()
+		return gone.Load() >= 1
+	})
+	if v, err := vu2.call(vu2.fn, nil); err != nil || v.String() != "u" {
+		t.Fatalf("exec: %v, %v", v, err)
+	}
+	runtime.KeepAlive(vu)
+	runtime.KeepAlive(r.setupVU)
+	runtime.KeepAlive(r2.setupVU)
+}
