@@ -81,18 +81,7 @@ export function bump() { n += 10; }
 export const options = { scenarios: { s: { executor: 'shared-iterations', vus: 1, iterations: 1 } } };
 export default function () { n++; bump(); console.log(n); }
 `)
-	r, err := Load(path, Config{Console: out.add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.bundle.Plain == nil {
-		t.Fatalf("not on the plain path: %s", r.bundle.PlainWhy)
-	}
-	vu, err := r.newVU(r.Phases()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vu.close()
+	_, vu := plainScenarioVU(t, path, Config{Console: out.add})
 	if vu.plain != nil {
 		t.Fatal("the scenario's VU keeps its plain exports")
 	}
@@ -130,18 +119,7 @@ export const options = { scenarios: { s: { executor: 'shared-iterations', vus: 1
 export default function () { return url + typeof table; }
 export function other() { return 'other'; }
 `)
-	r, err := Load(path, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.bundle.Plain == nil {
-		t.Fatalf("not on the plain path: %s", r.bundle.PlainWhy)
-	}
-	vu, err := r.newVU(r.Phases()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vu.close()
+	r, vu := plainScenarioVU(t, path, Config{})
 	// the exec function reads table: kept
 	v, err := vu.call(vu.fn, nil)
 	if err != nil || v.String() != "uobject" {
@@ -153,18 +131,11 @@ const url = 'u';
 export const options = { scenarios: { s: { executor: 'shared-iterations', vus: 1, iterations: 1 } } };
 export default function () { return url; }
 `)
-	r2, err := Load(path2, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := made.Load() // the two setup VUs' tables: kept by them
-	vu2, err := r2.newVU(r2.Phases()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vu2.close()
-	if made.Load() != before+1 {
-		t.Fatalf("the VU's init made %d tables, want 1", made.Load()-before)
+	before := made.Load()
+	r2, vu2 := plainScenarioVU(t, path2, Config{})
+	if made.Load() != before+2 { // the setup VU's table, kept by it, and the VU's
+
+		t.Fatalf("the setup VU and the VU made %d tables, want 2", made.Load()-before)
 	}
 	testwait.Until(t, testwait.Deadline, "the table no function reaches, collected", func() bool {
 		runtime.GC()
@@ -176,4 +147,23 @@ export default function () { return url; }
 	runtime.KeepAlive(vu)
 	runtime.KeepAlive(r.setupVU)
 	runtime.KeepAlive(r2.setupVU)
+}
+
+// plainScenarioVU loads a script that must take the plain path and makes
+// its first scenario's VU, closed when the test ends.
+func plainScenarioVU(t *testing.T, path string, cfg Config) (*Runner, *VU) {
+	t.Helper()
+	r, err := Load(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.bundle.Plain == nil {
+		t.Fatalf("not on the plain path: %s", r.bundle.PlainWhy)
+	}
+	vu, err := r.newVU(r.Phases()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(vu.close)
+	return r, vu
 }
