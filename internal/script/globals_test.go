@@ -17,11 +17,13 @@ import (
 // own properties; the web APIs on the lazy prototype are found by name.
 func TestK6Globals(t *testing.T) {
 	path := writeScript(t, "g.js", "export const options = { scenarios: { s: { executor: 'per-vu-iterations', vus: 2, iterations: 1 } } };\n"+
-		"export const early = typeof open + typeof require + __ITER;\n"+
-		"export function assign() { __ENV = 1; __VU = 2; __ITER = 3; open = 4; require = 5; return [__ENV, __VU, __ITER, open, require].join(); }\n"+
+		"globalThis.early = typeof open + typeof require + __ITER;\n"+
+		"globalThis.assign = function () { __ENV = 1; __VU = 2; __ITER = 3; open = 4; require = 5; return [__ENV, __VU, __ITER, open, require].join(); };\n"+
 		"export default function () {}\n")
+	// The module's code hands its values over on the global object: a
+	// scenario's VU reads one export alone, its exec function.
 	vu := firstVU(t, path, Config{Env: map[string]string{"A": "1"}})
-	if got := vu.export("early").String(); got != "functionfunction0" {
+	if got := vu.rt.GlobalObject().Get("early").String(); got != "functionfunction0" {
 		t.Errorf("in the init context: %s", got)
 	}
 	for _, c := range []struct{ js, want string }{
@@ -40,7 +42,7 @@ func TestK6Globals(t *testing.T) {
 			t.Errorf("%s = %s, want %s", c.js, got, c.want)
 		}
 	}
-	assign, _ := sobek.AssertFunction(vu.export("assign"))
+	assign, _ := sobek.AssertFunction(vu.rt.GlobalObject().Get("assign"))
 	v, err := assign(sobek.Undefined())
 	if err != nil {
 		t.Fatalf("assigning k6's globals by name: %v", err)

@@ -21,12 +21,66 @@ type lazyObject struct {
 	// lazyGetter (an accessor: read anew each time, assignment refused),
 	// or the Go value it is made from (a lazyMake, a map[string]any for a
 	// nested lazy object, anything else through rt.ToValue).
-	props map[string]any
+	props lazyProps
 	// shared, if set, makes the members not in props from self: one table
-	// for every VU (k6/http's); gone names the ones the script deleted.
+	// for every VU (k6/http's); gone names the ones the script deleted. A
+	// member the table gives as a sobek.Value (a string, shared by every
+	// VU) is not kept in props: a primitive made once is the same value to
+	// every runtime.
 	shared map[string]func(self any) any
 	self   any
 	gone   map[string]bool
+}
+
+// lazyProps are a lazy object's own members, searched in order. An object
+// has few: the members of a module its script read (k6/http's get, k6's
+// check and sleep), what it assigned. A Go map of even one member cost a
+// VU 336 bytes, a slice 32 a member.
+type lazyProps []lazyProp
+
+type lazyProp struct {
+	name string
+	v    any
+}
+
+// get is the member named name, if there is one.
+func (p lazyProps) get(name string) (any, bool) {
+	for i := range p {
+		if p[i].name == name {
+			return p[i].v, true
+		}
+	}
+	return nil, false
+}
+
+// set sets or adds a member.
+func (p *lazyProps) set(name string, v any) {
+	for i := range *p {
+		if (*p)[i].name == name {
+			(*p)[i].v = v
+			return
+		}
+	}
+	*p = append(*p, lazyProp{name, v})
+}
+
+// del removes a member, if there is one.
+func (p *lazyProps) del(name string) {
+	for i := range *p {
+		if (*p)[i].name == name {
+			*p = append((*p)[:i], (*p)[i+1:]...)
+			return
+		}
+	}
+}
+
+// propsOf makes lazyProps of members (no order: Keys sorts).
+func propsOf(members map[string]any) lazyProps {
+	p := make(lazyProps, 0, len(members))
+	for k, v := range members {
+		p = append(p, lazyProp{k, v})
+	}
+	return p
 }
 
 // lazyMake is a member made by a function on first read (a nested
@@ -40,11 +94,11 @@ type lazyGetter func() any
 // lazy makes a lazy object with the given members (Go functions, values,
 // lazyGetters, lazyMakes).
 func (vu *VU) lazy(members map[string]any) *sobek.Object {
-	return vu.rt.NewDynamicObject(&lazyObject{rt: vu.rt, props: members})
+	return vu.rt.NewDynamicObject(&lazyObject{rt: vu.rt, props: propsOf(members)})
 }
 
 func (o *lazyObject) Get(key string) sobek.Value {
-	v, ok := o.props[key]
+	v, ok := o.props.get(key)
 	if !ok {
 		f, ok := o.shared[key]
 		if !ok || o.gone[key] {
@@ -55,39 +109,35 @@ func (o *lazyObject) Get(key string) sobek.Value {
 	var made sobek.Value
 	switch m := v.(type) {
 	case sobek.Value:
-		return m
+		return m // made, or shared by every VU (then nothing to keep)
 	case lazyGetter:
 		return o.rt.ToValue(m())
 	case lazyMake:
 		made = m()
 	case map[string]any:
-		made = o.rt.NewDynamicObject(&lazyObject{rt: o.rt, props: m})
+		made = o.rt.NewDynamicObject(&lazyObject{rt: o.rt, props: propsOf(m)})
 	default:
 		made = o.rt.ToValue(v)
 	}
-	if o.props == nil {
-		o.props = map[string]any{}
-	}
-	o.props[key] = made
+	o.props.set(key, made)
 	return made
 }
 
 // Set replaces a member; an accessor has no setter, so assigning it fails
 // (a TypeError in a module, which is strict code), as before.
 func (o *lazyObject) Set(key string, val sobek.Value) bool {
-	if _, ok := o.props[key].(lazyGetter); ok {
+	if v, _ := o.props.get(key); isGetter(v) {
 		return false
 	}
-	if o.props == nil {
-		o.props = map[string]any{}
-	}
-	o.props[key] = val
+	o.props.set(key, val)
 	delete(o.gone, key)
 	return true
 }
 
+func isGetter(v any) bool { _, ok := v.(lazyGetter); return ok }
+
 func (o *lazyObject) Has(key string) bool {
-	if _, ok := o.props[key]; ok {
+	if _, ok := o.props.get(key); ok {
 		return true
 	}
 	_, ok := o.shared[key]
@@ -95,10 +145,10 @@ func (o *lazyObject) Has(key string) bool {
 }
 
 func (o *lazyObject) Delete(key string) bool {
-	if _, ok := o.props[key].(lazyGetter); ok {
+	if v, _ := o.props.get(key); isGetter(v) {
 		return false
 	}
-	delete(o.props, key)
+	o.props.del(key)
 	if _, ok := o.shared[key]; ok {
 		if o.gone == nil {
 			o.gone = map[string]bool{}
@@ -113,11 +163,11 @@ func (o *lazyObject) Delete(key string) bool {
 // order at all).
 func (o *lazyObject) Keys() []string {
 	keys := make([]string, 0, len(o.props)+len(o.shared))
-	for k := range o.props {
-		keys = append(keys, k)
+	for _, p := range o.props {
+		keys = append(keys, p.name)
 	}
 	for k := range o.shared {
-		if _, own := o.props[k]; !own && !o.gone[k] {
+		if _, own := o.props.get(k); !own && !o.gone[k] {
 			keys = append(keys, k)
 		}
 	}

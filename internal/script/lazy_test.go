@@ -1,7 +1,9 @@
 package script
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -93,5 +95,54 @@ export default function () {}`)
 	}
 	if got := run(two, `JSON.stringify(__ENV)`); got != `{"A":"1","B":"two","FROM":"scenario"}` {
 		t.Errorf("the other VU's __ENV: %s", got)
+	}
+}
+
+// An __ENV variable's string is made once for every VU of a phase
+// (envString) and read by VUs on their own goroutines at once (the race
+// detector watches): it is the same string as a literal, ASCII or not,
+// short or long, and each VU still owns its assignments to it.
+func TestEnvStringsSharedByVUs(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	path := writeScript(t, "envshared.js", `export const options = { scenarios: { s: { executor: 'constant-vus', vus: 4, duration: '1s' } } };
+export default function () {}`)
+	r, err := Load(path, Config{Env: map[string]string{"LONG": long, "UNI": "héllo wörld, ünïcode ≥ 16", "SHORT": "é"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Phases()[0]
+	js := `[__ENV.LONG === '` + long + `', __ENV.UNI === 'héllo wörld, ünïcode ≥ 16', __ENV.UNI.length, __ENV.SHORT + __ENV.SHORT,
+  __ENV.UNI.toUpperCase(), __ENV.LONG.indexOf('xx', 3), JSON.stringify(__ENV.UNI)].join('|')`
+	want := "true|true|25|éé|HÉLLO WÖRLD, ÜNÏCODE ≥ 16|3|\"héllo wörld, ünïcode ≥ 16\""
+	mine := `__ENV.LONG = 'mine'; [__ENV.LONG, delete __ENV.LONG, 'LONG' in __ENV, __ENV.UNI.length].join('|')`
+	vus := make([]*VU, 4)
+	for i := range vus {
+		if vus[i], err = r.newVU(p); err != nil {
+			t.Fatal(err)
+		}
+		defer vus[i].close()
+	}
+	got := make([]string, len(vus))
+	var wg sync.WaitGroup
+	for i, vu := range vus {
+		wg.Go(func() {
+			for range 3 {
+				v, err := vu.rt.RunString(js)
+				if err != nil {
+					got[i] = err.Error()
+					return
+				}
+				got[i] = v.String()
+			}
+			if v, err := vu.rt.RunString(mine); err != nil || v.String() != "mine|true|false|25" {
+				got[i] = fmt.Sprint("assigned and deleted: ", v, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, g := range got {
+		if g != want {
+			t.Errorf("VU %d: %s, want %s", i, g, want)
+		}
 	}
 }

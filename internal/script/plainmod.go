@@ -17,6 +17,9 @@ type plainModule struct {
 	rt   *sobek.Runtime
 	p    *bundle.Plain
 	gets []sobek.Callable
+	// only, if set, is the one export the entry module's function gives
+	// (a scenario's VU: its exec function; bundle.PlainModule.ProgramFor).
+	only string
 }
 
 // evalPlain runs a plain script's module code in the VU, step by step in
@@ -26,6 +29,11 @@ type plainModule struct {
 // exception the code throws is read as that path reads its evaluation
 // promise's rejection (thrownInInit), so that messages and stack traces
 // come out alike.
+//
+// A scenario's VU reads one export, its exec function, once: its entry
+// module's function is the one that gives that export alone, so that the
+// module's other top-level bindings that no function of it reaches (the
+// options object, as a rule) are not kept for the VU's life.
 func (vu *VU) evalPlain(p *bundle.Plain) error {
 	m := &plainModule{rt: vu.rt, p: p, gets: make([]sobek.Callable, len(p.Modules))}
 	var (
@@ -37,7 +45,14 @@ func (vu *VU) evalPlain(p *bundle.Plain) error {
 			vu.require(st.K6)
 			continue
 		}
-		if ret, err = vu.runPlain(m, p.Modules[st.Module]); err != nil {
+		pm := p.Modules[st.Module]
+		prg := pm.Program
+		if pm == p.Main() && vu.ph != nil {
+			if one := pm.ProgramFor(vu.ph.sc.Exec); one != nil {
+				prg, m.only = one, vu.ph.sc.Exec
+			}
+		}
+		if ret, err = vu.runPlain(m, pm, prg); err != nil {
 			break
 		}
 		m.gets[st.Module], _ = sobek.AssertFunction(ret)
@@ -53,9 +68,10 @@ func (vu *VU) evalPlain(p *bundle.Plain) error {
 	return nil
 }
 
-// runPlain calls one module's function with its import bindings: a k6
-// module's object or member, or an export of a module run before it.
-func (vu *VU) runPlain(m *plainModule, pm *bundle.PlainModule) (sobek.Value, error) {
+// runPlain calls one module's function (prg: pm's Program, or one of
+// its ProgramFor) with its import bindings: a k6 module's object or
+// member, or an export of a module run before it.
+func (vu *VU) runPlain(m *plainModule, pm *bundle.PlainModule, prg *sobek.Program) (sobek.Value, error) {
 	args := make([]sobek.Value, len(pm.Args))
 	for i, a := range pm.Args {
 		var v sobek.Value
@@ -72,7 +88,7 @@ func (vu *VU) runPlain(m *plainModule, pm *bundle.PlainModule) (sobek.Value, err
 		}
 		args[i] = v
 	}
-	made, err := vu.rt.RunProgram(pm.Program)
+	made, err := vu.rt.RunProgram(prg)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +114,12 @@ func (vu *VU) thrownInInit(ex *sobek.Exception) error {
 func (m *plainModule) value(i int, name string) sobek.Value {
 	get := m.gets[i]
 	k := slices.Index(m.p.Modules[i].Exports, name)
+	if m.only != "" && i == len(m.gets)-1 {
+		k = -1
+		if name == m.only {
+			k = 0
+		}
+	}
 	if k < 0 || get == nil {
 		return nil
 	}

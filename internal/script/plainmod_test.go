@@ -517,16 +517,19 @@ func transcript(t *testing.T, path, mode string) (string, bool) {
 	if err != nil {
 		return pcs.ReplaceAllString(b.String(), "(pc)"), took
 	}
+	callFn := func(vu *VU, what string, f sobek.Callable, args ...sobek.Value) sobek.Value {
+		v, err := vu.call(f, nil, args...)
+		fmt.Fprintf(&b, "%s: %v, error: %v\n", what, v, err)
+		flush()
+		return v
+	}
 	call := func(vu *VU, what string, fn sobek.Value, args ...sobek.Value) sobek.Value {
 		f, ok := sobek.AssertFunction(fn)
 		if !ok {
 			fmt.Fprintf(&b, "%s: not a function (%v)\n", what, fn)
 			return nil
 		}
-		v, err := vu.call(f, nil, args...)
-		fmt.Fprintf(&b, "%s: %v, error: %v\n", what, v, err)
-		flush()
-		return v
+		return callFn(vu, what, f, args...)
 	}
 	keys := r.setupVU.exports.Keys()
 	fmt.Fprintf(&b, "exports: %v\n", keys)
@@ -545,7 +548,9 @@ func transcript(t *testing.T, path, mode string) (string, bool) {
 			}
 		}
 		for i := range 2 {
-			call(vu, fmt.Sprintf("%s call %d", p.sc.Exec, i), vu.export(p.sc.Exec), arg)
+			// the exec function the VU took when it was made (it keeps
+			// no view of its exports)
+			callFn(vu, fmt.Sprintf("%s call %d", p.sc.Exec, i), vu.fn, arg)
 		}
 		vu.close()
 	}

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"maps"
 	"os"
 	"runtime"
 	"strings"
@@ -46,12 +47,65 @@ func BenchmarkSleepingVUNoRequest(b *testing.B) {
 	sleepingVUs(b, strings.Replace(sleepingScript, "http.get(__ENV.BASE + '/')", "({ status: 200 })", 1))
 }
 
-func sleepingVUs(b *testing.B, script string) {
+// densityScript is bench/vus.sh's script as it is, but for its target
+// (the benchmark's, one address: the eight-address spread stays in the
+// URL's query so the template is the same work) and its first sleep (a
+// moment, not a period): its init progress marker, the options object and
+// Math.random included. What it holds beyond BenchmarkSleepingVU's script
+// is what the CLI's VUs hold beyond the benchmark's.
+const densityScript = `
+import http from 'k6/http';
+import { check, sleep } from 'k6';
+
+const url = ` + "`${__ENV.BASE}/index.html?${2 + (__VU % 8)}:${__ENV.PORT}`" + `;
+if (__VU > 0 && (__VU % __ENV.STEP === 0 || __VU == __ENV.LAST1 || __VU == __ENV.LAST2)) console.log(` + "`initialised ${__VU}`" + `);
+
+export const options = {
+  noConnectionReuse: __ENV.REUSE !== '1',
+  scenarios: {
+    density: { executor: 'constant-vus', vus: +__ENV.VUS, duration: __ENV.DURATION },
+  },
+};
+
+export default function () {
+  if (__ITER === 0) sleep(Math.random() * 0.02);
+  const res = http.get(url);
+  check(res, { 'status is 200': (r) => r.status === 200 });
+  sleep(3600);
+}
+`
+
+// builtinMarkers is the init progress marker bench/vus.sh had until
+// session 10: String(), split, map (which makes the Array constructor, for
+// its species), Number() and includes, each made in every VU and kept.
+const builtinMarkers = `const lasts = String(__ENV.LASTS).split(',').map(Number);
+if (__VU > 0 && (__VU % Number(__ENV.STEP) === 0 || lasts.includes(__VU))) console.log(` + "`initialised ${__VU}`" + `);`
+
+// BenchmarkSleepingVUDensity is BenchmarkSleepingVU with bench/vus.sh's
+// script (densityScript), its environment as vus.sh gives it for 10 000
+// VUs: what one of the CLI's sleeping VUs holds. markers=builtins is the
+// script with the marker vus.sh had before (builtinMarkers).
+func BenchmarkSleepingVUDensity(b *testing.B) {
+	env := map[string]string{"PORT": "18090", "VUS": "500", "DURATION": "1h", "REUSE": "1", "STEP": "1000", "LAST1": "10000", "LAST2": "10000", "LASTS": "10000"}
+	b.Run("markers=plain", func(b *testing.B) { sleepingVUsEnv(b, densityScript, env) })
+	old := strings.Replace(densityScript, "if (__VU > 0 && (__VU % __ENV.STEP === 0 || __VU == __ENV.LAST1 || __VU == __ENV.LAST2)) console.log(`initialised ${__VU}`);", builtinMarkers, 1)
+	old = strings.Replace(old, "vus: +__ENV.VUS", "vus: Number(__ENV.VUS)", 1)
+	if !strings.Contains(old, "lasts.includes") || !strings.Contains(old, "Number(__ENV.VUS)") {
+		b.Fatal("the marker to replace is not in densityScript")
+	}
+	b.Run("markers=builtins", func(b *testing.B) { sleepingVUsEnv(b, old, env) })
+}
+
+func sleepingVUs(b *testing.B, script string) { sleepingVUsEnv(b, script, nil) }
+
+func sleepingVUsEnv(b *testing.B, script string, env map[string]string) {
 	const vus = 500
 	base := childTarget(b)
 	path := writeScriptB(b, "sleep.js", script)
 	for range b.N {
-		r, err := Load(path, Config{Env: map[string]string{"BASE": base}})
+		vars := map[string]string{"BASE": base}
+		maps.Copy(vars, env)
+		r, err := Load(path, Config{Env: vars})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/grafana/sobek"
 
@@ -36,7 +37,8 @@ type VU struct {
 	// parsed in this runtime.
 	exports *sobek.Object
 	// plain is the evaluated script when it runs as a plain function
-	// (plainmod.go; nil: as ES modules).
+	// (plainmod.go; nil: as ES modules, and in a scenario's VU once it
+	// has its exec function).
 	plain *plainModule
 	fn    sobek.Callable
 	data  sobek.Value
@@ -184,6 +186,11 @@ func (r *Runner) makeVU(p *Phase, id int64, abort <-chan struct{}) (*VU, error) 
 			return nil, fmt.Errorf("script: scenario %q: exec function %q is not exported", p.sc.Name, p.sc.Exec)
 		}
 		vu.fn = fn
+		// A scenario's VU reads its exports this once: the plain
+		// script's export getters (a function per module, 0.5 KiB, and
+		// their slice) are not kept for its life. The module scope they
+		// close over stays as long as the exec function reaches it.
+		vu.plain = nil
 		if err := vu.takeSetupData(); err != nil {
 			vu.forget()
 			return nil, err
@@ -285,16 +292,33 @@ func (vu *VU) newEnv() sobek.Value {
 	return vu.rt.NewDynamicObject(&lazyObject{rt: vu.rt, shared: vu.r.envTable(vu.ph)})
 }
 
+// envString is an __ENV variable's JavaScript string, made once for every
+// VU of a phase: a string value (sobek's ASCII or UTF-16 string) is
+// immutable and belongs to no runtime, so each VU's __ENV hands out the
+// same one and keeps nothing (made per VU and kept, it cost the VU 32
+// bytes and a slot in its __ENV's members a variable read). Not
+// rt.ToValue's: its strings longer than 16 bytes scan themselves on first
+// use, which VUs on their goroutines would race on.
+func envString(s string) sobek.Value {
+	return sobek.StringFromUTF16(utf16.Encode([]rune(s)))
+}
+
 // export is the script's export name in this VU (nil if it exports no
 // such name), read as the namespace object reads it but without making
 // one: a scenario's VU needs its exec function alone, and sobek keeps a
 // namespace object made for the VU's life (1.1 KiB).
+//
+// A scenario's VU of a plain script answers only until it has its exec
+// function (makeVU lets go of its view of the exports); then nil.
 func (vu *VU) export(name string) sobek.Value {
 	if vu.exports != nil {
 		return vu.exports.Get(name)
 	}
 	if vu.plain != nil {
 		return vu.plain.export(name)
+	}
+	if vu.r.bundle.Plain != nil {
+		return nil
 	}
 	b, ambiguous := vu.r.bundle.Main.ResolveExport(name)
 	if b == nil || ambiguous {
@@ -329,7 +353,8 @@ func (r *Runner) envTable(p *Phase) map[string]func(any) any {
 		}
 		t := make(map[string]func(any) any, len(vars))
 		for k, v := range vars {
-			t[k] = func(any) any { return v }
+			s := envString(v)
+			t[k] = func(any) any { return s }
 		}
 		return t
 	}
@@ -616,5 +641,28 @@ func (vu *VU) sleep(d time.Duration) {
 		vu.pause.WaitCoalesced(d, nil, vu.lifeStop)
 		return
 	}
+	vu.dropStale()
 	vu.pause.SleepCoalesced(d, vu.hardCtx().Done())
 }
+
+// emptyProgram is a script of no statements, compiled once for every VU
+// (a sobek Program is shared by runtimes).
+var emptyProgram = sobek.MustCompile("", "", false)
+
+// dropStale lets the GC have what the VU's JavaScript no longer reaches
+// but its value stack still holds: sobek leaves the values of finished
+// calls and expressions above the stack's top until later calls overwrite
+// them, so a VU asleep in sleep() kept, between its iterations, the
+// objects its last statements made and dropped (bench/vus.sh's script:
+// the check's object and its function, 1.2 KiB a VU). A program run from
+// a Go function the script called clears the stack above the caller's
+// top on its way out (sobek's RunProgram, nested); the caller's frames
+// (the sleeping function's locals) are below it and stay.
+//
+// An interrupt that lands on the empty program (a ramp-down, the phase's
+// abort) ends it with an error, ignored here: sobek keeps an interrupt
+// pending until ClearInterrupt, so the script stops at its next
+// instruction as it would have, and the sleep between ends at once, as
+// the hard context it watches was cancelled first
+// (TestDropStaleKeepsAnInterrupt).
+func (vu *VU) dropStale() { _, _ = vu.rt.RunProgram(emptyProgram) }

@@ -4,9 +4,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/grafana/sobek"
 	"github.com/grafana/sobek/ast"
+	"github.com/grafana/sobek/file"
 	"github.com/grafana/sobek/unistring"
 )
 
@@ -80,6 +82,14 @@ type PlainModule struct {
 	locals   []unistring.String
 	assigned map[unistring.String]bool
 	evals    bool
+
+	// compile makes the module's function with a getter passing exports
+	// (identifiers at base, as Program's); only holds ProgramFor's
+	// programs, by export name (nil: run Program), under mu.
+	compile func(exports []ast.Expression) (*sobek.Program, error)
+	base    file.Idx
+	mu      sync.Mutex
+	only    map[string]*sobek.Program
 }
 
 // Main is the entry module.
@@ -149,7 +159,7 @@ func (b *Bundle) plainOf(m *module) (*Plain, string) {
 		}
 	}
 	for _, pm := range g.p.Modules {
-		pm.locals, pm.assigned = nil, nil
+		pm.assigned = nil // locals stay: ProgramFor names one
 	}
 	return g.p, ""
 }

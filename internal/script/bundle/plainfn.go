@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/grafana/sobek"
@@ -33,6 +34,7 @@ func plainModule(g *plainGraph, m *module, deps map[string]int, entry bool) (*Pl
 		imported = map[unistring.String]bool{}
 	)
 	base := file.Idx(prog.File.Base())
+	p.base = base
 	ident := func(name unistring.String) *ast.Identifier { return &ast.Identifier{Name: name, Idx: base} }
 	bind := func(local unistring.String, arg PlainArg) {
 		param := unistring.String(plainPrefix + strconv.Itoa(len(p.Args)))
@@ -173,24 +175,56 @@ func plainModule(g *plainGraph, m *module, deps map[string]int, entry bool) (*Pl
 	// to a function of the caller's as arguments; an array would make
 	// the Array prototype in every VU (0.2 KiB) whose script has none.
 	const sink = unistring.String("*exports*")
-	list = append(list, &ast.ReturnStatement{Return: end, Argument: &ast.ArrowFunctionLiteral{
-		Start: end, ParameterList: &ast.ParameterList{Opening: end, List: []*ast.Binding{{Target: &ast.Identifier{Name: sink, Idx: end}}}, Closing: end},
-		Body: &ast.ExpressionBody{Expression: &ast.CallExpression{Callee: &ast.Identifier{Name: sink, Idx: end}, LeftParenthesis: end, ArgumentList: exports, RightParenthesis: end}},
-	}})
-	fn := &ast.FunctionLiteral{
-		// Anonymous: a module body's frames in stack traces have no name.
-		Function:        base,
-		ParameterList:   params,
-		Body:            &ast.BlockStatement{LeftBrace: base, List: list, RightBrace: end},
-		DeclarationList: prog.DeclarationList,
+	p.compile = func(exports []ast.Expression) (*sobek.Program, error) {
+		ret := &ast.ReturnStatement{Return: end, Argument: &ast.ArrowFunctionLiteral{
+			Start: end, ParameterList: &ast.ParameterList{Opening: end, List: []*ast.Binding{{Target: &ast.Identifier{Name: sink, Idx: end}}}, Closing: end},
+			Body: &ast.ExpressionBody{Expression: &ast.CallExpression{Callee: &ast.Identifier{Name: sink, Idx: end}, LeftParenthesis: end, ArgumentList: exports, RightParenthesis: end}},
+		}}
+		fn := &ast.FunctionLiteral{
+			// Anonymous: a module body's frames in stack traces have no name.
+			Function:        base,
+			ParameterList:   params,
+			Body:            &ast.BlockStatement{LeftBrace: base, List: append(list[:len(list):len(list)], ret), RightBrace: end},
+			DeclarationList: prog.DeclarationList,
+		}
+		return compilePlain(&ast.Program{Body: []ast.Statement{&ast.ExpressionStatement{Expression: fn}}, File: prog.File})
 	}
-	wrapped := &ast.Program{Body: []ast.Statement{&ast.ExpressionStatement{Expression: fn}}, File: prog.File}
-	compiled, err := compilePlain(wrapped)
+	compiled, err := p.compile(exports)
 	if err != nil {
 		return nil, "does not compile as a function: " + err.Error()
 	}
 	p.Program = compiled
 	return p, ""
+}
+
+// ProgramFor is Program with the function it gives passing the value of
+// the export name alone (nil: name is not an export; then Program is the
+// one to run), compiled on first use for each name and kept. The module's
+// code is the same; what differs is what sobek keeps: a top-level binding
+// that no function of the module reaches lives in the function's frame,
+// not its scope, and is gone once the module's code has run. Program's
+// function reaches every export, so a VU that reads one export alone (a
+// scenario's VU, its exec function) kept the others for its life: the
+// script's options object, its setup's helpers.
+func (p *PlainModule) ProgramFor(name string) *sobek.Program {
+	k := slices.Index(p.Exports, name)
+	if k < 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if prg, ok := p.only[name]; ok {
+		return prg
+	}
+	prg, err := p.compile([]ast.Expression{&ast.Identifier{Name: p.locals[k], Idx: p.base}})
+	if err != nil {
+		prg = nil // compiled whole already; run that
+	}
+	if p.only == nil {
+		p.only = map[string]*sobek.Program{}
+	}
+	p.only[name] = prg
+	return prg
 }
 
 // compilePlain compiles the wrapped module; a compiler panic is a reason
