@@ -169,7 +169,8 @@ http {
   # The target shares the machine with the generator: without a cache each
   # worker opens, stats and closes index.html for every request, CPU the
   # generator then lacks (docs/performance.md, "The first period").
-  open_file_cache max=64 valid=60s;
+  open_file_cache max=64 inactive=60s;
+  open_file_cache_valid 60s;
   server {
 $listen    root $WORK/www;
   }
