@@ -17,7 +17,12 @@ import (
 // three readings over the tick with thresholds:
 //
 //   - cpu: the process's own CPU time (getrusage) over the tick, in cores,
-//     at or above WatchConfig.CPU × the cores it may use (GOMAXPROCS);
+//     at or above WatchConfig.CPU × the cores it may use (GOMAXPROCS; a
+//     --local-agents agent's WatchConfig.CPU is the default over the
+//     agents sharing the machine). The clock and the CPU time are read
+//     together, and a tick spans at least half of WatchConfig.Every
+//     (watch_cpu.go): over a shorter one the kernel's booking of CPU time
+//     is noise;
 //   - lag (rate mode): the mean schedule lag of the tick's arrivals — how
 //     late each first attempt was sent after its intended start — at or
 //     above WatchConfig.Lag; a slow target does not raise it (an arrival
@@ -174,6 +179,9 @@ type watcher struct {
 	cfg   WatchConfig
 	rate  bool    // rate mode: the lag and schedule rules apply
 	cores float64 // cores the process may use
+	// cpu reads the process's CPU time so far (< 0 unknown): processCPU,
+	// a test's fake process otherwise.
+	cpu func() time.Duration
 
 	mu       sync.Mutex
 	prev     watchReading
@@ -187,19 +195,25 @@ type watcher struct {
 
 func newWatcher(rateMode bool, cfg WatchConfig) *watcher {
 	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
-	return &watcher{cfg: cfg.withDefaults(), rate: rateMode, cores: cores, last: GeneratorStatus{CPU: -1, Busy: -1}, sum: GeneratorSummary{PeakCPU: -1}}
+	return &watcher{cfg: cfg.withDefaults(), rate: rateMode, cores: cores, cpu: processCPU, last: GeneratorStatus{CPU: -1, Busy: -1}, sum: GeneratorSummary{PeakCPU: -1}}
 }
 
-// observe judges the tick that ends at r and returns its status.
+// observe judges the tick that ends at r and returns its status. A
+// reading less than minSpan after the one before ends no tick: it is
+// dropped, the tick runs on to the next reading, and the status stays the
+// last tick's (watch_cpu.go says why).
 func (w *watcher) observe(r watchReading) GeneratorStatus {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	prev, had := w.prev, w.havePrev
-	w.prev, w.havePrev = r, true
-	dt := r.at.Sub(prev.at).Seconds()
-	if !had || dt <= 0 {
+	if w.havePrev && r.at.Sub(w.prev.at) < w.minSpan() {
 		return w.last
 	}
+	prev, had := w.prev, w.havePrev
+	w.prev, w.havePrev = r, true
+	if !had {
+		return w.last
+	}
+	dt := r.at.Sub(prev.at).Seconds()
 	st := GeneratorStatus{CPU: -1, Busy: -1, Rate: float64(r.started-prev.started) / dt}
 	if n := r.lagged - prev.lagged; n > 0 && w.rate {
 		st.Lag = (r.lagSum - prev.lagSum) / time.Duration(n)
@@ -288,9 +302,10 @@ func (p *Phase) reading() watchReading {
 	c := p.cfg.Counters
 	lagSum, lagged := c.LagTotal()
 	ld := c.Load()
+	at, cpu := stamp(p.clk.Now, p.watch.cpu)
 	r := watchReading{
-		at:       p.clk.Now(),
-		cpu:      processCPU(),
+		at:       at,
+		cpu:      cpu,
 		started:  ld.Started,
 		arrivals: p.arrivals.Load(),
 		lagSum:   lagSum,
