@@ -99,6 +99,11 @@ func (vu *VU) lazy(members map[string]any) *sobek.Object {
 
 func (o *lazyObject) Get(key string) sobek.Value {
 	v, ok := o.props.get(key)
+	if obj, made := v.(*sobek.Object); made {
+		// a member made before (a function: http.get on every request),
+		// by a type word compare, not the switch's interface case below
+		return obj
+	}
 	if !ok {
 		f, ok := o.shared[key]
 		if !ok || o.gone[key] {
