@@ -24,6 +24,9 @@ import (
 // head not yet whole, a Content-Length or Transfer-Encoding the general
 // path fails. Those heads go through h1resp.header, as before.
 
+// crlf is "\r\n" read as a little-endian uint16.
+const crlf = '\n'<<8 | '\r'
+
 // fastHeadOff turns the fast path off (tests compare the two paths).
 var fastHeadOff bool
 
@@ -55,7 +58,7 @@ func (p *h1resp) fastHead(b []byte) (end int, ok bool) {
 	if b[12] == ' ' {
 		i = 13 + valueScan(b[13:])
 	}
-	if i+1 >= len(b) || b[i] != '\r' || b[i+1] != '\n' {
+	if len(b)-i < 2 || binary.LittleEndian.Uint16(b[i:]) != crlf {
 		return 0, false
 	}
 	i += 2
@@ -66,10 +69,10 @@ func (p *h1resp) fastHead(b []byte) (end int, ok bool) {
 		cookie, lengthSeen, teSeen bool
 	)
 	for {
-		if i+1 >= len(b) {
+		if len(b)-i < 2 {
 			return 0, false
 		}
-		if b[i] == '\r' && b[i+1] == '\n' {
+		if binary.LittleEndian.Uint16(b[i:]) == crlf {
 			end = i - 2
 			break
 		}
@@ -78,12 +81,11 @@ func (p *h1resp) fastHead(b []byte) (end int, ok bool) {
 		if j == i || j >= len(b) || b[j] != ':' {
 			return 0, false
 		}
-		name := b[i:j]
 		k := j + 1 + valueScan(b[j+1:])
-		if k+1 >= len(b) || b[k] != '\r' || b[k+1] != '\n' {
+		if len(b)-k < 2 || binary.LittleEndian.Uint16(b[k:]) != crlf {
 			return 0, false
 		}
-		value := b[j+1 : k]
+		name, value := b[i:j], b[j+1:k]
 		switch len(name) {
 		case len(setCookie): // and Connection
 			if lowerIs(name, "set-cookie") {

@@ -162,3 +162,32 @@ func TestScansByteByByte(t *testing.T) {
 		t.Fatalf("nameScan(%q) = %d", b, got)
 	}
 }
+
+// lowerIs, eight bytes at a time, says what a byte-by-byte compare says.
+func TestLowerIsByteByByte(t *testing.T) {
+	want := func(name []byte, lower string) bool {
+		if len(name) != len(lower) {
+			return false
+		}
+		for i := range name {
+			if name[i]|0x20 != lower[i] {
+				return false
+			}
+		}
+		return true
+	}
+	for _, lower := range []string{"trailer", "set-cookie", "connection", "content-length", "transfer-encoding"} {
+		for i := range len(lower) {
+			for c := range 256 {
+				name := []byte(lower)
+				name[i] = byte(c)
+				if got := lowerIs(name, lower); got != want(name, lower) {
+					t.Fatalf("lowerIs(%q, %q) = %v", name, lower, got)
+				}
+			}
+		}
+		if lowerIs([]byte(lower+"x"), lower) || lowerIs([]byte(lower[1:]), lower) {
+			t.Fatalf("lowerIs of another length is true: %q", lower)
+		}
+	}
+}
