@@ -62,12 +62,10 @@ func (p *h1resp) fastHead(b []byte) (end int, ok bool) {
 		return 0, false
 	}
 	i += 2
-	var (
-		length                     = int64(-1)
-		chunk, closed, keepAlive   bool
-		plainOK                    = p.plain.on
-		cookie, lengthSeen, teSeen bool
-	)
+	length, fl := int64(-1), headFlags(0)
+	if p.plain.on {
+		fl = hfPlain
+	}
 	for {
 		if len(b)-i < 2 {
 			return 0, false
@@ -85,56 +83,26 @@ func (p *h1resp) fastHead(b []byte) (end int, ok bool) {
 		if len(b)-k < 2 || binary.LittleEndian.Uint16(b[k:]) != crlf {
 			return 0, false
 		}
-		name, value := b[i:j], b[j+1:k]
-		switch len(name) {
-		case len(setCookie): // and Connection
-			if lowerIs(name, "set-cookie") {
-				cookie = cookie || plainOK
-			} else if lowerIs(name, "connection") {
-				v, ascii := trimSpaces(value)
-				if !ascii {
-					return 0, false
-				}
-				if bytes.EqualFold(v, []byte("close")) {
-					closed = true
-				} else if bytes.EqualFold(v, []byte("keep-alive")) {
-					keepAlive = true
-				}
-			}
+		switch j - i {
 		case len(hdrContentLength):
-			if lowerIs(name, "content-length") {
-				v, ascii := trimSpaces(value)
-				n, ok := parseDec(v)
-				if !ascii || !ok || length >= 0 && n != length {
-					return 0, false // the general path's errBadLength, or a case too rare to read here
-				}
-				length = n
-				if plainOK {
-					// plainCheck: at most once, 1-18 digits (parseDec's own rule)
-					plainOK = !lengthSeen
-					lengthSeen = true
-				}
+			if !lowerIs(b[i:j], "content-length") {
+				break
 			}
-		case len(hdrTransferEncoding):
-			if lowerIs(name, "transfer-encoding") {
-				v, ascii := trimSpaces(value)
-				if !ascii {
-					return 0, false
-				}
-				isChunked := bytes.EqualFold(v, []byte("chunked"))
-				if isChunked {
-					chunk = true
-				} else if !bytes.EqualFold(v, []byte("identity")) {
-					return 0, false // the general path's error
-				}
-				if plainOK {
-					plainOK = !teSeen && isChunked
-					teSeen = true
-				}
+			n, ok := contentLength(b[j+1 : k])
+			if !ok || length >= 0 && n != length {
+				return 0, false // the general path's errBadLength, or a case too rare to read here
 			}
-		case len(hdrTrailer):
-			if lowerIs(name, "trailer") {
-				plainOK = false
+			length = n
+			if fl&hfPlain != 0 {
+				// plainCheck: at most once, 1-18 digits (parseDec's own rule)
+				if fl&hfLength != 0 {
+					fl &^= hfPlain
+				}
+				fl |= hfLength
+			}
+		case len(hdrTrailer), len(setCookie), len(hdrTransferEncoding):
+			if !fl.special(b[i:j], b[j+1:k]) {
+				return 0, false
 			}
 		}
 		i = k + 2
@@ -146,10 +114,77 @@ func (p *h1resp) fastHead(b []byte) (end int, ok bool) {
 	if w == http10Word {
 		p.http10 = true
 	}
-	p.chunk, p.close = chunk, closed
-	p.plain = plainCheck{on: p.plain.on, ok: plainOK, cookie: cookie, length: lengthSeen, te: teSeen}
-	p.frame(length, keepAlive, end+4)
+	p.chunk, p.close = fl&hfChunk != 0, fl&hfClose != 0
+	p.plain = plainCheck{on: p.plain.on, ok: fl&hfPlain != 0, cookie: fl&hfCookie != 0, length: fl&hfLength != 0, te: fl&hfTE != 0}
+	p.frame(length, fl&hfKeepAlive != 0, end+4)
 	return end, true
+}
+
+// headFlags are what fastHead learns of a head's lines besides its
+// Content-Length: the framing's (chunked, close, keep-alive) and the plain
+// check's (still plain; a Set-Cookie, a Content-Length, a
+// Transfer-Encoding line seen while plain). One byte, so that the loop
+// keeps them in a register across its calls.
+type headFlags uint8
+
+const (
+	hfChunk headFlags = 1 << iota
+	hfClose
+	hfKeepAlive
+	hfPlain
+	hfCookie
+	hfLength
+	hfTE
+)
+
+// special reads a line whose name is one the framing or the plain check
+// looks at (but Content-Length, which fastHead reads itself), as
+// h1resp.header and plainCheck.line read it; false: a line the general
+// path must read (it fails it, or it is too rare to read here).
+func (fl *headFlags) special(name, value []byte) bool {
+	plain := *fl&hfPlain != 0
+	switch len(name) {
+	case len(setCookie): // and Connection
+		if lowerIs(name, "set-cookie") {
+			if plain {
+				*fl |= hfCookie
+			}
+		} else if lowerIs(name, "connection") {
+			v, ascii := trimSpaces(value)
+			if !ascii {
+				return false
+			}
+			if bytes.EqualFold(v, []byte("close")) {
+				*fl |= hfClose
+			} else if bytes.EqualFold(v, []byte("keep-alive")) {
+				*fl |= hfKeepAlive
+			}
+		}
+	case len(hdrTransferEncoding):
+		if lowerIs(name, "transfer-encoding") {
+			v, ascii := trimSpaces(value)
+			if !ascii {
+				return false
+			}
+			chunked := bytes.EqualFold(v, []byte("chunked"))
+			if chunked {
+				*fl |= hfChunk
+			} else if !bytes.EqualFold(v, []byte("identity")) {
+				return false // the general path's error
+			}
+			if plain {
+				if *fl&hfTE != 0 || !chunked {
+					*fl &^= hfPlain
+				}
+				*fl |= hfTE
+			}
+		}
+	case len(hdrTrailer):
+		if lowerIs(name, "trailer") {
+			*fl &^= hfPlain
+		}
+	}
+	return true
 }
 
 // valueScan is the index of the first byte of b below 0x20 (a tab
@@ -200,6 +235,22 @@ func nameScan(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// contentLength is parseDec of v with spaces trimmed off both ends, for
+// a value of no control bytes and no tab: what the general path's
+// parseDec(bytes.TrimSpace(v)) gives when v is ASCII. Any other byte fails
+// it, and the general path reads the line (bytes.TrimSpace also trims
+// Unicode spaces).
+func contentLength(v []byte) (int64, bool) {
+	i, j := 0, len(v)
+	for i < j && v[i] == ' ' {
+		i++
+	}
+	for j > i && v[j-1] == ' ' {
+		j--
+	}
+	return parseDec(v[i:j])
 }
 
 // trimSpaces trims spaces off both ends of v, a value of no control

@@ -83,6 +83,11 @@ func propsOf(members map[string]any) lazyProps {
 	return p
 }
 
+// sharedValue is a member a shared table gives as a value made once for
+// every VU (a primitive is the same value to every runtime): returned as
+// it is, not kept.
+type sharedValue struct{ v sobek.Value }
+
 // lazyMake is a member made by a function on first read (a nested
 // object); a nested map[string]any member becomes a lazy object itself.
 type lazyMake func() sobek.Value
@@ -110,6 +115,9 @@ func (o *lazyObject) Get(key string) sobek.Value {
 			return nil
 		}
 		v = f(o.self)
+		if sv, shared := v.(*sharedValue); shared {
+			return sv.v // by a type word compare (__ENV's values, read every iteration)
+		}
 	}
 	var made sobek.Value
 	switch m := v.(type) {
