@@ -13,7 +13,7 @@ import (
 // per line and per colon and plainCheck's own passes, read every byte
 // four or five times; here each is read once, eight at a time, and the
 // line ends fall out of the value scan. It was a quarter of a script
-// request's own work in the raw transport (about 2 700 instructions for
+// request's own work in the raw transport (about 2 800 instructions for
 // nginx's or the built-in target's three header lines).
 //
 // The fast path gives exactly what the general path gives for the heads
