@@ -14,7 +14,7 @@ import (
 // four or five times; here each is read once, eight at a time, and the
 // line ends fall out of the value scan. It was a quarter of a script
 // request's own work in the raw transport (about 2 800 instructions for
-// nginx's or the built-in target's three header lines).
+// the built-in target's three header lines).
 //
 // The fast path gives exactly what the general path gives for the heads
 // it takes (TestFastHeadLikeGeneral: the seeds of the plain-head tests,

@@ -227,22 +227,12 @@ const hdrContentLength = "Content-Length"
 
 // valueEnd is the index of the first byte of b that is not a
 // header value byte (HTAB, 0x20–0x7E, 0x80–0xFF: fasthttp's table), or
-// len(b). Eight bytes at a time while none of them is below 0x20 or 0x7F.
+// len(b): valueScan's stop (h1fast.go), passing tabs.
 func valueEnd(b []byte) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; len(b)-i >= 8; i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		del := w ^ (0x7f * ones)
-		if (w-0x20*ones)&^w&highs|(del-ones)&^del&highs != 0 {
-			break
-		}
-	}
-	for _, c := range b[i:] {
-		if c < ' ' && c != '\t' || c == 0x7f {
-			return i
-		}
+	i := valueScan(b)
+	for i < len(b) && b[i] == '\t' {
 		i++
+		i += valueScan(b[i:])
 	}
 	return i
 }
