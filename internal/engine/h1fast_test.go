@@ -132,35 +132,25 @@ func TestScansByteByByte(t *testing.T) {
 		for lane := range 12 {
 			b := []byte("abcdefghijklmnopqrst")
 			b[lane] = byte(c)
-			want := len(b)
-			for i, x := range b {
-				if x < ' ' || x == 0x7f {
-					want = i
-					break
+			for _, c := range []struct {
+				name string
+				scan func([]byte) int
+				stop func(byte) bool
+			}{
+				{"valueScan", valueScan, func(x byte) bool { return x < ' ' || x == 0x7f }},
+				{"valueEnd", valueEnd, func(x byte) bool { return x < ' ' && x != '\t' || x == 0x7f }},
+				{"nameScan", func(b []byte) int { return nameScan(b, 0) }, func(x byte) bool { return !tokenByte[x] }},
+			} {
+				want := len(b)
+				for i, x := range b {
+					if c.stop(x) {
+						want = i
+						break
+					}
 				}
-			}
-			if got := valueScan(b); got != want {
-				t.Fatalf("valueScan(%q) = %d, want %d", b, got, want)
-			}
-			want = len(b)
-			for i, x := range b {
-				if x < ' ' && x != '\t' || x == 0x7f {
-					want = i
-					break
+				if got := c.scan(b); got != want {
+					t.Fatalf("%s(%q) = %d, want %d", c.name, b, got, want)
 				}
-			}
-			if got := valueEnd(b); got != want {
-				t.Fatalf("valueEnd(%q) = %d, want %d", b, got, want)
-			}
-			want = len(b)
-			for i, x := range b {
-				if !tokenByte[x] {
-					want = i
-					break
-				}
-			}
-			if got := nameScan(b, 0); got != want {
-				t.Fatalf("nameScan(%q) = %d, want %d", b, got, want)
 			}
 		}
 	}
