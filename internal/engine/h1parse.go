@@ -102,21 +102,24 @@ func (p *h1resp) feed(b []byte) (n int, done bool, err error) {
 		case h1Done:
 			return n, true, nil
 		case h1Head:
-			end := bytes.Index(b[n:], []byte("\r\n\r\n"))
-			if end < 0 {
-				if p.hdrLen+len(b)-n > maxHeader {
+			end, fast := p.fastHead(b[n:]) // h1fast.go: the common form, in one pass
+			if !fast {
+				end = bytes.Index(b[n:], []byte("\r\n\r\n"))
+				if end < 0 {
+					if p.hdrLen+len(b)-n > maxHeader {
+						return n, false, errHeaderTooBig
+					}
+					if len(b)-n >= 5 && !bytes.HasPrefix(b[n:], []byte("HTTP/")) {
+						return n, false, errNoHTTPVersion
+					}
+					return n, false, nil // wait for the rest
+				}
+				if p.hdrLen+end+4 > maxHeader {
 					return n, false, errHeaderTooBig
 				}
-				if len(b)-n >= 5 && !bytes.HasPrefix(b[n:], []byte("HTTP/")) {
-					return n, false, errNoHTTPVersion
+				if err := p.header(b[n : n+end+2]); err != nil {
+					return n, false, err
 				}
-				return n, false, nil // wait for the rest
-			}
-			if p.hdrLen+end+4 > maxHeader {
-				return n, false, errHeaderTooBig
-			}
-			if err := p.header(b[n : n+end+2]); err != nil {
-				return n, false, err
 			}
 			n += end + 4
 			if p.status < 200 && p.status != 101 {
@@ -267,6 +270,15 @@ func (p *h1resp) header(h []byte) error {
 			}
 		}
 	}
+	p.frame(length, keepAlive, len(h)+2)
+	return nil
+}
+
+// frame sets the body's framing once a head of hlen bytes (its CRLF CRLF
+// included) is read: length is its Content-Length (-1 for none), keepAlive
+// whether it said Connection: keep-alive; the status, chunk and close are
+// set.
+func (p *h1resp) frame(length int64, keepAlive bool, hlen int) {
 	if p.http10 && !keepAlive {
 		p.close = true
 	}
@@ -288,7 +300,7 @@ func (p *h1resp) header(h []byte) error {
 			// then costs no allocation of its own.
 			room := 0
 			if p.plain.ok {
-				room = lazyLen(len(h) + 2)
+				room = lazyLen(hlen)
 			}
 			buf := make([]byte, room, room+int(length))
 			p.room, p.body = buf, buf[room:]
@@ -296,7 +308,6 @@ func (p *h1resp) header(h []byte) error {
 	default:
 		p.state, p.close = h1UntilClose, true
 	}
-	return nil
 }
 
 // eof is the connection's end while the response is read: it ends a body

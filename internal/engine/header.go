@@ -227,22 +227,12 @@ const hdrContentLength = "Content-Length"
 
 // valueEnd is the index of the first byte of b that is not a
 // header value byte (HTAB, 0x20–0x7E, 0x80–0xFF: fasthttp's table), or
-// len(b). Eight bytes at a time while none of them is below 0x20 or 0x7F.
+// len(b): valueScan's stop (h1fast.go), passing tabs.
 func valueEnd(b []byte) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; len(b)-i >= 8; i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		del := w ^ (0x7f * ones)
-		if (w-0x20*ones)&^w&highs|(del-ones)&^del&highs != 0 {
-			break
-		}
-	}
-	for _, c := range b[i:] {
-		if c < ' ' && c != '\t' || c == 0x7f {
-			return i
-		}
+	i := valueScan(b)
+	for i < len(b) && b[i] == '\t' {
 		i++
+		i += valueScan(b[i:])
 	}
 	return i
 }
@@ -292,15 +282,32 @@ func alnumDash(w uint64) bool {
 // letters and '-') in any case: among token bytes only a letter's two
 // cases differ by 0x20 alone from a letter or '-'.
 func lowerIs(name []byte, lower string) bool {
-	if len(name) != len(lower) {
+	n := len(lower)
+	if len(name) != n {
 		return false
 	}
-	for i := range len(lower) {
+	if n >= 8 { // eight bytes at a time, the last word overlapping
+		const lows = 0x2020202020202020
+		for i := 0; i < n-8; i += 8 {
+			if binary.LittleEndian.Uint64(name[i:])|lows != stringWord(lower[i:]) {
+				return false
+			}
+		}
+		return binary.LittleEndian.Uint64(name[n-8:])|lows == stringWord(lower[n-8:])
+	}
+	for i := range n {
 		if name[i]|0x20 != lower[i] {
 			return false
 		}
 	}
 	return true
+}
+
+// stringWord is s's first eight bytes as a little-endian uint64.
+func stringWord(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // trimOWS trims spaces and tabs off b's end (b starts after them).

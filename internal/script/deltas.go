@@ -234,7 +234,7 @@ func (m *Metric) merge(d MetricDelta) error {
 	m.last = d.Last
 	if m.Type == Trend {
 		for i, v := range d.HistV {
-			if err := m.hist.RecordValues(v, d.HistN[i]); err != nil {
+			if err := m.histogram().RecordValues(v, d.HistN[i]); err != nil {
 				return err
 			}
 		}

@@ -5,9 +5,9 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"reflect"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/grafana/sobek"
 
@@ -77,7 +77,14 @@ func (r *Runner) defaultHeader() http.Header {
 // run's shared default header, which nothing changes).
 func sameWire(a, b *engine.Request) bool {
 	return a.Method == b.Method && a.URL == b.URL && a.Host == b.Host && a.Body == nil && b.Body == nil &&
-		reflect.ValueOf(a.Header).UnsafePointer() == reflect.ValueOf(b.Header).UnsafePointer()
+		sameMap(a.Header, b.Header)
+}
+
+// sameMap reports whether a and b are the same map (or both nil): a map
+// value is one pointer, compared here without reflect's Value (about 60
+// instructions a request).
+func sameMap(a, b http.Header) bool {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
 }
 
 func setHeader(req *engine.Request, k, v string) {

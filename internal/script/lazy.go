@@ -83,6 +83,11 @@ func propsOf(members map[string]any) lazyProps {
 	return p
 }
 
+// sharedValue is a member a shared table gives as a value made once for
+// every VU (a primitive is the same value to every runtime): returned as
+// it is, not kept.
+type sharedValue struct{ v sobek.Value }
+
 // lazyMake is a member made by a function on first read (a nested
 // object); a nested map[string]any member becomes a lazy object itself.
 type lazyMake func() sobek.Value
@@ -99,12 +104,20 @@ func (vu *VU) lazy(members map[string]any) *sobek.Object {
 
 func (o *lazyObject) Get(key string) sobek.Value {
 	v, ok := o.props.get(key)
+	if obj, made := v.(*sobek.Object); made {
+		// a member made before (a function: http.get on every request),
+		// by a type word compare, not the switch's interface case below
+		return obj
+	}
 	if !ok {
 		f, ok := o.shared[key]
 		if !ok || o.gone[key] {
 			return nil
 		}
 		v = f(o.self)
+		if sv, shared := v.(*sharedValue); shared {
+			return sv.v // by a type word compare (__ENV's values, read every iteration)
+		}
 	}
 	var made sobek.Value
 	switch m := v.(type) {

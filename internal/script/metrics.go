@@ -52,6 +52,10 @@ type Metric struct {
 	// (summaryMode full; scenariosummary.go); fixed before the run.
 	perScenario bool
 	scen        map[string]*Metric // guarded by mu
+	// route is what export, point, subs and perScenario ask of a value
+	// beyond its record (routePass, routeTags), read by recordSet in one
+	// load; reroute keeps it wherever they change (before the run).
+	route uint8
 
 	// mu guards what follows; metrics recorded together share one (the
 	// built-ins a request or an iteration records: recordSet), so a
@@ -59,7 +63,12 @@ type Metric struct {
 	// metric's mu is taken.
 	mu *sync.Mutex
 	tally
-	hist *hdr.Histogram // Trend: values × trendScale
+	hist *hdr.Histogram // Trend: values × trendScale; read through histogram()
+	// zeros are a Trend's values that round to 0 in hist and are not in
+	// it yet: a keep-alive request's blocked, connecting, tls_handshaking
+	// and (read at once) receiving are 0, and four histogram records per
+	// request were some 250 instructions. Counts do not depend on order.
+	zeros int64
 	// exact are a Trend's values while there are at most exactValues of
 	// them: its percentiles then are exact, as k6's (a trend of whole
 	// numbers has a whole median), and the histogram's beyond.
@@ -78,10 +87,12 @@ type tally struct {
 
 // record counts v.
 func (t *tally) record(v float64) {
-	if t.count == 0 || v < t.min {
+	switch {
+	case t.count == 0:
+		t.min, t.max = v, v
+	case v < t.min:
 		t.min = v
-	}
-	if t.count == 0 || v > t.max {
+	case v > t.max:
 		t.max = v
 	}
 	t.count++
@@ -145,7 +156,11 @@ func (m *Metric) recordLocked(v float64) {
 		if h < 0 { // as math.Max(v, 0), without its call
 			h = 0
 		}
-		_ = m.hist.RecordValue(int64(math.Round(h * trendScale)))
+		if x := int64(math.Round(h * trendScale)); x != 0 {
+			_ = m.hist.RecordValue(x)
+		} else {
+			m.zeros++
+		}
 		if m.count <= exactValues {
 			m.exact = append(m.exact, v)
 		} else if m.exact != nil { // stored once, not (with its write barrier) per value
@@ -171,7 +186,16 @@ func (m *Metric) quantile(q float64) float64 {
 		lo, hi := s[int(math.Floor(i))], s[int(math.Ceil(i))]
 		return lo + (hi-lo)*(i-math.Floor(i))
 	}
-	return math.Min(math.Max(float64(m.hist.ValueAtQuantile(q))/trendScale, m.min), m.max)
+	return math.Min(math.Max(float64(m.histogram().ValueAtQuantile(q))/trendScale, m.min), m.max)
+}
+
+// histogram is a Trend's histogram with every value in it, m.mu held.
+func (m *Metric) histogram() *hdr.Histogram {
+	if m.zeros != 0 {
+		_ = m.hist.RecordValues(0, m.zeros)
+		m.zeros = 0
+	}
+	return m.hist
 }
 
 // subMetric is a metric over the values whose tags include filter.
@@ -193,7 +217,37 @@ func (m *Metric) addTagged(phase string, v float64, tags func() map[string]strin
 
 // tagged says whether the metric's values need their tags: for a point
 // hook or a sub-metric.
-func (m *Metric) tagged() bool { return len(m.subs) > 0 || m.point != nil }
+func (m *Metric) tagged() bool { return m.route&routeTags != 0 }
+
+// The bits of Metric.route.
+const (
+	routePass = 1 << iota // a value is passed on first: a scenario's copy, an exporter (recordEach)
+	routeTags             // a value's tags are wanted: a point hook, a sub-metric (fanOut)
+)
+
+// reroute sets route from export, point, subs and perScenario; whatever
+// sets one of them calls it.
+func (m *Metric) reroute() {
+	m.route = 0
+	if m.perScenario || m.export != nil {
+		m.route |= routePass
+	}
+	if len(m.subs) > 0 || m.point != nil {
+		m.route |= routeTags
+	}
+}
+
+// addSub gives the metric a sub-metric (a threshold's tag filter).
+func (m *Metric) addSub(s subMetric) {
+	m.subs = append(m.subs, s)
+	m.reroute()
+}
+
+// keepPerScenario makes the metric keep its values per scenario too.
+func (m *Metric) keepPerScenario() {
+	m.perScenario = true
+	m.reroute()
+}
 
 // fanOut gives v, already recorded, with its tags t to the point hook and
 // to every sub-metric whose filter t matches. t is only read.
@@ -303,6 +357,7 @@ func (ms *metrics) getKey(name string, t MetricType, isTime bool) (*Metric, erro
 		m.point = ms.points
 		m.perScenario = ms.perScenario
 	}
+	m.reroute()
 	if ms.m == nil {
 		ms.m = map[string]*Metric{}
 	}

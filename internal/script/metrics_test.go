@@ -92,3 +92,33 @@ export default function () {
 		t.Fatalf("%d thresholds", len(r.Thresholds()))
 	}
 }
+
+// A trend's zero values, held back from its histogram (Metric.zeros),
+// count in its percentiles past the exact values as every other value.
+func TestTrendZerosInPercentiles(t *testing.T) {
+	m := newMetric("t", Trend, true)
+	for i := range exactValues + 5001 {
+		v := 0.0
+		if i%3 == 2 {
+			v = 10
+		}
+		if err := m.add("", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := m.Stats()
+	if s.Count != exactValues+5001 || s.Med != 0 || s.P90 != 10 || s.P95 != 10 {
+		t.Fatalf("count %d, med %v, p90 %v, p95 %v; want %d, 0, 10, 10", s.Count, s.Med, s.P90, s.P95, exactValues+5001)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := m.histogram().TotalCount(); n != exactValues+5001 {
+		t.Fatalf("%d values in the histogram", n)
+	}
+	if q := m.quantile(60); q != 0 {
+		t.Fatalf("p(60) = %v, want 0", q)
+	}
+	if q := m.quantile(70); q != 10 {
+		t.Fatalf("p(70) = %v, want 10", q)
+	}
+}

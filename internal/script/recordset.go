@@ -29,20 +29,20 @@ func shareLock(ms ...*Metric) {
 // the set needs it. A set with a scenario copy (summaryMode full) or an
 // exporter goes value by value (recordEach).
 func recordSet(phase string, mu *sync.Mutex, vals []metricValue, tags func() map[string]string) {
-	tagged := false
-	for _, mv := range vals {
-		if mv.m.perScenario || mv.m.export != nil {
-			recordEach(phase, vals, tags)
-			return
-		}
-		tagged = tagged || mv.m.tagged()
+	var route uint8
+	for i := range vals {
+		route |= vals[i].m.route
+	}
+	if route&routePass != 0 {
+		recordEach(phase, vals, tags)
+		return
 	}
 	mu.Lock()
-	for _, mv := range vals {
-		mv.m.recordLocked(mv.v)
+	for i := range vals {
+		vals[i].m.recordLocked(vals[i].v)
 	}
 	mu.Unlock()
-	if !tagged {
+	if route&routeTags == 0 {
 		return
 	}
 	t := tags()

@@ -78,7 +78,7 @@ func requestSetCountsOnce(t *testing.T, full bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parent.subs = append(parent.subs, subMetric{filter: map[string]string{tag: value}, m: m})
+		parent.addSub(subMetric{filter: map[string]string{tag: value}, m: m})
 		return m
 	}
 	okDuration := sub(b.httpReqDuration, "http_req_duration{status:200}", "status", "200")
@@ -148,7 +148,10 @@ func requestSetCountsOnce(t *testing.T, full bool) {
 		s := m.Stats()
 		w.check(t, m.Name, s.Count, s.NonZero, s.Sum, s.Min, s.Max)
 		if m.Type == Trend {
-			if n := m.hist.TotalCount(); n != int64(w.count) || uint64(len(m.exact)) != w.count {
+			m.mu.Lock()
+			n := m.histogram().TotalCount()
+			m.mu.Unlock()
+			if n != int64(w.count) || uint64(len(m.exact)) != w.count {
 				t.Errorf("%s: %d values in the histogram, %d exact; want %d", m.Name, n, len(m.exact), w.count)
 			}
 		}

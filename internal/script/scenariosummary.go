@@ -22,7 +22,7 @@ func (ms *metrics) keepPerScenario() {
 	ms.perScenario = true
 	for name, m := range ms.m {
 		if metricName.MatchString(name) {
-			m.perScenario = true
+			m.keepPerScenario()
 		}
 	}
 }

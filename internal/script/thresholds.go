@@ -167,7 +167,7 @@ func (r *Runner) thresholdMetric(th Threshold) (*Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	parent.subs = append(parent.subs, subMetric{filter: th.Filter, m: m})
+	parent.addSub(subMetric{filter: th.Filter, m: m})
 	return m, nil
 }
 

@@ -353,7 +353,7 @@ func (r *Runner) envTable(p *Phase) map[string]func(any) any {
 		}
 		t := make(map[string]func(any) any, len(vars))
 		for k, v := range vars {
-			s := envString(v)
+			s := &sharedValue{envString(v)}
 			t[k] = func(any) any { return s }
 		}
 		return t
