@@ -40,15 +40,19 @@ import (
 // count of VUs being made dips to 0 inside a scenario's start, and each
 // dip then marked the whole heap mid-bulk: 18 000 VUs took 17 s, not 2.)
 // The VUs a run makes before its scenarios start end their bulk
-// differently: with one cycle at once, nothing iterating yet (settle).
+// differently: with one cycle at once, nothing iterating yet, and then
+// the GC off until the process holds twice what it held after it, so that
+// the VUs' first iterations (their connects, stacks and first reads, on a
+// machine they fill) run without a cycle over the whole heap (settle).
 // Nothing is held when the user tuned the GC (GOGC or GOMEMLIMIT set).
 type gcHold struct {
 	mu      sync.Mutex
-	making  int  // VUs being made now
-	held    bool // the GC is off: in a bulk or after one, until a cycle ends
-	percent int  // GOGC before the hold
-	limit   int64
-	gen     int // the hold's generation: a stale cycle's cleanup does nothing
+	making  int   // VUs being made now
+	held    bool  // the GC is off: in a bulk or after one, until a cycle ends
+	percent int   // GOGC before the hold
+	limit   int64 // the limit before the hold, which it restores
+	bound   int64 // the hold's own limit: the run's bound or what is available
+	gen     int   // the hold's generation: a stale cycle's cleanup does nothing
 
 	runs    []*int64 // the run limits bound now (BindMemory), each its own
 	unbound int64    // the limit before the first of them
@@ -93,7 +97,8 @@ func (h *gcHold) enterN(n int, bound int64, share int) {
 		h.limit = debug.SetMemoryLimit(-1)
 	}
 	// The limit first: the GC is never off without one.
-	debug.SetMemoryLimit(min(bound, h.limit))
+	h.bound = min(bound, h.limit)
+	debug.SetMemoryLimit(h.bound)
 	if !h.held {
 		h.percent = debug.SetGCPercent(-1)
 		h.held = true
@@ -191,12 +196,22 @@ func (h *gcHold) leave() {
 		return
 	}
 	h.gen++
-	held := processMemory()
-	if held <= 0 { // unknown: no tail, the GC as it was
+	h.tail(processMemory(), 5, 4)
+}
+
+// tail keeps the GC off after a bulk, held bytes held now, until the
+// process holds num/den of that: the memory limit becomes the lesser of
+// that and the hold's own (the run's bound, or what the machine has
+// available; not a tail's before it, whose limit settle replaces), and the
+// end of the first GC cycle from now restores GOGC and the limit as they
+// were (h.mu held; h.gen already moved on). held <= 0 (unknown): no tail,
+// the GC as it was at once.
+func (h *gcHold) tail(held int64, num, den int64) {
+	if held <= 0 {
 		h.restore()
 		return
 	}
-	debug.SetMemoryLimit(min(held/4*5, debug.SetMemoryLimit(-1)))
+	debug.SetMemoryLimit(tailLimit(held, num, den, min(h.bound, h.limit)))
 	// A cleanup runs once a GC cycle found its object unreachable: the
 	// end of the first cycle from now. Not a tiny allocation (those share
 	// a block with others and may outlive it).
@@ -204,37 +219,74 @@ func (h *gcHold) leave() {
 	runtime.AddCleanup(s, h.cycled, h.gen)
 }
 
+// tailLimit is the memory limit of a hold's tail: num/den of held, no
+// higher than bound (the hold's limit: the run's bound, or what the
+// machine has available).
+func tailLimit(held, num, den, bound int64) int64 {
+	return min(held/den*num, bound)
+}
+
 // settle ends a bulk that nothing runs beside yet (the VUs a run makes
-// before its scenarios start: premade.go) with one GC cycle now, and
-// restores GOGC and the limit after it. The tail leave sets (the heap may
-// grow by a quarter, then the first cycle) suits VUs made while others
-// iterate; before the start it made the first cycle come just as every
-// VU's first iteration allocated: at 100 000 VUs over 7 agents each
-// agent's cycle came seconds after the start, its mutators paid 2.5-4 s
-// of CPU in assists, and the cycle's end left the process at the
-// quarter's limit it had just reached (its freed memory not yet
-// returned), so a second cycle began at once, with as many assists,
-// before the cleanup that restores GOGC had run behind 14 000 runnable
-// VUs. Their first requests waited 15-20 s and came in one burst, and
-// the burst repeated every sleep for the rest of the run. Marked now,
-// with no mutator beside it, the heap's live size is the GC's base when
-// the iterations start, and GOGC=100 gives them the whole of it as
-// headroom. Nothing happens if no bulk is held or VUs are still being
+// before its scenarios start: premade.go) with one GC cycle now, and then
+// keeps the GC off until the process holds twice what it holds after that
+// cycle: the end of the first cycle from there restores GOGC and the
+// limit (tail). Nothing happens if no bulk is held or VUs are still being
 // made.
+//
+// Marked now, with no mutator beside it, the heap's live size is known
+// when the iterations start. (The tail leave sets instead, the heap
+// growing by a quarter then a cycle, made that cycle come just as every
+// VU's first iteration allocated: at 100 000 VUs over 7 agents each
+// agent's mutators paid 2.5-4 s of CPU in assists, and a second cycle
+// began at once behind 14 000 runnable VUs.) Restoring GOGC=100 at once
+// after it was not enough either: its goal, twice the live heap, leaves
+// out what the VUs add once they run — each VU's first iteration makes its
+// connection, its goroutine's stack and the module members it reads
+// first, and those stay live (at 14 000 VUs: 140 MB of live heap after
+// the settling cycle, 207 MB after the first period, beside 34 MB of
+// stacks) — so the next cycle came 13 s into the first period, and at
+// 100 000 VUs over 7 agents every agent's came 13-19 s in, marking
+// ~240 MB over 4-12 s of wall time with assists, while the VUs' first
+// connects and iterations already filled both cores. Twice what the
+// process holds is the room GOGC=100 gives when all it holds is live
+// (as it nearly is after the bulk, and is again once the VUs run): the
+// first period grows into it without a cycle, which comes after, once the
+// allocations of the steady iterations fill it. The run's steady state
+// reaches that size anyway (GOGC=100 over a live heap that only grew), so
+// the peak is no higher for it, and the hold's limit (the run's bound)
+// still caps it.
 func (h *gcHold) settle() {
-	h.mu.Lock()
-	if !h.held || h.making > 0 {
-		h.mu.Unlock()
+	gen, ok := h.settling()
+	if !ok {
 		return
 	}
-	gen := h.gen
-	h.mu.Unlock()
 	runtime.GC()
+	h.settled(gen)
+}
+
+// settling begins settle: ok when a bulk is held and made, with the
+// generation of the settling cycle. The generation moves on first: the
+// cleanup of the tail leave set, which the settling cycle runs, then
+// restores nothing (it would otherwise run before settled, and the GC
+// would be back at GOGC=100 with the first period ahead).
+func (h *gcHold) settling() (gen int, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.held || h.making > 0 {
+		return 0, false
+	}
+	h.gen++
+	return h.gen, true
+}
+
+// settled ends settle once the settling cycle of generation gen ran:
+// the tail (twice what the process holds), unless a later bulk holds the
+// GC again.
+func (h *gcHold) settled(gen int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.held && gen == h.gen && h.making == 0 {
-		h.gen++ // the tail's cleanup, if it has not run, does nothing
-		h.restore()
+		h.tail(processMemory(), 2, 1)
 	}
 }
 

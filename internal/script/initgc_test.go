@@ -78,18 +78,14 @@ func TestGCHeldWhileVUsAreMadeInBulk(t *testing.T) {
 	})
 }
 
-// A bulk made before the start settles with one GC cycle, and GOGC and
-// the limit are as they were when settle returns: the iterations start
-// with the live heap as the GC's base, not with a cycle due. While VUs
-// are still being made, or with no bulk held, settle does nothing.
+// A bulk made before the start settles with one GC cycle, and the GC
+// stays off after it until the process holds twice what it held after
+// that cycle (the room GOGC=100 gives a heap all live): the end of the
+// next cycle restores GOGC and the limit as they were. While VUs are
+// still being made, or with no bulk held, settle does nothing.
 func TestGCSettledBeforeStart(t *testing.T) {
 	userGC(t)
 	var h gcHold
-	cycles := func() uint64 {
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return uint64(m.NumGC)
-	}
 	h.settle()
 	if p, l := gcSettings(); p != 80 || l != userLimit {
 		t.Fatalf("no bulk held: settle changed the GC: GOGC %d, limit %d", p, l)
@@ -103,14 +99,93 @@ func TestGCSettledBeforeStart(t *testing.T) {
 		t.Fatalf("a VU still being made: settle restored GOGC to %d", p)
 	}
 	h.leave()
-	before := cycles()
+	before := gcCycles()
 	h.settle()
-	if n := cycles(); n == before {
+	if n := gcCycles(); n == before {
 		t.Fatal("the bulk made: settle returned without a GC cycle")
 	}
-	if p, l := gcSettings(); p != 80 || l != userLimit {
-		t.Fatalf("after settle: GOGC %d, limit %d; want 80 and %d as before the bulk", p, l, int64(userLimit))
+	held := processMemory()
+	p, l := gcSettings()
+	if p != -1 {
+		t.Fatalf("after settle: GOGC %d, want still off until the process doubles", p)
 	}
+	// processMemory moves a little as the test runs: a MiB's margin.
+	if l < held || l > 2*held+1<<20 {
+		t.Fatalf("after settle: memory limit %d, want twice the %d held", l, held)
+	}
+	testwait.Until(t, testwait.Deadline, "GOGC and the limit restored after a GC cycle", func() bool {
+		runtime.GC()
+		p, l := gcSettings()
+		return p == 80 && l == userLimit
+	})
+}
+
+// settle's tail is never undone by the tail leave set before it: the
+// cleanup of that tail, which the settling cycle runs, may run before
+// settle sets its own, and then restores nothing.
+func TestGCSettleOutlivesLeaveTail(t *testing.T) {
+	userGC(t)
+	var h gcHold
+	h.enterN(bulkVUs, processMemory()+512<<20, 1)
+	for range bulkVUs {
+		h.leave()
+	}
+	h.mu.Lock()
+	leaveGen := h.gen
+	h.mu.Unlock()
+	gen, ok := h.settling()
+	if !ok {
+		t.Fatal("a bulk held and made: settling refused")
+	}
+	h.cycled(leaveGen) // the leave tail's cleanup, run by the settling cycle
+	runtime.GC()
+	h.settled(gen)
+	if p, l := gcSettings(); p != -1 || l == userLimit {
+		t.Fatalf("the leave tail's cleanup ran in settle: GOGC %d, limit %d; want settle's tail (off, under twice what is held)", p, l)
+	}
+	h.mu.Lock()
+	h.restore()
+	h.mu.Unlock()
+}
+
+// A tail's limit is its share of what is held, and never above the
+// hold's own limit (the run's bound, or what the machine has available).
+func TestTailLimit(t *testing.T) {
+	for _, c := range []struct {
+		held, num, den, bound, want int64
+	}{
+		{400 << 20, 2, 1, 8 << 30, 800 << 20},
+		{400 << 20, 5, 4, 8 << 30, 500 << 20},
+		{400 << 20, 2, 1, 600 << 20, 600 << 20}, // the bound caps it
+		{400 << 20, 2, 1, 300 << 20, 300 << 20}, // even below what is held: the GC runs
+	} {
+		if got := tailLimit(c.held, c.num, c.den, c.bound); got != c.want {
+			t.Errorf("tailLimit(%d, %d/%d, bound %d) = %d, want %d", c.held, c.num, c.den, c.bound, got, c.want)
+		}
+	}
+}
+
+// settle's tail stays under the run's bound: a run bound below twice
+// what the process holds caps it, and is what the tail's end restores.
+func TestGCSettleUnderRunBound(t *testing.T) {
+	setGC(t, 100, 64<<40)
+	var h gcHold
+	run := processMemory() + processMemory()/2
+	unbind := h.bind(run)
+	defer unbind()
+	h.enterN(bulkVUs, 0, 1)
+	for range bulkVUs {
+		h.leave()
+	}
+	h.settle()
+	if p, l := gcSettings(); p != -1 || l > run {
+		t.Fatalf("after settle in a bound run: GOGC %d, limit %d; want off under the run's %d", p, l, run)
+	}
+	testwait.Until(t, testwait.Deadline, "GOGC and the run's limit restored after a GC cycle", func() bool {
+		runtime.GC()
+		p, l := gcSettings()
+		return p == 100 && l == run
+	})
 }
 
 // Local agents share one machine's memory: with no bound given, each of N
