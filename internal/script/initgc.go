@@ -3,6 +3,7 @@ package script
 import (
 	"bufio"
 	"cmp"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -40,10 +41,11 @@ import (
 // count of VUs being made dips to 0 inside a scenario's start, and each
 // dip then marked the whole heap mid-bulk: 18 000 VUs took 17 s, not 2.)
 // The VUs a run makes before its scenarios start end their bulk
-// differently: with one cycle at once, nothing iterating yet, and then
-// the GC off until the process holds twice what it held after it, so that
-// the VUs' first iterations (their connects, stacks and first reads, on a
-// machine they fill) run without a cycle over the whole heap (settle).
+// differently: with one cycle at once, nothing iterating yet, and then a
+// GOGC whose goal is the live heap plus all the process holds for the
+// next cycle, so that the VUs' first iterations (their connects, stacks
+// and first reads) grow the heap without a cycle at GOGC=100's goal
+// (settle).
 // Nothing is held when the user tuned the GC (GOGC or GOMEMLIMIT set).
 type gcHold struct {
 	mu      sync.Mutex
@@ -212,6 +214,13 @@ func (h *gcHold) tail(held int64, num, den int64) {
 		return
 	}
 	debug.SetMemoryLimit(tailLimit(held, num, den, min(h.bound, h.limit)))
+	h.restoreAfterCycle()
+}
+
+// restoreAfterCycle has the end of the first GC cycle from now restore
+// GOGC and the limit (cycled), unless a later generation holds the GC by
+// then (h.mu held).
+func (h *gcHold) restoreAfterCycle() {
 	// A cleanup runs once a GC cycle found its object unreachable: the
 	// end of the first cycle from now. Not a tiny allocation (those share
 	// a block with others and may outlive it).
@@ -227,34 +236,33 @@ func tailLimit(held, num, den, bound int64) int64 {
 }
 
 // settle ends a bulk that nothing runs beside yet (the VUs a run makes
-// before its scenarios start: premade.go) with one GC cycle now, and then
-// keeps the GC off until the process holds twice what it holds after that
-// cycle: the end of the first cycle from there restores GOGC and the
-// limit (tail). Nothing happens if no bulk is held or VUs are still being
-// made.
+// before its scenarios start: premade.go) with one GC cycle now; after it
+// GOGC paces the next cycle to a goal of the live heap plus all the
+// process holds (settledPercent), under the hold's limit, and that
+// cycle's end restores GOGC and the limit (cycled). Nothing happens if no
+// bulk is held or VUs are still being made.
 //
 // Marked now, with no mutator beside it, the heap's live size is known
 // when the iterations start. (The tail leave sets instead, the heap
 // growing by a quarter then a cycle, made that cycle come just as every
 // VU's first iteration allocated: at 100 000 VUs over 7 agents each
 // agent's mutators paid 2.5-4 s of CPU in assists, and a second cycle
-// began at once behind 14 000 runnable VUs.) Restoring GOGC=100 at once
-// after it was not enough either: its goal, twice the live heap, leaves
-// out what the VUs add once they run — each VU's first iteration makes its
-// connection, its goroutine's stack and the module members it reads
-// first, and those stay live (at 14 000 VUs: 140 MB of live heap after
-// the settling cycle, 207 MB after the first period, beside 34 MB of
-// stacks) — so the next cycle came 13 s into the first period, and at
-// 100 000 VUs over 7 agents every agent's came 13-19 s in, marking
-// ~240 MB over 4-12 s of wall time with assists, while the VUs' first
-// connects and iterations already filled both cores. Twice what the
-// process holds is the room GOGC=100 gives when all it holds is live
-// (as it nearly is after the bulk, and is again once the VUs run): the
-// first period grows into it without a cycle, which comes after, once the
-// allocations of the steady iterations fill it. The run's steady state
-// reaches that size anyway (GOGC=100 over a live heap that only grew), so
-// the peak is no higher for it, and the hold's limit (the run's bound)
-// still caps it.
+// began at once behind 14 000 runnable VUs.) GOGC=100 restored at once
+// after it gave the next cycle a goal of twice the live heap, which
+// leaves out what the VUs add once they run: each VU's first iteration
+// makes its connection, its goroutine's stack and the module members it
+// reads first, and those stay live (at 14 000 VUs in one process: 139 MB
+// of live heap after the settling cycle, 207-217 MB after the first
+// period, beside 34 MB of stacks). That cycle came 13 s into the first
+// period (the VUs' first iterations, spread over one sleep); held plus
+// live moves it past the first 40 s there, with no assists
+// (docs/performance.md, "GC in the first period"). It is GOGC=100's goal
+// if all the process holds were live (the room between the heap's
+// objects the settling cycle freed, and the runtime's own, are held
+// already); a pace, not a memory limit: a limit reached ends its cycle
+// at the limit with the freed memory not yet returned, and the next
+// cycle began at once, before the cleanup that restores the GC had run
+// behind thousands of runnable VUs.
 func (h *gcHold) settle() {
 	gen, ok := h.settling()
 	if !ok {
@@ -285,9 +293,37 @@ func (h *gcHold) settling() (gen int, ok bool) {
 func (h *gcHold) settled(gen int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.held && gen == h.gen && h.making == 0 {
-		h.tail(processMemory(), 2, 1)
+	if !h.held || gen != h.gen || h.making > 0 {
+		return
 	}
+	held, live := processMemory(), liveHeap()
+	if held <= 0 || live <= 0 || h.percent < 0 {
+		h.restore() // nothing known to pace by, or the GC was off before
+		return
+	}
+	// The limit is the hold's own again (a leave tail's may be in force),
+	// and GOGC paces the next cycle; the limit goes first, as in enterN.
+	debug.SetMemoryLimit(min(h.bound, h.limit))
+	debug.SetGCPercent(settledPercent(h.percent, held, live))
+	h.restoreAfterCycle()
+}
+
+// settledPercent is GOGC for the first cycle after the settling one:
+// the heap's goal then is the live heap plus all the process holds
+// (GOGC=100 would add the live heap alone), and never nearer than the
+// GOGC the hold restores (percent) would put it.
+func settledPercent(percent int, held, live int64) int {
+	return max(percent, int(min(float64(held)*100/float64(live), math.MaxInt32)))
+}
+
+// liveHeap is the heap the last GC cycle found live; 0 when unknown.
+func liveHeap() int64 {
+	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
 }
 
 // gcSentinel is large enough and has a pointer, so it is never a tiny
