@@ -72,11 +72,7 @@ func TestGCHeldWhileVUsAreMadeInBulk(t *testing.T) {
 	if held := processMemory(); l > held/4*5+1<<20 || l < held {
 		t.Fatalf("after the bulk: memory limit %d, want about 1.25x the %d held", l, held)
 	}
-	testwait.Until(t, testwait.Deadline, "GOGC and the limit restored after a GC cycle", func() bool {
-		runtime.GC()
-		p, l := gcSettings()
-		return p == 80 && l == userLimit
-	})
+	waitRestored(t, 80, userLimit)
 }
 
 // A bulk made before the start settles with one GC cycle; after it GOGC
@@ -115,11 +111,7 @@ func TestGCSettledBeforeStart(t *testing.T) {
 	if l > bound {
 		t.Fatalf("after settle: memory limit %d, above the hold's %d", l, bound)
 	}
-	testwait.Until(t, testwait.Deadline, "GOGC and the limit restored after a GC cycle", func() bool {
-		runtime.GC()
-		p, l := gcSettings()
-		return p == 80 && l == userLimit
-	})
+	waitRestored(t, 80, userLimit)
 }
 
 // settle's tail is never undone by the tail leave set before it: the
@@ -202,11 +194,7 @@ func TestGCSettleUnderRunBound(t *testing.T) {
 	if p, l := gcSettings(); p < 100 || l > run {
 		t.Fatalf("after settle in a bound run: GOGC %d, limit %d; want GOGC >= 100 under the run's %d", p, l, run)
 	}
-	testwait.Until(t, testwait.Deadline, "GOGC and the run's limit restored after a GC cycle", func() bool {
-		runtime.GC()
-		p, l := gcSettings()
-		return p == 100 && l == run
-	})
+	waitRestored(t, 100, run)
 }
 
 // Local agents share one machine's memory: with no bound given, each of N
@@ -295,11 +283,7 @@ func TestBindMemory(t *testing.T) {
 	for range bulkVUs {
 		h.leave()
 	}
-	testwait.Until(t, testwait.Deadline, "GOGC and the run's limit restored after a GC cycle", func() bool {
-		runtime.GC()
-		p, l := gcSettings()
-		return p == 100 && l == run
-	})
+	waitRestored(t, 100, run)
 
 	other := h.bind(run / 2)
 	if _, l := gcSettings(); l != run/2 {
@@ -358,5 +342,17 @@ func setGC(t *testing.T, percent int, limit int64) {
 	t.Cleanup(func() {
 		debug.SetGCPercent(prevPercent)
 		debug.SetMemoryLimit(prevLimit)
+	})
+}
+
+// waitRestored runs GC cycles until GOGC is percent and the memory limit
+// limit again: a hold's tail ends at a cycle's end, in a cleanup that runs
+// after it.
+func waitRestored(t *testing.T, percent, limit int64) {
+	t.Helper()
+	testwait.Until(t, testwait.Deadline, "GOGC and the limit restored after a GC cycle", func() bool {
+		runtime.GC()
+		p, l := gcSettings()
+		return p == percent && l == limit
 	})
 }
