@@ -106,7 +106,7 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	a := &agent{id: w.ID, nc: nc, lat: NewLatencies(), shares: make(chan float64, 1), heard: make(chan struct{}, 1)}
 	ec.Latency, ec.Follow = a.lat, a
-	ec.Watch.CPU = w.Spec.watchCPU()
+	ec.Watch.Colocated = w.Spec.Colocated
 	eng, err := engine.New(ec)
 	if err != nil {
 		return nil, fmt.Errorf("the run's phase: %w", err)

@@ -76,9 +76,12 @@ type AgentInfo struct {
 	// Share is the agent's last share of the offer; Weight its weight.
 	Share  float64 `json:"share"`
 	Weight float64 `json:"weight"`
-	// Ticks are the deltas it sent (one every Spec.Every); SaturatedTicks
-	// of them said it was saturated; LateTicks arrived more than 1.5 × Every
-	// after the one before.
+	// Ticks are the deltas it sent (one every Spec.Every); LateTicks of
+	// them arrived more than 1.5 × Every after the one before.
+	// SaturatedTicks are its watch's ticks in which it was saturated
+	// (Watch.SaturatedTicks; the run's generator sums them), or for an
+	// agent that sends no watch (a URL run's) the deltas whose verdict
+	// said it was.
 	Ticks          uint64 `json:"ticks"`
 	SaturatedTicks uint64 `json:"saturated_ticks"`
 	LateTicks      uint64 `json:"late_ticks"`
@@ -107,6 +110,24 @@ type member struct {
 	satRate              float64 // the attempt rate it reported over its saturated ticks
 	inflight             int64
 	workers              int
+}
+
+// countSaturated counts d's word on the agent's watch of itself: an
+// agent that sends its watch (a script's) has its saturated ticks, the
+// watch's ticks in which it was saturated, as Result.Generator sums them;
+// one that does not (a URL run's), the deltas whose verdict said it was.
+// (Counting the deltas of an agent that sends its watch counted ticks of
+// another clock: 8 saturated deltas beside 6 saturated watch ticks.)
+func (m *member) countSaturated(d *Delta) {
+	if d.Watch != nil {
+		m.Watch = d.Watch
+	}
+	switch {
+	case m.Watch != nil:
+		m.SaturatedTicks = uint64(m.Watch.SaturatedTicks)
+	case d.Saturated:
+		m.SaturatedTicks++
+	}
 }
 
 // Result is what a run over agents measured.
@@ -398,12 +419,7 @@ func (c *Controller) onTick(msg *nats.Msg) {
 		}
 	}
 	m.saturated, m.inflight, m.workers = d.Saturated, d.InFlight, d.Workers
-	if d.Saturated {
-		m.SaturatedTicks++
-	}
-	if d.Watch != nil {
-		m.Watch = d.Watch
-	}
+	m.countSaturated(&d)
 	if d.SatRate > 0 {
 		m.satRate = d.SatRate
 	}

@@ -1,12 +1,10 @@
 package agent
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/script/options"
 )
 
@@ -81,18 +79,5 @@ func TestFileLimitRaisedToHard(t *testing.T) {
 	}
 	if soft+1 < hard {
 		t.Fatalf("soft open-file limit %d, hard %d: Go did not raise the soft limit", soft, hard)
-	}
-}
-
-// Agents sharing one machine's cores judge their CPU against their share
-// of them: N agents can fill the machine while none fills it alone.
-func TestColocatedWatchCPU(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		want float64
-	}{{0, 0}, {1, 0}, {3, phase.DefaultSaturationCPU / 3}, {7, phase.DefaultSaturationCPU / 7}} {
-		if got := (Spec{Colocated: c.n}).watchCPU(); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("%d agents on one machine: watch CPU share %v, want %v", c.n, got, c.want)
-		}
 	}
 }

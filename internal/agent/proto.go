@@ -9,7 +9,6 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
-	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/targets"
 )
@@ -62,16 +61,6 @@ func (s Spec) silence() time.Duration {
 		least = MinScriptSilence
 	}
 	return max(time.Duration(LostTicks)*s.Tick, least)
-}
-
-// watchCPU is the share of its cores whose use marks an agent's watch
-// tick saturated: the default over the agents sharing the machine (0: the
-// watch's default).
-func (s Spec) watchCPU() float64 {
-	if s.Colocated <= 1 {
-		return 0
-	}
-	return phase.DefaultSaturationCPU / float64(s.Colocated)
 }
 
 // Hello is an agent's announcement.
@@ -128,9 +117,10 @@ type Spec struct {
 	HTTP2    bool          `json:"http2,omitempty"`
 	// Colocated is how many agents share one machine's cores
 	// (--local-agents N): each agent's watch of itself then takes a tick
-	// as CPU-saturated at its share of the cores (watchCPU), since each
-	// sees every core as its own and N of them can fill the machine while
-	// none fills it alone. 0 or 1: an agent has its machine to itself.
+	// as CPU-saturated at its share of the machine's cores
+	// (phase.WatchConfig.Colocated), since each sees every core as its own
+	// and N of them can fill the machine while none fills it alone. 0 or
+	// 1: an agent has its machine to itself.
 	Colocated int `json:"colocated,omitempty"`
 	// Script, if set, makes the run a k6 script's: the agents run their
 	// segments of it as authored (Targets and the phase settings above

@@ -108,7 +108,7 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 		defer script.BindMemory(guard.Limit, cfg.MemoryShare)()
 	}
 	cfg.Console = console
-	cfg.Watch.CPU = w.Spec.watchCPU()
+	cfg.Watch.Colocated = w.Spec.Colocated
 	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}
 	fol := &agent{id: w.ID, shares: make(chan float64, 1), heard: make(chan struct{}, 1)}
 	cfg.Follow = fol

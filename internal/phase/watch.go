@@ -17,9 +17,10 @@ import (
 // three readings over the tick with thresholds:
 //
 //   - cpu: the process's own CPU time (getrusage) over the tick, in cores,
-//     at or above WatchConfig.CPU × the cores it may use (GOMAXPROCS; a
-//     --local-agents agent's WatchConfig.CPU is the default over the
-//     agents sharing the machine). The clock and the CPU time are read
+//     at or above WatchConfig.CPU × the cores it may use (usableCores: its
+//     GOMAXPROCS, or with WatchConfig.Colocated processes sharing the
+//     machine, as --local-agents N has, its share of the machine's cores
+//     if that is less). The clock and the CPU time are read
 //     together, and a tick spans at least half of WatchConfig.Every
 //     (watch_cpu.go): over a shorter one the kernel's booking of CPU time
 //     is noise;
@@ -95,6 +96,11 @@ type WatchConfig struct {
 	// together a tick is saturated (defaults DefaultSaturationDrop and
 	// DefaultSaturationBusy); a negative either turns the rule off.
 	Drop, Busy float64
+	// Colocated is how many processes share this machine's cores, this
+	// one included (a controller's N local agents); 0 or 1: it has them
+	// to itself. The cpu rule then judges this process against its share
+	// of them (usableCores).
+	Colocated int
 }
 
 func (c WatchConfig) withDefaults() WatchConfig {
@@ -194,8 +200,25 @@ type watcher struct {
 }
 
 func newWatcher(rateMode bool, cfg WatchConfig) *watcher {
-	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	return newWatcherOn(rateMode, cfg, runtime.GOMAXPROCS(0), runtime.NumCPU())
+}
+
+// newWatcherOn is newWatcher for a process of procs Ps (GOMAXPROCS) on a
+// machine of cpus cores.
+func newWatcherOn(rateMode bool, cfg WatchConfig, procs, cpus int) *watcher {
+	cores := usableCores(procs, cpus, cfg.Colocated)
 	return &watcher{cfg: cfg.withDefaults(), rate: rateMode, cores: cores, cpu: processCPU, last: GeneratorStatus{CPU: -1, Busy: -1}, sum: GeneratorSummary{PeakCPU: -1}}
+}
+
+// usableCores is the cores a process may use: its GOMAXPROCS (procs) at
+// most, and no more than the machine's (cpus) over the colocated
+// processes sharing them (0 or 1: none shares them). N processes on one
+// machine can fill it while none uses more than its Nth, so each is
+// judged against that share; a process's GOMAXPROCS bounds it alone, not
+// what the N together use (7 agents with GOMAXPROCS=1 on 2 cores: 2/7 of
+// a core each, not 1/7).
+func usableCores(procs, cpus, colocated int) float64 {
+	return min(float64(procs), float64(cpus)/float64(max(colocated, 1)))
 }
 
 // observe judges the tick that ends at r and returns its status. A

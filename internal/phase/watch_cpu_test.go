@@ -1,6 +1,7 @@
 package phase
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -96,5 +97,46 @@ func TestStamp(t *testing.T) {
 				t.Errorf("instant %v, CPU %v: %v off the CPU read's instant", at.Sub(t0), used, d/2)
 			}
 		})
+	}
+}
+
+// A process's usable cores: its GOMAXPROCS, and with N processes sharing
+// the machine its Nth of the machine's cores if that is less. A
+// process's own GOMAXPROCS does not shrink its share: 7 agents with
+// GOMAXPROCS=1 on 2 cores together use both.
+func TestUsableCores(t *testing.T) {
+	for _, c := range []struct {
+		procs, cpus, colocated int
+		want                   float64
+	}{
+		{2, 2, 0, 2},
+		{2, 2, 1, 2},
+		{1, 2, 1, 1},       // GOMAXPROCS=1 alone on the machine: one core
+		{2, 2, 7, 2.0 / 7}, // 7 local agents on 2 cores
+		{1, 2, 7, 2.0 / 7}, // the same with GOMAXPROCS=1: still 2/7, not 1/7
+		{1, 16, 2, 1},      // GOMAXPROCS=1 under its share of 8: one core
+		{8, 16, 4, 4},
+	} {
+		if got := usableCores(c.procs, c.cpus, c.colocated); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("usableCores(GOMAXPROCS %d, %d CPUs, %d colocated) = %v, want %v", c.procs, c.cpus, c.colocated, got, c.want)
+		}
+	}
+}
+
+// One of 7 local agents with GOMAXPROCS=1 on 2 cores is saturated at 0.9
+// of its 2/7 of the machine (0.257 cores), not at 0.9/7 of its one P
+// (0.129): 0.2 cores is not saturated, 0.27 is.
+func TestColocatedCPURule(t *testing.T) {
+	for _, c := range []struct {
+		cpu    time.Duration // per one-second tick
+		signal string
+	}{{200 * time.Millisecond, ""}, {270 * time.Millisecond, "cpu"}} {
+		w := newWatcherOn(false, WatchConfig{Ticks: 1, Colocated: 7}, 1, 2)
+		t0 := time.Unix(1000, 0)
+		w.observe(watchReading{at: t0})
+		st := w.observe(watchReading{at: t0.Add(time.Second), cpu: c.cpu})
+		if st.Signal != c.signal {
+			t.Errorf("%v of CPU in a second: signal %q, want %q", c.cpu, st.Signal, c.signal)
+		}
 	}
 }

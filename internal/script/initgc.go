@@ -3,6 +3,7 @@ package script
 import (
 	"bufio"
 	"cmp"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -40,15 +41,20 @@ import (
 // count of VUs being made dips to 0 inside a scenario's start, and each
 // dip then marked the whole heap mid-bulk: 18 000 VUs took 17 s, not 2.)
 // The VUs a run makes before its scenarios start end their bulk
-// differently: with one cycle at once, nothing iterating yet (settle).
+// differently: with one cycle at once, nothing iterating yet, and then a
+// GOGC whose goal is the live heap plus all the process holds for the
+// next cycle, so that the VUs' first iterations (their connects, stacks
+// and first reads) grow the heap without a cycle at GOGC=100's goal
+// (settle).
 // Nothing is held when the user tuned the GC (GOGC or GOMEMLIMIT set).
 type gcHold struct {
 	mu      sync.Mutex
-	making  int  // VUs being made now
-	held    bool // the GC is off: in a bulk or after one, until a cycle ends
-	percent int  // GOGC before the hold
-	limit   int64
-	gen     int // the hold's generation: a stale cycle's cleanup does nothing
+	making  int   // VUs being made now
+	held    bool  // the GC is off: in a bulk or after one, until a cycle ends
+	percent int   // GOGC before the hold
+	limit   int64 // the limit before the hold, which it restores
+	bound   int64 // the hold's own limit: the run's bound or what is available
+	gen     int   // the hold's generation: a stale cycle's cleanup does nothing
 
 	runs    []*int64 // the run limits bound now (BindMemory), each its own
 	unbound int64    // the limit before the first of them
@@ -93,7 +99,8 @@ func (h *gcHold) enterN(n int, bound int64, share int) {
 		h.limit = debug.SetMemoryLimit(-1)
 	}
 	// The limit first: the GC is never off without one.
-	debug.SetMemoryLimit(min(bound, h.limit))
+	h.bound = min(bound, h.limit)
+	debug.SetMemoryLimit(h.bound)
 	if !h.held {
 		h.percent = debug.SetGCPercent(-1)
 		h.held = true
@@ -191,12 +198,29 @@ func (h *gcHold) leave() {
 		return
 	}
 	h.gen++
-	held := processMemory()
-	if held <= 0 { // unknown: no tail, the GC as it was
+	h.tail(processMemory(), 5, 4)
+}
+
+// tail keeps the GC off after a bulk, held bytes held now, until the
+// process holds num/den of that: the memory limit becomes the lesser of
+// that and the hold's own (the run's bound, or what the machine has
+// available; not a tail's before it, whose limit settle replaces), and the
+// end of the first GC cycle from now restores GOGC and the limit as they
+// were (h.mu held; h.gen already moved on). held <= 0 (unknown): no tail,
+// the GC as it was at once.
+func (h *gcHold) tail(held int64, num, den int64) {
+	if held <= 0 {
 		h.restore()
 		return
 	}
-	debug.SetMemoryLimit(min(held/4*5, debug.SetMemoryLimit(-1)))
+	debug.SetMemoryLimit(tailLimit(held, num, den, min(h.bound, h.limit)))
+	h.restoreAfterCycle()
+}
+
+// restoreAfterCycle has the end of the first GC cycle from now restore
+// GOGC and the limit (cycled), unless a later generation holds the GC by
+// then (h.mu held).
+func (h *gcHold) restoreAfterCycle() {
 	// A cleanup runs once a GC cycle found its object unreachable: the
 	// end of the first cycle from now. Not a tiny allocation (those share
 	// a block with others and may outlive it).
@@ -204,38 +228,102 @@ func (h *gcHold) leave() {
 	runtime.AddCleanup(s, h.cycled, h.gen)
 }
 
+// tailLimit is the memory limit of a hold's tail: num/den of held, no
+// higher than bound (the hold's limit: the run's bound, or what the
+// machine has available).
+func tailLimit(held, num, den, bound int64) int64 {
+	return min(held/den*num, bound)
+}
+
 // settle ends a bulk that nothing runs beside yet (the VUs a run makes
-// before its scenarios start: premade.go) with one GC cycle now, and
-// restores GOGC and the limit after it. The tail leave sets (the heap may
-// grow by a quarter, then the first cycle) suits VUs made while others
-// iterate; before the start it made the first cycle come just as every
+// before its scenarios start: premade.go) with one GC cycle now; after it
+// GOGC paces the next cycle to a goal of the live heap plus all the
+// process holds (settledPercent), under the hold's limit, and that
+// cycle's end restores GOGC and the limit (cycled). Nothing happens if no
+// bulk is held or VUs are still being made.
+//
+// Marked now, with no mutator beside it, the heap's live size is known
+// when the iterations start. (The tail leave sets instead, the heap
+// growing by a quarter then a cycle, made that cycle come just as every
 // VU's first iteration allocated: at 100 000 VUs over 7 agents each
-// agent's cycle came seconds after the start, its mutators paid 2.5-4 s
-// of CPU in assists, and the cycle's end left the process at the
-// quarter's limit it had just reached (its freed memory not yet
-// returned), so a second cycle began at once, with as many assists,
-// before the cleanup that restores GOGC had run behind 14 000 runnable
-// VUs. Their first requests waited 15-20 s and came in one burst, and
-// the burst repeated every sleep for the rest of the run. Marked now,
-// with no mutator beside it, the heap's live size is the GC's base when
-// the iterations start, and GOGC=100 gives them the whole of it as
-// headroom. Nothing happens if no bulk is held or VUs are still being
-// made.
+// agent's mutators paid 2.5-4 s of CPU in assists, and a second cycle
+// began at once behind 14 000 runnable VUs.) GOGC=100 restored at once
+// after it gave the next cycle a goal of twice the live heap, which
+// leaves out what the VUs add once they run: each VU's first iteration
+// makes its connection, its goroutine's stack and the module members it
+// reads first, and those stay live (at 14 000 VUs in one process: 139 MB
+// of live heap after the settling cycle, 207-217 MB after the first
+// period, beside 34 MB of stacks). That cycle came 13 s into the first
+// period (the VUs' first iterations, spread over one sleep); held plus
+// live moves it past the first 40 s there, with no assists
+// (docs/performance.md, "GC in the first period"). It is GOGC=100's goal
+// if all the process holds were live (the room between the heap's
+// objects the settling cycle freed, and the runtime's own, are held
+// already); a pace, not a memory limit: a limit reached ends its cycle
+// at the limit with the freed memory not yet returned, and the next
+// cycle began at once, before the cleanup that restores the GC had run
+// behind thousands of runnable VUs.
 func (h *gcHold) settle() {
-	h.mu.Lock()
-	if !h.held || h.making > 0 {
-		h.mu.Unlock()
+	gen, ok := h.settling()
+	if !ok {
 		return
 	}
-	gen := h.gen
-	h.mu.Unlock()
 	runtime.GC()
+	h.settled(gen)
+}
+
+// settling begins settle: ok when a bulk is held and made, with the
+// generation of the settling cycle. The generation moves on first: the
+// cleanup of the tail leave set, which the settling cycle runs, then
+// restores nothing (it would otherwise run before settled, and the GC
+// would be back at GOGC=100 with the first period ahead).
+func (h *gcHold) settling() (gen int, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.held && gen == h.gen && h.making == 0 {
-		h.gen++ // the tail's cleanup, if it has not run, does nothing
-		h.restore()
+	if !h.held || h.making > 0 {
+		return 0, false
 	}
+	h.gen++
+	return h.gen, true
+}
+
+// settled ends settle once the settling cycle of generation gen ran:
+// the tail (twice what the process holds), unless a later bulk holds the
+// GC again.
+func (h *gcHold) settled(gen int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.held || gen != h.gen || h.making > 0 {
+		return
+	}
+	held, live := processMemory(), liveHeap()
+	if held <= 0 || live <= 0 || h.percent < 0 {
+		h.restore() // nothing known to pace by, or the GC was off before
+		return
+	}
+	// The limit is the hold's own again (a leave tail's may be in force),
+	// and GOGC paces the next cycle; the limit goes first, as in enterN.
+	debug.SetMemoryLimit(min(h.bound, h.limit))
+	debug.SetGCPercent(settledPercent(h.percent, held, live))
+	h.restoreAfterCycle()
+}
+
+// settledPercent is GOGC for the first cycle after the settling one:
+// the heap's goal then is the live heap plus all the process holds
+// (GOGC=100 would add the live heap alone), and never nearer than the
+// GOGC the hold restores (percent) would put it.
+func settledPercent(percent int, held, live int64) int {
+	return max(percent, int(min(float64(held)*100/float64(live), math.MaxInt32)))
+}
+
+// liveHeap is the heap the last GC cycle found live; 0 when unknown.
+func liveHeap() int64 {
+	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
 }
 
 // gcSentinel is large enough and has a pointer, so it is never a tiny

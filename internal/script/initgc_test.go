@@ -1,6 +1,7 @@
 package script
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
@@ -71,30 +72,23 @@ func TestGCHeldWhileVUsAreMadeInBulk(t *testing.T) {
 	if held := processMemory(); l > held/4*5+1<<20 || l < held {
 		t.Fatalf("after the bulk: memory limit %d, want about 1.25x the %d held", l, held)
 	}
-	testwait.Until(t, testwait.Deadline, "GOGC and the limit restored after a GC cycle", func() bool {
-		runtime.GC()
-		p, l := gcSettings()
-		return p == 80 && l == userLimit
-	})
+	waitRestored(t, 80, userLimit)
 }
 
-// A bulk made before the start settles with one GC cycle, and GOGC and
-// the limit are as they were when settle returns: the iterations start
-// with the live heap as the GC's base, not with a cycle due. While VUs
-// are still being made, or with no bulk held, settle does nothing.
+// A bulk made before the start settles with one GC cycle; after it GOGC
+// paces the next cycle to a goal of the live heap plus all the process
+// holds, under the hold's limit, and that cycle's end restores GOGC and
+// the limit as they were. While VUs are still being made, or with no bulk
+// held, settle does nothing.
 func TestGCSettledBeforeStart(t *testing.T) {
 	userGC(t)
 	var h gcHold
-	cycles := func() uint64 {
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return uint64(m.NumGC)
-	}
 	h.settle()
 	if p, l := gcSettings(); p != 80 || l != userLimit {
 		t.Fatalf("no bulk held: settle changed the GC: GOGC %d, limit %d", p, l)
 	}
-	h.enterN(bulkVUs, processMemory()+512<<20, 1)
+	bound := processMemory() + 512<<20
+	h.enterN(bulkVUs, bound, 1)
 	for range bulkVUs - 1 {
 		h.leave()
 	}
@@ -103,14 +97,104 @@ func TestGCSettledBeforeStart(t *testing.T) {
 		t.Fatalf("a VU still being made: settle restored GOGC to %d", p)
 	}
 	h.leave()
-	before := cycles()
+	before := gcCycles()
 	h.settle()
-	if n := cycles(); n == before {
+	if n := gcCycles(); n == before {
 		t.Fatal("the bulk made: settle returned without a GC cycle")
 	}
-	if p, l := gcSettings(); p != 80 || l != userLimit {
-		t.Fatalf("after settle: GOGC %d, limit %d; want 80 and %d as before the bulk", p, l, int64(userLimit))
+	held, live := processMemory(), liveHeap()
+	p, l := gcSettings()
+	// held moves a little as the test runs: a few points' margin.
+	if want := held * 100 / live; p < 80 || p < want-5 || p > want+5 {
+		t.Fatalf("after settle: GOGC %d, want about %d (held %d over live %d)", p, want, held, live)
 	}
+	if l > bound {
+		t.Fatalf("after settle: memory limit %d, above the hold's %d", l, bound)
+	}
+	waitRestored(t, 80, userLimit)
+}
+
+// settle's tail is never undone by the tail leave set before it: the
+// cleanup of that tail, which the settling cycle runs, may run before
+// settle sets its own, and then restores nothing.
+func TestGCSettleOutlivesLeaveTail(t *testing.T) {
+	userGC(t)
+	var h gcHold
+	h.enterN(bulkVUs, processMemory()+512<<20, 1)
+	for range bulkVUs {
+		h.leave()
+	}
+	h.mu.Lock()
+	leaveGen := h.gen
+	h.mu.Unlock()
+	gen, ok := h.settling()
+	if !ok {
+		t.Fatal("a bulk held and made: settling refused")
+	}
+	h.cycled(leaveGen) // the leave tail's cleanup, run by the settling cycle
+	runtime.GC()
+	h.settled(gen)
+	h.mu.Lock()
+	held := h.held
+	h.restore()
+	h.mu.Unlock()
+	if !held {
+		t.Fatal("the leave tail's cleanup ran in settle and restored the GC before settle's tail")
+	}
+}
+
+// GOGC after the settling cycle: the goal is the live heap plus what the
+// process holds, and never nearer than the GOGC the hold restores.
+func TestSettledPercent(t *testing.T) {
+	for _, c := range []struct {
+		percent    int
+		held, live int64
+		want       int
+	}{
+		{100, 240 << 20, 140 << 20, 171}, // 14 000 VUs settled
+		{100, 140 << 20, 140 << 20, 100}, // all held is live: GOGC=100
+		{300, 240 << 20, 140 << 20, 300}, // a higher GOGC is kept
+		{100, 1 << 62, 1, math.MaxInt32},
+	} {
+		if got := settledPercent(c.percent, c.held, c.live); got != c.want {
+			t.Errorf("settledPercent(%d, held %d, live %d) = %d, want %d", c.percent, c.held, c.live, got, c.want)
+		}
+	}
+}
+
+// A tail's limit is its share of what is held, and never above the
+// hold's own limit (the run's bound, or what the machine has available).
+func TestTailLimit(t *testing.T) {
+	for _, c := range []struct {
+		held, num, den, bound, want int64
+	}{
+		{400 << 20, 5, 4, 8 << 30, 500 << 20},
+		{400 << 20, 2, 1, 8 << 30, 800 << 20},
+		{400 << 20, 5, 4, 450 << 20, 450 << 20}, // the bound caps it
+		{400 << 20, 5, 4, 300 << 20, 300 << 20}, // even below what is held: the GC runs
+	} {
+		if got := tailLimit(c.held, c.num, c.den, c.bound); got != c.want {
+			t.Errorf("tailLimit(%d, %d/%d, bound %d) = %d, want %d", c.held, c.num, c.den, c.bound, got, c.want)
+		}
+	}
+}
+
+// settle's tail stays under the run's bound, and its end restores it.
+func TestGCSettleUnderRunBound(t *testing.T) {
+	setGC(t, 100, 64<<40)
+	var h gcHold
+	run := processMemory() + processMemory()/2
+	unbind := h.bind(run)
+	defer unbind()
+	h.enterN(bulkVUs, 0, 1)
+	for range bulkVUs {
+		h.leave()
+	}
+	h.settle()
+	if p, l := gcSettings(); p < 100 || l > run {
+		t.Fatalf("after settle in a bound run: GOGC %d, limit %d; want GOGC >= 100 under the run's %d", p, l, run)
+	}
+	waitRestored(t, 100, run)
 }
 
 // Local agents share one machine's memory: with no bound given, each of N
@@ -199,11 +283,7 @@ func TestBindMemory(t *testing.T) {
 	for range bulkVUs {
 		h.leave()
 	}
-	testwait.Until(t, testwait.Deadline, "GOGC and the run's limit restored after a GC cycle", func() bool {
-		runtime.GC()
-		p, l := gcSettings()
-		return p == 100 && l == run
-	})
+	waitRestored(t, 100, run)
 
 	other := h.bind(run / 2)
 	if _, l := gcSettings(); l != run/2 {
@@ -262,5 +342,17 @@ func setGC(t *testing.T, percent int, limit int64) {
 	t.Cleanup(func() {
 		debug.SetGCPercent(prevPercent)
 		debug.SetMemoryLimit(prevLimit)
+	})
+}
+
+// waitRestored runs GC cycles until GOGC is percent and the memory limit
+// limit again: a hold's tail ends at a cycle's end, in a cleanup that runs
+// after it.
+func waitRestored(t *testing.T, percent, limit int64) {
+	t.Helper()
+	testwait.Until(t, testwait.Deadline, "GOGC and the limit restored after a GC cycle", func() bool {
+		runtime.GC()
+		p, l := gcSettings()
+		return p == percent && l == limit
 	})
 }

@@ -1,0 +1,42 @@
+package agent
+
+import "testing"
+
+// An agent's saturated ticks are its watch's once it sends one (a
+// script's agents), and then add up to the run's generator; an agent that
+// sends none (a URL run's) counts the deltas whose verdict said saturated.
+func TestAgentSaturatedTicks(t *testing.T) {
+	url := &member{}
+	for _, sat := range []bool{true, false, true, true} {
+		url.countSaturated(&Delta{Saturated: sat})
+	}
+	if url.SaturatedTicks != 3 {
+		t.Errorf("no watch sent: %d saturated ticks, want the 3 saturated deltas", url.SaturatedTicks)
+	}
+
+	script := &member{}
+	steps := []struct {
+		d    Delta
+		want uint64
+	}{
+		{Delta{Saturated: true}, 1}, // before its first watch: the delta's verdict
+		{Delta{Saturated: true, Watch: &Watch{Ticks: 10, SaturatedTicks: 2}}, 2},
+		{Delta{Saturated: true}, 2}, // deltas between watches count nothing more
+		{Delta{Saturated: true}, 2},
+		{Delta{Watch: &Watch{Ticks: 20, SaturatedTicks: 6}}, 6},
+	}
+	for i, s := range steps {
+		script.countSaturated(&s.d)
+		if script.SaturatedTicks != s.want {
+			t.Fatalf("delta %d: %d saturated ticks, want %d", i, script.SaturatedTicks, s.want)
+		}
+	}
+
+	other := &member{}
+	other.countSaturated(&Delta{Watch: &Watch{Ticks: 20, SaturatedTicks: 3}})
+	c := &Controller{members: map[string]*member{"a": script, "b": other}}
+	g := c.generator([]AgentInfo{script.AgentInfo, other.AgentInfo})
+	if sum := script.SaturatedTicks + other.SaturatedTicks; uint64(g.SaturatedTicks) != sum || g.Ticks != 40 {
+		t.Errorf("generator %d of %d saturated ticks; the agents' entries say %d of 40", g.SaturatedTicks, g.Ticks, sum)
+	}
+}
