@@ -3,6 +3,8 @@
 package engine
 
 import (
+	"os"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -37,6 +39,36 @@ func rawWrite(fd int, p []byte) (int, error) {
 // pollNow is epoll_wait that does not wait: the events ready now.
 func pollNow(ep int, evs []unix.EpollEvent) int {
 	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+	if e != 0 {
+		return 0
+	}
+	return int(n)
+}
+
+// rawWaitMax bounds a raw blocking wait (ms): a goroutine in a raw system
+// call holds its P and cannot be preempted until the call returns. Go's
+// preemption signal interrupts epoll_wait (EINTR), so a stop-the-world
+// does not wait for it; the bound covers a process where that signal is
+// off (GODEBUG=asyncpreemptoff=1).
+const rawWaitMax = 10
+
+// rawWaitOK reports whether a run of loops loops may wait raw: only with
+// a P left over for the rest of the process (the phase, the governor, the
+// watch, the timers), which a loop holding its P through the wait would
+// otherwise starve. THROTTLE_EVLOOP_RAWWAIT=0 turns it off.
+func rawWaitOK(loops int) bool {
+	return os.Getenv("THROTTLE_EVLOOP_RAWWAIT") != "0" && runtime.GOMAXPROCS(0) > loops
+}
+
+// waitRaw is the blocking epoll_wait as a raw system call, at most
+// rawWaitMax ms: the scheduler is not told, so Go's sysmon never sees the
+// loop in a system call, never hands its P to another thread, and does
+// not wake every 20 µs for it.
+func waitRaw(ep int, evs []unix.EpollEvent, ms int) int {
+	if ms < 0 || ms > rawWaitMax {
+		ms = rawWaitMax
+	}
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), uintptr(ms), 0, 0)
 	if e != 0 {
 		return 0
 	}
