@@ -17,8 +17,10 @@ import (
 // microseconds); made as an ordinary system call, Go's sysmon takes the
 // P away from a loop that stays in it that long and wakes another thread
 // to run it, several context switches per request (docs/performance.md).
-// Only the one call that may wait, the blocking epoll_wait, is an ordinary
-// one, so the scheduler can run other goroutines meanwhile.
+// The one call that may wait, the blocking epoll_wait, is an ordinary one
+// when the loop's P is needed elsewhere (no P left over: rawWaitOK), so
+// the scheduler can run other goroutines meanwhile; with a P left over it
+// is raw too (waitRaw).
 
 func rawRead(fd int, p []byte) (int, error) {
 	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
