@@ -96,7 +96,7 @@ type evLoop struct {
 	// backlog: open-loop arrivals taken whose slot was not idle yet.
 	backlog []time.Time
 	seed    int  // the first target of the next slot
-	rawWait bool // wait with waitRaw (rawWaitOK)
+	rawWait bool // wait with waitRaw (claimRawWait)
 }
 
 func newEvLoop(e *Engine, id int) (phase.Loop, error) {
@@ -114,7 +114,7 @@ func newEvLoop(e *Engine, id int) (phase.Loop, error) {
 		unix.Close(efd)
 		return nil, err
 	}
-	return &evLoop{e: e, sh: e.ev, addr: e.ev.sockaddr(), ep: ep, efd: efd, buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256), seed: id, rawWait: rawWaitOK(evLoops())}, nil
+	return &evLoop{e: e, sh: e.ev, addr: e.ev.sockaddr(), ep: ep, efd: efd, buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256), seed: id, rawWait: claimRawWait()}, nil
 }
 
 func (l *evLoop) wake() {
@@ -415,6 +415,9 @@ func (l *evLoop) Close() {
 	}
 	unix.Close(l.ep)
 	unix.Close(l.efd)
+	if l.rawWait {
+		releaseRawWait()
+	}
 }
 
 func isClosed(c <-chan struct{}) bool {

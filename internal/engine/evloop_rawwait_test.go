@@ -12,24 +12,38 @@ import (
 	"github.com/throttlekit/throttle/governor"
 )
 
-// A loop waits raw only with a P left over for the rest of the process,
-// and not when THROTTLE_EVLOOP_RAWWAIT=0.
+// A loop waits raw only while a P is left over for the rest of the
+// process, counting every engine's raw-waiting loops, and not when
+// THROTTLE_EVLOOP_RAWWAIT=0.
 func TestEvLoopRawWaitChosen(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	if n := rawWaiters.Load(); n != 0 {
+		t.Fatalf("%d loops of earlier tests still wait raw", n)
+	}
 	runtime.GOMAXPROCS(1)
-	if rawWaitOK(1) {
-		t.Error("GOMAXPROCS 1, one loop: raw wait chosen, which would hold the only P")
+	if claimRawWait() {
+		releaseRawWait()
+		t.Error("GOMAXPROCS 1: raw wait granted, which would hold the only P")
 	}
-	runtime.GOMAXPROCS(2)
-	if !rawWaitOK(1) {
-		t.Error("GOMAXPROCS 2, one loop: raw wait not chosen")
+	runtime.GOMAXPROCS(3)
+	if !claimRawWait() || !claimRawWait() {
+		t.Fatal("GOMAXPROCS 3: raw wait refused to one of the first two loops")
 	}
-	if rawWaitOK(2) {
-		t.Error("GOMAXPROCS 2, two loops: raw wait chosen, no P left over")
+	if claimRawWait() {
+		t.Error("GOMAXPROCS 3, two loops waiting raw: a third granted, no P left over")
 	}
+	releaseRawWait()
+	if !claimRawWait() {
+		t.Error("a loop's release did not let another wait raw")
+	}
+	releaseRawWait()
+	releaseRawWait()
 	t.Setenv("THROTTLE_EVLOOP_RAWWAIT", "0")
-	if rawWaitOK(1) {
-		t.Error("THROTTLE_EVLOOP_RAWWAIT=0: raw wait chosen")
+	if claimRawWait() {
+		t.Error("THROTTLE_EVLOOP_RAWWAIT=0: raw wait granted")
+	}
+	if n := rawWaiters.Load(); n != 0 {
+		t.Errorf("%d raw waits counted after every release", n)
 	}
 }
 
@@ -58,6 +72,9 @@ func TestEvLoopRawWaitRuns(t *testing.T) {
 			n = res.Counts
 			if n.Classes[ClassTimeout] == 0 || n.OK != 0 || n.Started != n.OK+n.Failed+n.Aborted {
 				t.Errorf("silent target: %+v, want timeouts", n)
+			}
+			if w := rawWaiters.Load(); w != 0 {
+				t.Errorf("%d raw waits still counted after the runs", w)
 			}
 		})
 	}

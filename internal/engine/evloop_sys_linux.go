@@ -5,6 +5,7 @@ package engine
 import (
 	"os"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +19,7 @@ import (
 // P away from a loop that stays in it that long and wakes another thread
 // to run it, several context switches per request (docs/performance.md).
 // The one call that may wait, the blocking epoll_wait, is an ordinary one
-// when the loop's P is needed elsewhere (no P left over: rawWaitOK), so
+// when the loop's P is needed elsewhere (no P left over: claimRawWait), so
 // the scheduler can run other goroutines meanwhile; with a P left over it
 // is raw too (waitRaw).
 
@@ -54,13 +55,27 @@ func pollNow(ep int, evs []unix.EpollEvent) int {
 // off (GODEBUG=asyncpreemptoff=1).
 const rawWaitMax = 10
 
-// rawWaitOK reports whether a run of loops loops may wait raw: only with
-// a P left over for the rest of the process (the phase, the governor, the
-// watch, the timers), which a loop holding its P through the wait would
-// otherwise starve. THROTTLE_EVLOOP_RAWWAIT=0 turns it off.
-func rawWaitOK(loops int) bool {
-	return os.Getenv("THROTTLE_EVLOOP_RAWWAIT") != "0" && runtime.GOMAXPROCS(0) > loops
+// rawWaiters counts the process's loops that wait raw (every engine's).
+var rawWaiters atomic.Int32
+
+// claimRawWait reports whether a new loop may wait raw, and if so counts
+// it (releaseRawWait uncounts it): only while a P is left over for the
+// rest of the process — the phase, the governor, the watch, the timers,
+// another engine's goroutines — which loops holding their Ps through
+// their waits would otherwise starve. THROTTLE_EVLOOP_RAWWAIT=0 turns it
+// off.
+func claimRawWait() bool {
+	if os.Getenv("THROTTLE_EVLOOP_RAWWAIT") == "0" {
+		return false
+	}
+	if rawWaiters.Add(1) < int32(runtime.GOMAXPROCS(0)) {
+		return true
+	}
+	rawWaiters.Add(-1)
+	return false
 }
+
+func releaseRawWait() { rawWaiters.Add(-1) }
 
 // waitRaw is the blocking epoll_wait as a raw system call, at most
 // rawWaitMax ms: the scheduler is not told, so Go's sysmon never sees the
