@@ -95,7 +95,8 @@ type evLoop struct {
 	cur   *evSlot   // the slot being worked on, for a panic's recovery
 	// backlog: open-loop arrivals taken whose slot was not idle yet.
 	backlog []time.Time
-	seed    int // the first target of the next slot
+	seed    int  // the first target of the next slot
+	rawWait bool // wait with waitRaw (claimRawWait)
 }
 
 func newEvLoop(e *Engine, id int) (phase.Loop, error) {
@@ -113,7 +114,7 @@ func newEvLoop(e *Engine, id int) (phase.Loop, error) {
 		unix.Close(efd)
 		return nil, err
 	}
-	return &evLoop{e: e, sh: e.ev, addr: e.ev.sockaddr(), ep: ep, efd: efd, buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256), seed: id}, nil
+	return &evLoop{e: e, sh: e.ev, addr: e.ev.sockaddr(), ep: ep, efd: efd, buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256), seed: id, rawWait: claimRawWait()}, nil
 }
 
 func (l *evLoop) wake() {
@@ -243,9 +244,13 @@ func (l *evLoop) loop() {
 					wait = 0
 				}
 			}
-			var err error
-			if n, err = unix.EpollWait(l.ep, l.evs, wait); err != nil {
-				n = 0
+			if l.rawWait {
+				n = waitRaw(l.ep, l.evs, wait)
+			} else {
+				var err error
+				if n, err = unix.EpollWait(l.ep, l.evs, wait); err != nil {
+					n = 0
+				}
 			}
 			if open {
 				lane.Sleeping(false)
@@ -410,6 +415,9 @@ func (l *evLoop) Close() {
 	}
 	unix.Close(l.ep)
 	unix.Close(l.efd)
+	if l.rawWait {
+		releaseRawWait()
+	}
 }
 
 func isClosed(c <-chan struct{}) bool {

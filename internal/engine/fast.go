@@ -122,9 +122,9 @@ func (c *fastConn) host(isTLS bool, addr string) *fastHost {
 		DisablePathNormalizing: true,
 		// Bodies are read by send, as a stream: discarded as they arrive
 		// or kept up to the body limit, so an endless or huge body costs a
-		// buffer, not its size. The read deadline fasthttp sets for the
-		// attempt stays on the connection while the stream is read, so the
-		// timeout ends a slow body too.
+		// buffer, not its size. The attempt's deadline (tracedConn) stays
+		// on the connection while the stream is read, so the timeout ends
+		// a slow body too.
 		StreamResponseBody: true,
 		// fasthttp's own retries would hide attempts; only a request on a
 		// reused keep-alive connection the server had already closed is
@@ -161,7 +161,10 @@ func (h *fastHost) dial(addr string) (net.Conn, error) {
 		return tc, nil
 	}
 	tl := tls.Client(tc, h.tls)
+	// The attempt's deadline bounds the handshake and stays for its
+	// request (tracedConn.Write sees it set).
 	raw.SetDeadline(h.deadline)
+	tc.dl = h.deadline
 	if err := tl.HandshakeContext(h.s.abort); err != nil {
 		tc.Close()
 		var te interface{ Timeout() bool }
@@ -170,21 +173,34 @@ func (h *fastHost) dial(addr string) (net.Conn, error) {
 		}
 		return nil, fmt.Errorf("%w: %w", errTLSHandshake, err)
 	}
-	raw.SetDeadline(time.Time{})
 	h.tlsDur = time.Since(t1)
 	h.wrote, h.first = time.Time{}, time.Time{} // the handshake is not the request
 	return tl, nil
 }
 
 // tracedConn counts a connection's bytes and notes, for the attempt in
-// progress, when the last byte was written and the first one read.
+// progress, when the last byte was written and the first one read. It
+// also puts the attempt's deadline on the connection, once per attempt,
+// at its first write (a request is always written before its answer is
+// read): one SetDeadline, where fasthttp, given the request's timeout,
+// would read the clock three times and set the write and the read
+// deadline apart — two updates of the runtime's timers per request
+// (docs/performance.md, session 11). The deadline stays on the connection
+// while the body stream is read, so the timeout ends a slow body too.
 type tracedConn struct {
 	net.Conn
 	h    *fastHost
 	stop func() bool // unregisters the abort hook
+	dl   time.Time   // the deadline on the connection now
 }
 
 func (c *tracedConn) Write(p []byte) (int, error) {
+	if d := c.h.deadline; !d.Equal(c.dl) {
+		if err := c.Conn.SetDeadline(d); err != nil {
+			return 0, err
+		}
+		c.dl = d
+	}
 	n, err := c.Conn.Write(p)
 	c.h.sent += int64(n)
 	c.h.wrote = time.Now()
@@ -200,6 +216,35 @@ func (c *tracedConn) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// SetDeadline, SetReadDeadline and SetWriteDeadline ignore a clear: fasthttp, given
+// no timeout, clears a new connection's deadlines once, before its first
+// answer is read — which would lift the attempt's deadline that Write had
+// just set. A deadline set by anyone else is passed on, and the next
+// attempt's Write sets its own again.
+func (c *tracedConn) SetReadDeadline(t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	c.dl = time.Time{}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *tracedConn) SetDeadline(t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	c.dl = time.Time{}
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *tracedConn) SetWriteDeadline(t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	c.dl = time.Time{}
+	return c.Conn.SetWriteDeadline(t)
 }
 
 func (c *tracedConn) Close() error {
@@ -281,7 +326,8 @@ func (c *fastConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Re
 	resp := c.resp
 	resp.Reset()
 	resp.Header.SetNoDefaultContentType(true) // keepHeader's: only a Content-Type sent
-	c.req.SetTimeout(timeout)
+	// No SetTimeout: the deadline h.deadline is put on the connection by
+	// its tracedConn (and bounds the dial); fasthttp sets none.
 	err := h.hc.Do(c.req, resp)
 	var body []byte
 	if err == nil {
