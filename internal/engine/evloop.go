@@ -45,9 +45,20 @@ func transportName(s string) (string, error) {
 	}
 	switch s {
 	case "", TransportEvLoop, TransportFastHTTP:
-		return s, nil
+	default:
+		return "", fmt.Errorf("unknown HTTP/1.1 transport %q (%s): want %s or %s", s, TransportEnv, TransportEvLoop, TransportFastHTTP)
 	}
-	return "", fmt.Errorf("unknown HTTP/1.1 transport %q (%s): want %s or %s", s, TransportEnv, TransportEvLoop, TransportFastHTTP)
+	// The loop's own knobs are checked with the choice, so a typo in one
+	// is refused before the run, not taken as the default.
+	if v := os.Getenv("THROTTLE_EVLOOP_LOOPS"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 {
+			return "", fmt.Errorf("THROTTLE_EVLOOP_LOOPS=%q: want a whole number of loops, 1 or more", v)
+		}
+	}
+	if v := os.Getenv("THROTTLE_EVLOOP_RAWWAIT"); v != "" && v != "0" && v != "1" {
+		return "", fmt.Errorf("THROTTLE_EVLOOP_RAWWAIT=%q: want 0 (the scheduler-told wait) or 1 (the raw wait, the default)", v)
+	}
+	return s, nil
 }
 
 // evLoops is how many event loops a run has: THROTTLE_EVLOOP_LOOPS, else

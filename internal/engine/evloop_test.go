@@ -326,3 +326,24 @@ func TestEvLoopOpenIdleConnsClose(t *testing.T) {
 		t.Errorf("%s: %d workers, counts %+v: want the stall's slots and no failure", res.Transport, res.Workers, res.Counts)
 	}
 }
+
+// The loop's knobs are refused by name when they are not what they can
+// be, never taken as their default.
+func TestEvLoopKnobsChecked(t *testing.T) {
+	for _, c := range []struct{ env, val, want string }{
+		{"THROTTLE_EVLOOP_LOOPS", "two", "THROTTLE_EVLOOP_LOOPS"},
+		{"THROTTLE_EVLOOP_LOOPS", "0", "THROTTLE_EVLOOP_LOOPS"},
+		{"THROTTLE_EVLOOP_RAWWAIT", "false", "THROTTLE_EVLOOP_RAWWAIT"},
+		{"THROTTLE_EVLOOP_LOOPS", "2", ""},
+		{"THROTTLE_EVLOOP_RAWWAIT", "0", ""},
+		{"THROTTLE_EVLOOP_RAWWAIT", "1", ""},
+	} {
+		t.Run(c.env+"="+c.val, func(t *testing.T) {
+			t.Setenv(c.env, c.val)
+			_, err := transportName("")
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("%s=%q: err %v, want one naming %q", c.env, c.val, err, c.want)
+			}
+		})
+	}
+}
