@@ -370,7 +370,7 @@ s = lambda g: "%d of %d ticks; cpu %d lag %d schedule %d" % (g["saturated_ticks"
 out = ("saturated" if g["saturated"] else "not saturated") + " (" + s(g) + ")"
 for a in d.get("agents", []):
     if a.get("watch"):
-        out += "; %s: %s, machine peak %.2f cores" % (a["id"], s(a["watch"]), a["watch"]["peak_cpu"])
+        out += "; %s: %s, peak %.2f cores" % (a["id"], s(a["watch"]), a["watch"]["peak_cpu"])
 print(out)' "$WORK/main.json")
 FAILED=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["iterations"]["failed"])' "$WORK/main.json")
 GC=$(awk '/^gc [0-9]+ @/ { split($5, c, "+"); print c[1] + c[3] }' "$WORK/main.gc" | sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "p99 %.3f ms, max %.3f ms over %d cycles", a[int(NR * 0.99 + 0.999)], a[NR], NR; else print "no GC cycle" }')

@@ -116,10 +116,11 @@ type Spec struct {
 	Insecure bool          `json:"insecure,omitempty"`
 	HTTP2    bool          `json:"http2,omitempty"`
 	// Colocated is how many agents share one machine's cores
-	// (--local-agents N): each agent's watch then judges the machine's
-	// busy cores, not its own CPU (phase.WatchConfig.Colocated), since N
-	// of them can fill the machine while none fills it alone. 0 or 1: an
-	// agent has its machine to itself.
+	// (--local-agents N): each agent's watch of itself then takes a tick
+	// as CPU-saturated at its share of the machine's cores
+	// (phase.WatchConfig.Colocated), since each sees every core as its own
+	// and N of them can fill the machine while none fills it alone. 0 or
+	// 1: an agent has its machine to itself.
 	Colocated int `json:"colocated,omitempty"`
 	// Script, if set, makes the run a k6 script's: the agents run their
 	// segments of it as authored (Targets and the phase settings above
@@ -229,8 +230,7 @@ type Watch struct {
 	Rate           float64        `json:"rate,omitempty"`
 	Signals        map[string]int `json:"signals,omitempty"`
 	// MaxLag is the largest tick's mean schedule lag; PeakCPU the most
-	// cores the agent's process used in a tick, or for a colocated agent
-	// the machine (-1 unknown).
+	// cores the agent's process used in a tick (-1 unknown).
 	MaxLag  time.Duration `json:"max_lag_ns"`
 	PeakCPU float64       `json:"peak_cpu"`
 }

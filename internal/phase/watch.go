@@ -18,15 +18,9 @@ import (
 //
 //   - cpu: the process's own CPU time (getrusage) over the tick, in cores,
 //     at or above WatchConfig.CPU × the cores it may use (usableCores: its
-//     GOMAXPROCS). With WatchConfig.Colocated processes sharing the
-//     machine, as --local-agents N has, each judges the machine instead:
-//     the busy time of the cores it may run on (/proc/stat, cpu_linux.go)
-//     at or above WatchConfig.CPU × those cores. A process's share of the
-//     cores was the rule before: it marked an agent whose VUs came
-//     together in a tick while the machine had cores idle (an agent at
-//     0.3 cores of 2, the machine at 1.3), and it cannot see the machine
-//     filled by others (the target). Where the machine's busy time is
-//     not known the share stays the rule. The clock and the CPU time are read
+//     GOMAXPROCS, or with WatchConfig.Colocated processes sharing the
+//     machine, as --local-agents N has, its share of the machine's cores
+//     if that is less). The clock and the CPU time are read
 //     together, and a tick spans at least half of WatchConfig.Every
 //     (watch_cpu.go): over a shorter one the kernel's booking of CPU time
 //     is noise;
@@ -104,9 +98,8 @@ type WatchConfig struct {
 	Drop, Busy float64
 	// Colocated is how many processes share this machine's cores, this
 	// one included (a controller's N local agents); 0 or 1: it has them
-	// to itself. The cpu rule then judges the machine's busy cores
-	// (machineCPU), or where they are not known this process against its
-	// share of them (usableCores).
+	// to itself. The cpu rule then judges this process against its share
+	// of them (usableCores).
 	Colocated int
 }
 
@@ -146,9 +139,8 @@ type GeneratorStatus struct {
 	Rate float64
 	// Lag is the tick's mean schedule lag (0 in concurrency mode).
 	Lag time.Duration
-	// CPU is the cores the process used over the tick, or for a
-	// colocated process the cores the machine used (WatchConfig.Colocated);
-	// -1 when the platform does not say.
+	// CPU is the cores the process used over the tick; -1 when the
+	// platform does not say.
 	CPU float64
 	// Dropped is the share of the tick's arrivals dropped (rate mode).
 	Dropped float64
@@ -192,9 +184,9 @@ type watchReading struct {
 type watcher struct {
 	cfg   WatchConfig
 	rate  bool    // rate mode: the lag and schedule rules apply
-	cores float64 // cores the process may use, or the machine's it judges
+	cores float64 // cores the process may use
 	// cpu reads the process's CPU time so far (< 0 unknown): processCPU,
-	// machineCPU's reader for a colocated process, a test's fake otherwise.
+	// a test's fake process otherwise.
 	cpu func() time.Duration
 
 	mu       sync.Mutex
@@ -208,13 +200,7 @@ type watcher struct {
 }
 
 func newWatcher(rateMode bool, cfg WatchConfig) *watcher {
-	w := newWatcherOn(rateMode, cfg, runtime.GOMAXPROCS(0), runtime.NumCPU())
-	if cfg.Colocated > 1 {
-		if read, cores := machineCPU(); read != nil {
-			w.cpu, w.cores = read, float64(cores)
-		}
-	}
-	return w
+	return newWatcherOn(rateMode, cfg, runtime.GOMAXPROCS(0), runtime.NumCPU())
 }
 
 // newWatcherOn is newWatcher for a process of procs Ps (GOMAXPROCS) on a
@@ -226,8 +212,7 @@ func newWatcherOn(rateMode bool, cfg WatchConfig, procs, cpus int) *watcher {
 
 // usableCores is the cores a process may use: its GOMAXPROCS (procs) at
 // most, and no more than the machine's (cpus) over the colocated
-// processes sharing them (0 or 1: none shares them; colocated processes
-// judge the machine instead where machineCPU reads it). N processes on one
+// processes sharing them (0 or 1: none shares them). N processes on one
 // machine can fill it while none uses more than its Nth, so each is
 // judged against that share; a process's GOMAXPROCS bounds it alone, not
 // what the N together use (7 agents with GOMAXPROCS=1 on 2 cores: 2/7 of
