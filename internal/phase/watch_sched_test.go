@@ -262,3 +262,21 @@ func TestSchedReaderFlood(t *testing.T) {
 		t.Errorf("%d samples, p99 %v: want the flood's waits, at least 5ms", d.n, d.p99)
 	}
 }
+
+// A watch tick's runtime reading and its judging allocate nothing once
+// the buffers are made: the runtime writes into the histogram it returned
+// before, and the watcher copies into its own.
+func TestWatchTickAllocs(t *testing.T) {
+	r := newSchedReader()
+	w := newWatcher(false, WatchConfig{})
+	at := time.Unix(1000, 0)
+	tick := func() {
+		at = at.Add(time.Second)
+		w.observe(watchReading{at: at, sched: r.read()})
+	}
+	tick()
+	tick()
+	if n := testing.AllocsPerRun(50, tick); n != 0 {
+		t.Errorf("%v allocations a tick, want 0", n)
+	}
+}
