@@ -61,8 +61,8 @@ type Report struct {
 // itself was the bottleneck in part of the run.
 type GeneratorJSON struct {
 	// Saturated is true when any watch tick found the generator, not the
-	// target, limiting the load (its CPU, its schedule lag, or its
-	// scheduler falling short of the offer).
+	// target, limiting the load (its CPU, its goroutines' wait to run,
+	// its schedule lag, or its scheduler falling short of the offer).
 	Saturated bool `json:"saturated"`
 	// SaturatedAtPerS is the attempts per second over the saturated
 	// ticks; 0 when none.
