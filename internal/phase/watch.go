@@ -42,7 +42,12 @@ import (
 //     process too few to judge); the reading is a floor, a bucket's lower
 //     edge; and it counts goroutines queued in Go's run queues only: a
 //     goroutine already running when the OS takes its thread off the
-//     core waits unseen, only those queued behind it count;
+//     core waits unseen, only those queued behind it count, and an answer
+//     that came in while none of the process's threads ran is not
+//     runnable until the netpoller sees it (a machine full of other
+//     processes delays the generator unseen: docs/performance.md). VUs
+//     made together wait for each other, so a run's start on a crowded
+//     machine may read as saturated for a tick or two;
 //   - lag (rate mode): the mean schedule lag of the tick's arrivals — how
 //     late each first attempt was sent after its intended start — at or
 //     above WatchConfig.Lag; a slow target does not raise it (an arrival
@@ -88,11 +93,13 @@ const (
 	DefaultSaturationTicks = 2
 	DefaultSaturationBusy  = 0.8
 	DefaultSaturationDrop  = 0.01
-	// DefaultSaturationWait is the wait rule's p99: above every run
+	// DefaultSaturationWait is the wait rule's p99: above the runs
 	// measured that kept up (1 000 VUs and --rate 2000, alone and beside
-	// four CPU hogs on 2 cores: at most single ticks of 117–235 ms, never
-	// two in a row at 100 ms), below the waits of an agent whose 5 s windows
-	// had p99 latencies of 0.3–10 s (docs/performance.md, "the wait rule").
+	// four CPU hogs on 2 cores at load ≤ 3.8: single ticks of 117–235 ms,
+	// never two in a row; test binaries under -race beside the hogs: the
+	// engine's at most 59 ms), and below the waits of 100 000-VU agents in
+	// their stalls (windows' p99 latency 0.3–11 s; docs/performance.md,
+	// "the wait rule").
 	DefaultSaturationWait = 100 * time.Millisecond
 	// minScheduled is the fewest arrivals a tick must ask for before the
 	// schedule rule judges it: at a low rate a tick's count is too coarse.
