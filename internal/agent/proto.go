@@ -230,19 +230,23 @@ type Watch struct {
 	Rate           float64        `json:"rate,omitempty"`
 	Signals        map[string]int `json:"signals,omitempty"`
 	// MaxLag is the largest tick's mean schedule lag; PeakCPU the most
-	// cores the agent's process used in a tick (-1 unknown).
+	// cores the agent's process used in a tick (-1 unknown); MaxWait the
+	// largest tick's 99th percentile of the time its goroutines waited
+	// to run (the wait rule's reading; 0 when no tick had enough samples).
 	MaxLag  time.Duration `json:"max_lag_ns"`
 	PeakCPU float64       `json:"peak_cpu"`
+	MaxWait time.Duration `json:"max_wait_ns"`
 }
 
 // watchOf is g as it travels.
 func watchOf(g engine.GeneratorSummary) *Watch {
-	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU}
+	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU, MaxWait: g.MaxWait}
 }
 
 // sumWatches is the run's generator over every agent's last watch: ticks,
-// saturated ticks, signals and saturated rates summed, the largest lag and
-// the peak CPU of any one agent; ok false when no agent sent a watch.
+// saturated ticks, signals and saturated rates summed, the largest lag,
+// the peak CPU and the largest wait of any one agent; ok false when no
+// agent sent a watch.
 func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
 	g.PeakCPU = -1
 	for _, w := range ws {
@@ -261,6 +265,7 @@ func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
 		}
 		g.MaxLag = max(g.MaxLag, w.MaxLag)
 		g.PeakCPU = max(g.PeakCPU, w.PeakCPU)
+		g.MaxWait = max(g.MaxWait, w.MaxWait)
 	}
 	return g, ok
 }

@@ -1,6 +1,13 @@
 package agent
 
-import "testing"
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/internal/engine"
+)
 
 // An agent's saturated ticks are its watch's once it sends one (a
 // script's agents), and then add up to the run's generator; an agent that
@@ -38,5 +45,22 @@ func TestAgentSaturatedTicks(t *testing.T) {
 	g := c.generator([]AgentInfo{script.AgentInfo, other.AgentInfo})
 	if sum := script.SaturatedTicks + other.SaturatedTicks; uint64(g.SaturatedTicks) != sum || g.Ticks != 40 {
 		t.Errorf("generator %d of %d saturated ticks; the agents' entries say %d of 40", g.SaturatedTicks, g.Ticks, sum)
+	}
+}
+
+// An agent's watch travels with its wait figure, and the run's generator
+// takes the largest of any agent's, as it does the lag and the CPU.
+func TestWatchWaitTravels(t *testing.T) {
+	w := watchOf(engine.GeneratorSummary{Ticks: 8, SaturatedTicks: 2, Signals: map[string]int{"wait": 2}, MaxWait: 80 * time.Millisecond, PeakCPU: 0.3})
+	var back Watch
+	if err := json.Unmarshal(encode(w), &back); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(encode(w)), `"max_wait_ns":80000000`) || back.MaxWait != 80*time.Millisecond || back.Signals["wait"] != 2 {
+		t.Errorf("watch %s, decoded %+v", encode(w), back)
+	}
+	g, ok := sumWatches([]*Watch{&back, nil, {Ticks: 8, MaxWait: 120 * time.Millisecond, PeakCPU: 0.2}})
+	if !ok || g.MaxWait != 120*time.Millisecond || g.Signals["wait"] != 2 || g.Ticks != 16 || g.PeakCPU != 0.3 {
+		t.Errorf("summed %+v", g)
 	}
 }

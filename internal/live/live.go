@@ -270,7 +270,12 @@ func statusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mod
 		s += fmt.Sprintf("  tls %d (handshake failed)", n)
 	}
 	if g := cur.Generator; g.Saturated {
-		s += fmt.Sprintf("  generator saturated at %s/s (%s)", Short(g.Rate), g.Signal)
+		why := g.Signal
+		if why == "wait" {
+			// The wait rule's reading says how far behind its goroutines ran.
+			why += fmt.Sprintf(" p99 %s", g.Wait.Round(time.Millisecond))
+		}
+		s += fmt.Sprintf("  generator saturated at %s/s (%s)", Short(g.Rate), why)
 	}
 	return s
 }

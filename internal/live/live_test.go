@@ -82,6 +82,10 @@ func TestStatusLine(t *testing.T) {
 	if got = StatusLine(cur, cur, report.Latency{}, governor.Rate); !strings.HasSuffix(got, "  generator saturated at 41234/s (cpu)") {
 		t.Errorf("a saturated generator says so: %q", got)
 	}
+	cur.Generator = engine.GeneratorStatus{Saturated: true, Signal: "wait", Rate: 41234, Wait: 117440512}
+	if got = StatusLine(cur, cur, report.Latency{}, governor.Rate); !strings.HasSuffix(got, "  generator saturated at 41234/s (wait p99 117ms)") {
+		t.Errorf("a generator saturated by the wait rule says how long its goroutines waited: %q", got)
+	}
 	// In an outage, and after it until the next window closes: the outage
 	// window is still the newest decision, but the target answers again.
 	cur.Generator = engine.GeneratorStatus{}

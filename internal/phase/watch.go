@@ -14,7 +14,7 @@ import (
 // the target's (dropped arrivals, inflated latency, an achieved rate below
 // the offer). A governor that took them for the target's would back off
 // from a healthy server. So every WatchConfig.Every a phase compares
-// three readings over the tick with thresholds:
+// its readings over the tick with thresholds, the first two in both modes:
 //
 //   - cpu: the process's own CPU time (getrusage) over the tick, in cores,
 //     at or above WatchConfig.CPU × the cores it may use (usableCores: its
@@ -24,6 +24,30 @@ import (
 //     together, and a tick spans at least half of WatchConfig.Every
 //     (watch_cpu.go): over a shorter one the kernel's booking of CPU time
 //     is noise;
+//   - wait: the 99th percentile of the time the process's goroutines
+//     waited to run once ready, over the tick, at or above
+//     WatchConfig.Wait, judged on ticks with at least minWaitSamples of
+//     the runtime's samples (watch_sched.go reads them from Go's
+//     /sched/latencies). This is the direct evidence the cpu rule only
+//     stands in for: a VU woken by its sleep's timer, or by the netpoller
+//     because its answer came in, that waits to run is the generator
+//     delaying the load it was asked for or adding its own delay to the
+//     latency it measures, whatever holds it up — its own CPU, GC assists,
+//     VUs woken in a bunch queued behind each other, or other processes
+//     (colocated agents, the target) holding the machine's cores, which a
+//     process's share of the CPU cannot see. A slow target does not raise
+//     it: a goroutine waiting for an answer is not runnable. Known
+//     limits: the runtime samples about one transition in eight of each
+//     goroutine, so a tick holds a sample of its wake-ups (and a quiet
+//     process too few to judge); the reading is a floor, a bucket's lower
+//     edge; and it counts goroutines queued in Go's run queues only: a
+//     goroutine already running when the OS takes its thread off the
+//     core waits unseen, only those queued behind it count, and an answer
+//     that came in while none of the process's threads ran is not
+//     runnable until the netpoller sees it (a machine full of other
+//     processes delays the generator unseen: docs/performance.md). VUs
+//     made together wait for each other, so a run's start on a crowded
+//     machine may read as saturated for a tick or two;
 //   - lag (rate mode): the mean schedule lag of the tick's arrivals — how
 //     late each first attempt was sent after its intended start — at or
 //     above WatchConfig.Lag; a slow target does not raise it (an arrival
@@ -69,6 +93,14 @@ const (
 	DefaultSaturationTicks = 2
 	DefaultSaturationBusy  = 0.8
 	DefaultSaturationDrop  = 0.01
+	// DefaultSaturationWait is the wait rule's p99: above the runs
+	// measured that kept up (1 000 VUs and --rate 2000, alone and beside
+	// four CPU hogs on 2 cores at load ≤ 3.8: single ticks of 117–235 ms,
+	// never two in a row; test binaries under -race beside the hogs: the
+	// engine's at most 59 ms), and below the waits of 100 000-VU agents in
+	// their stalls (windows' p99 latency 0.3–11 s; docs/performance.md,
+	// "the wait rule").
+	DefaultSaturationWait = 100 * time.Millisecond
 	// minScheduled is the fewest arrivals a tick must ask for before the
 	// schedule rule judges it: at a low rate a tick's count is too coarse.
 	minScheduled = 50
@@ -96,6 +128,10 @@ type WatchConfig struct {
 	// together a tick is saturated (defaults DefaultSaturationDrop and
 	// DefaultSaturationBusy); a negative either turns the rule off.
 	Drop, Busy float64
+	// Wait is the 99th percentile of the tick's runnable waits (the
+	// time goroutines waited to run) that marks a tick saturated
+	// (default DefaultSaturationWait).
+	Wait time.Duration
 	// Colocated is how many processes share this machine's cores, this
 	// one included (a controller's N local agents); 0 or 1: it has them
 	// to itself. The cpu rule then judges this process against its share
@@ -125,14 +161,17 @@ func (c WatchConfig) withDefaults() WatchConfig {
 	if c.Busy == 0 {
 		c.Busy = DefaultSaturationBusy
 	}
+	if c.Wait == 0 {
+		c.Wait = DefaultSaturationWait
+	}
 	return c
 }
 
 // GeneratorStatus is the watch's reading of its last tick.
 type GeneratorStatus struct {
 	// Saturated: the generator, not the target, limited the load in the
-	// tick; Signal names the rule that said so ("cpu", "lag", "drop",
-	// "schedule").
+	// tick; Signal names the rule that said so ("cpu", "wait", "lag",
+	// "drop", "schedule").
 	Saturated bool
 	Signal    string
 	// Rate is the attempts started per second over the tick.
@@ -147,6 +186,14 @@ type GeneratorStatus struct {
 	// Busy is the share of the event loops' wall time spent working over
 	// the tick (rate mode); -1 without loops.
 	Busy float64
+	// Wait is the 99th percentile (a floor: watch_sched.go) and WaitMean
+	// the mean of the time the process's goroutines waited to run over
+	// the tick, from WaitSamples of the runtime's samples (0: no
+	// reading). Runnable is the goroutines ready to run at the tick's
+	// end (-1 unknown), a figure beside it.
+	Wait, WaitMean time.Duration
+	WaitSamples    uint64
+	Runnable       int64
 }
 
 // GeneratorSummary sums the watch over a phase.
@@ -162,6 +209,9 @@ type GeneratorSummary struct {
 	// cores a tick used (-1 when unknown).
 	MaxLag  time.Duration
 	PeakCPU float64
+	// MaxWait is the largest tick's 99th percentile runnable wait, over
+	// the ticks with enough samples to judge (minWaitSamples).
+	MaxWait time.Duration
 }
 
 // watchReading is one tick's cumulative readings.
@@ -177,6 +227,8 @@ type watchReading struct {
 	// loopWall and loopIdle: the event loops' wall time and the part of
 	// it they spent waiting, so far (loopbusy.go); zero without loops.
 	loopWall, loopIdle time.Duration
+	// sched is the runtime's scheduling readings (watch_sched.go).
+	sched schedReading
 }
 
 // watcher judges successive readings. Its methods are safe for concurrent
@@ -188,6 +240,9 @@ type watcher struct {
 	// cpu reads the process's CPU time so far (< 0 unknown): processCPU,
 	// a test's fake process otherwise.
 	cpu func() time.Duration
+	// sched reads the runtime's scheduling metrics: a schedReader's,
+	// a test's fake runtime otherwise.
+	sched func() schedReading
 
 	mu       sync.Mutex
 	prev     watchReading
@@ -197,6 +252,10 @@ type watcher struct {
 	satSecs  float64
 	satN     float64
 	streak   int // ticks in a row in which a rule held, this one included
+	// schedPrev and schedBuckets: the runtime's wait histogram at prev
+	// (a copy: the reading's slice is the reader's); empty without one.
+	schedPrev    []uint64
+	schedBuckets []float64
 }
 
 func newWatcher(rateMode bool, cfg WatchConfig) *watcher {
@@ -207,7 +266,8 @@ func newWatcher(rateMode bool, cfg WatchConfig) *watcher {
 // machine of cpus cores.
 func newWatcherOn(rateMode bool, cfg WatchConfig, procs, cpus int) *watcher {
 	cores := usableCores(procs, cpus, cfg.Colocated)
-	return &watcher{cfg: cfg.withDefaults(), rate: rateMode, cores: cores, cpu: processCPU, last: GeneratorStatus{CPU: -1, Busy: -1}, sum: GeneratorSummary{PeakCPU: -1}}
+	return &watcher{cfg: cfg.withDefaults(), rate: rateMode, cores: cores, cpu: processCPU, sched: newSchedReader().read,
+		last: GeneratorStatus{CPU: -1, Busy: -1, Runnable: -1}, sum: GeneratorSummary{PeakCPU: -1}}
 }
 
 // usableCores is the cores a process may use: its GOMAXPROCS (procs) at
@@ -233,11 +293,21 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 	}
 	prev, had := w.prev, w.havePrev
 	w.prev, w.havePrev = r, true
+	var wait waitDist
+	if had && r.sched.counts != nil && w.schedBuckets != nil {
+		wait = waitOf(w.schedBuckets, w.schedPrev, r.sched.counts)
+	}
+	w.noteSched(r.sched)
 	if !had {
 		return w.last
 	}
 	dt := r.at.Sub(prev.at).Seconds()
-	st := GeneratorStatus{CPU: -1, Busy: -1, Rate: float64(r.started-prev.started) / dt}
+	st := GeneratorStatus{CPU: -1, Busy: -1, Rate: float64(r.started-prev.started) / dt,
+		Wait: wait.p99, WaitMean: wait.mean, WaitSamples: wait.n, Runnable: r.sched.runnable}
+	if r.sched.counts == nil {
+		st.Runnable = -1
+	}
+	judged := wait.n >= minWaitSamples
 	if n := r.lagged - prev.lagged; n > 0 && w.rate {
 		st.Lag = (r.lagSum - prev.lagSum) / time.Duration(n)
 	}
@@ -254,6 +324,8 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 	switch {
 	case w.cfg.CPU > 0 && st.CPU >= w.cfg.CPU*w.cores:
 		st.Signal = "cpu"
+	case w.cfg.Wait > 0 && judged && st.Wait >= w.cfg.Wait:
+		st.Signal = "wait"
 	case w.rate && w.cfg.Lag > 0 && st.Lag >= w.cfg.Lag:
 		st.Signal = "lag"
 	case w.rate && w.cfg.Drop > 0 && w.cfg.Busy > 0 && st.Busy >= w.cfg.Busy &&
@@ -277,6 +349,9 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 	s.Ticks++
 	s.MaxLag = max(s.MaxLag, st.Lag)
 	s.PeakCPU = max(s.PeakCPU, st.CPU)
+	if judged {
+		s.MaxWait = max(s.MaxWait, st.Wait)
+	}
 	if st.Saturated {
 		s.SaturatedTicks++
 		if s.Signals == nil {
@@ -334,6 +409,7 @@ func (p *Phase) reading() watchReading {
 		lagSum:   lagSum,
 		lagged:   lagged,
 		dropped:  ld.Dropped,
+		sched:    p.watch.sched(),
 	}
 	r.loopWall, r.loopIdle = p.loopTime(r.at)
 	if p.gate != nil {

@@ -86,7 +86,7 @@
 //	               "drained_s", "by", "missed"}],
 //	  "earlier_windows": 0,
 //	  "generator": {"saturated", "saturated_at_per_s", "saturated_ticks", "ticks",
-//	                "signals": {"cpu", "lag", "schedule", "drop"}}
+//	                "signals": {"cpu", "wait", "lag", "schedule", "drop"}, "max_wait_ms"}
 //	}
 //
 // A k6 script run writes Phased instead: the same document for its first

@@ -58,8 +58,12 @@ type Generator struct {
 	Ticks, SaturatedTicks int
 	// Rate is the attempts per second over the saturated ticks.
 	Rate float64
-	// Signals counts saturated ticks by rule (cpu, lag, drop, schedule).
+	// Signals counts saturated ticks by rule (cpu, wait, lag, drop,
+	// schedule).
 	Signals map[string]int
+	// MaxWait is the largest tick's 99th percentile of the time the
+	// generator's goroutines waited to run (over agents: any one agent's).
+	MaxWait time.Duration
 }
 
 // Iterations counts finished iterations: OK after however many tries it
@@ -184,7 +188,8 @@ func Build(in Input) (*Report, error) {
 		Generator: GeneratorJSON{
 			Saturated: in.Generator.SaturatedTicks > 0, SaturatedAtPerS: round(in.Generator.Rate, 3),
 			SaturatedTicks: in.Generator.SaturatedTicks, Ticks: in.Generator.Ticks,
-			Signals: GeneratorSignals{CPU: in.Generator.Signals["cpu"], Lag: in.Generator.Signals["lag"], Schedule: in.Generator.Signals["schedule"], Drop: in.Generator.Signals["drop"]},
+			Signals:   GeneratorSignals{CPU: in.Generator.Signals["cpu"], Wait: in.Generator.Signals["wait"], Lag: in.Generator.Signals["lag"], Schedule: in.Generator.Signals["schedule"], Drop: in.Generator.Signals["drop"]},
+			MaxWaitMs: ms(in.Generator.MaxWait),
 		},
 	}
 

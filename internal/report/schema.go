@@ -61,8 +61,8 @@ type Report struct {
 // itself was the bottleneck in part of the run.
 type GeneratorJSON struct {
 	// Saturated is true when any watch tick found the generator, not the
-	// target, limiting the load (its CPU, its schedule lag, or its
-	// scheduler falling short of the offer).
+	// target, limiting the load (its CPU, its goroutines' wait to run,
+	// its schedule lag, or its scheduler falling short of the offer).
 	Saturated bool `json:"saturated"`
 	// SaturatedAtPerS is the attempts per second over the saturated
 	// ticks; 0 when none.
@@ -72,12 +72,22 @@ type GeneratorJSON struct {
 	Ticks          int `json:"ticks"`
 	// Signals counts saturated ticks by the rule that marked them.
 	Signals GeneratorSignals `json:"signals"`
+	// MaxWaitMs is the largest watch tick's 99th percentile of the time
+	// the generator's goroutines waited to run once ready (the Go
+	// runtime's /sched/latencies, sampled), over the ticks with enough
+	// samples to judge; with agents, the largest of any agent. 0 when
+	// no tick had enough.
+	MaxWaitMs float64 `json:"max_wait_ms"`
 }
 
 // GeneratorSignals is "generator.signals": saturated ticks by rule.
 type GeneratorSignals struct {
 	// CPU: the process used nearly all the cores it may use.
 	CPU int `json:"cpu"`
+	// Wait: the generator's goroutines waited to run (its answers read
+	// late, its iterations started late) at the 99th percentile for at
+	// least the wait threshold.
+	Wait int `json:"wait"`
 	// Lag: arrivals were sent late after their intended start.
 	Lag int `json:"lag"`
 	// Schedule: the scheduler produced fewer arrivals than the offer.
