@@ -155,6 +155,11 @@ type Response struct {
 
 	location  string // a redirect's Location header, set by a transport for a 3xx
 	rawHeader []byte // the headers not yet made into Header (header.go)
+	// rxDelay is how long the answer's first byte waited in the kernel
+	// for the generator to read it, when rxStamped (the read came with
+	// the kernel's receive stamp: rxstamp_linux.go).
+	rxDelay   time.Duration
+	rxStamped bool
 }
 
 // Hop is one redirect an attempt followed: the request sent and the 3xx
@@ -531,6 +536,9 @@ func (d *Driver) judge(res *Response) {
 func (d *Driver) resolve(res *Response, latency time.Duration) {
 	m := d.cfg.Meter
 	m.resolve(res.Class, res.Elapsed)
+	if res.rxStamped {
+		m.readDelay(res.rxDelay)
+	}
 	if unreachable(res) {
 		m.unreach.Add(1)
 	}
