@@ -161,13 +161,17 @@ func (l *evLoop) event(s *evSlot, ev uint32, now time.Time) {
 // read reads what s's connection has. now is the loop's reading at its
 // epoll_wait's return: the read's time, unless the connection is stamped;
 // then an answer's first and last bytes are timed at their arrivals
-// (rxAt), and the first's wait for the loop is the answer's read delay.
+// (rxAt), and the first's wait for the loop, up to the read itself, is
+// the answer's read delay.
 func (l *evLoop) read(s *evSlot, now time.Time) {
 	var (
 		n     int
 		stamp int64
 		err   error
 	)
+	if readHook != nil {
+		readHook()
+	}
 	if l.rxOn {
 		n, stamp, err = l.rx.recv(s.fd, l.buf)
 	} else {
@@ -180,7 +184,9 @@ func (l *evLoop) read(s *evSlot, now time.Time) {
 		at := now
 		if stamp != 0 {
 			var delay time.Duration
-			at, delay = rxAt(stamp, now)
+			// The read's own time, not the batch's: slots before s in
+			// this batch kept its answer waiting too.
+			at, delay = rxAt(stamp, time.Now())
 			if s.first.IsZero() {
 				s.res.rxDelay, s.res.rxStamped = delay, true
 			}

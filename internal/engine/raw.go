@@ -301,6 +301,9 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 	}
 	// No defer: a panic here replaces the whole transport (safeAttempt),
 	// its buffer and parser with it.
+	if readHook != nil {
+		readHook()
+	}
 	bp := c.s.bufs.rawBuf()
 	var rx *rxRead
 	if h.rc != nil {

@@ -47,7 +47,33 @@ const RxStampEnv = "THROTTLE_RXSTAMP"
 const rxStampSupported = true
 
 // rxStampOn reports whether new connections are stamped (RxStampEnv).
-func rxStampOn() bool { return os.Getenv(RxStampEnv) != "0" }
+// When they are, the process keeps the kernel's stamping on (rxKeyOn).
+func rxStampOn() bool {
+	if os.Getenv(RxStampEnv) == "0" {
+		return false
+	}
+	rxKey.Do(rxKeyOn)
+	return true
+}
+
+var rxKey sync.Once
+
+// rxKeyOn keeps one socket asking for receive stamps open for the
+// process's life. The kernel stamps received packets only while some
+// socket asks (a static key), and the first socket's asking turns it on
+// in deferred work (net_enable_timestamp): a connection's first answer
+// could come before, unstamped (seen in TestEvLoopTimingsFromKernel), and
+// so could the first after every stamped connection had closed. The cost
+// is the kernel's: a clock reading per packet received while it is on.
+func rxKeyOn() {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	if rxEnable(fd) != nil {
+		unix.Close(fd)
+	}
+}
 
 // rxEnable asks the kernel to stamp fd's received segments.
 func rxEnable(fd int) error {

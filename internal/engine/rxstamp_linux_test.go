@@ -1,0 +1,135 @@
+//go:build linux
+
+package engine
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/throttlekit/throttle/governor"
+	"github.com/throttlekit/throttle/internal/targets"
+	"github.com/throttlekit/throttle/internal/testwait"
+)
+
+// rxHold is how long the tests hold the reader after the answer was
+// written: far above what a loopback answer takes on a loaded machine.
+const rxHold = 300 * time.Millisecond
+
+// heldServer answers every request at once and sends the time its
+// answer's write returned on wrote.
+func heldServer(t *testing.T) (*rawServer, chan time.Time) {
+	wrote := make(chan time.Time, 16)
+	srv := newRawServer(t, func(_ net.Conn, w *bufio.Writer, _ *http.Request) bool {
+		w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		w.Flush()
+		wrote <- time.Now()
+		return true
+	})
+	return srv, wrote
+}
+
+// holdReader makes readHook hold the reader until rxHold has passed since
+// the server wrote the answer (as a generator short of CPU reads late).
+func holdReader(t *testing.T, wrote chan time.Time) {
+	readHook = func() {
+		w := <-wrote
+		for d := time.Since(w); d < rxHold; d = time.Since(w) {
+			time.Sleep(rxHold - d)
+		}
+	}
+	t.Cleanup(func() { readHook = nil })
+}
+
+// A script request on the raw transport whose reader is held after the
+// server answered: with the kernel's stamps its time to first byte ends
+// before the server's write returned (the stamp is made in it, on
+// loopback), and the hold shows as its read delay; with the stamps off
+// (THROTTLE_RXSTAMP=0) the hold is in its waiting time, as before. The
+// first request dials, the next reuse the connection.
+func TestRawTimingsFromKernel(t *testing.T) {
+	for _, stamped := range []bool{true, false} {
+		t.Run(map[bool]string{true: "stamped", false: "off"}[stamped], func(t *testing.T) {
+			if !stamped {
+				t.Setenv(RxStampEnv, "0")
+			}
+			srv, wrote := heldServer(t)
+			r := lane(t, true, DriverConfig{})
+			holdReader(t, wrote)
+			var got []time.Time
+			readHook0 := readHook
+			readHook = func() {
+				readHook0()
+				got = append(got, time.Now())
+			}
+			m := r.d.cfg.Meter
+			for i := range 3 {
+				before := time.Now()
+				var res Response
+				if r.Iterate(&Request{URL: srv.url + "/"}, time.Time{}, &res) != IterationOK {
+					t.Fatalf("request %d: %v", i, res.Err)
+				}
+				// The server's write returned before the hook let the
+				// reader go; the hook's own record is after it.
+				held := got[len(got)-1]
+				ttfb := res.Timings.TTFB()
+				if stamped && !res.rxStamped && i == 0 {
+					continue // the kernel's stamping not on yet (rxKeyOn)
+				}
+				if stamped {
+					if max := held.Add(-rxHold).Sub(before); ttfb > max || res.Timings.Duration > max {
+						t.Errorf("request %d: ttfb %v, duration %v: want both within the server's answer, %v", i, ttfb, res.Timings.Duration, max)
+					}
+					if !res.rxStamped || res.rxDelay < rxHold {
+						t.Errorf("request %d: read delay %v (stamped %v): want at least the hold, %v", i, res.rxDelay, res.rxStamped, rxHold)
+					}
+				} else if ttfb < rxHold || res.rxStamped {
+					t.Errorf("request %d: ttfb %v (stamped %v): want the hold, %v, in it, unstamped", i, ttfb, res.rxStamped, rxHold)
+				}
+			}
+			sum, n, longest := m.ReadDelay()
+			if stamped && (n < 2 || sum < time.Duration(n)*rxHold || longest < rxHold) {
+				t.Errorf("meter: read delay %v over %d, longest %v: want 2 or 3 of at least %v", sum, n, longest, rxHold)
+			}
+			if !stamped && n != 0 {
+				t.Errorf("meter: %d read delays counted with the stamps off", n)
+			}
+			if _, conns := srv.stats(); conns != 1 {
+				t.Errorf("%d connections: want one, kept alive", conns)
+			}
+		})
+	}
+}
+
+// The event loop's reads, held the same way (the loop itself waits in
+// readHook, as a loop busy with other slots would): the attempts' latency
+// leaves the hold out and the read delay has it.
+func TestEvLoopTimingsFromKernel(t *testing.T) {
+	srv, wrote := heldServer(t)
+	holdReader(t, wrote)
+	u, _ := url.Parse(srv.url + "/")
+	e := newEngine(t, Config{Targets: []targets.Target{{Method: "GET", URL: u, Header: http.Header{}}},
+		Limits: fastLimits(governor.Concurrency, 1, 1), Fixed: true, Duration: time.Minute,
+		Transport: TransportEvLoop, Watch: WatchConfig{CPU: -1}})
+	m := e.Meter()
+	halt := testwait.Start(t, func(ctx context.Context) error { _, err := e.Run(ctx); return err })
+	testwait.Until(t, 30*time.Second, "three answers", func() bool { ok, _ := m.Attempts(); return ok >= 3 })
+	if err := halt(); err != nil {
+		t.Fatal(err)
+	}
+	ok, failed := m.Attempts()
+	sum, n, longest := m.ReadDelay()
+	// The first answer may come before the kernel's stamping is on
+	// (rxKeyOn): unstamped, the hold in its latency.
+	if failed != 0 || n+1 < ok || n < 2 || sum < time.Duration(n)*rxHold || longest < rxHold {
+		t.Errorf("%d ok, %d failed; read delay %v over %d, longest %v: want every answer's (but the first's) at least %v", ok, failed, sum, n, longest, rxHold)
+	}
+	unstamped := time.Duration(ok-min(n, ok)) * (rxHold + rxHold/2)
+	if total := m.Load().Latency; total > unstamped+rxHold/2 {
+		t.Errorf("%d answers, %d stamped: latency %v in all, want the stamped ones' holds left out", ok, n, total)
+	}
+}
