@@ -307,11 +307,11 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 	bp := c.s.bufs.rawBuf()
 	var rx *rxRead
 	if h.rc != nil {
-		rx = rxGet(h.conn, h.rc)
+		rx = bp.rx.on(h.conn, h.rc)
 	}
-	answered, err = c.readAnswer(h, r, tr, *bp, rx)
+	answered, err = c.readAnswer(h, r, tr, bp.buf, rx)
 	if rx != nil {
-		rx.release()
+		rx.off()
 	}
 	c.releaseHead()
 	c.s.bufs.raw.Put(bp)

@@ -143,10 +143,10 @@ func rxAt(stamp int64, user time.Time) (at time.Time, delay time.Duration) {
 }
 
 // rxStart asks the kernel to stamp conn's received segments and returns
-// the RawConn its stamped reads go through (rxGet), or nil when conn
+// the RawConn its stamped reads go through (rxRead.on), or nil when conn
 // cannot be stamped: then it is read as before, with conn.Read and
 // user-space times. One per connection; the reading state is pooled
-// (rxReads), so an idle VU's connection holds no more than this.
+// (rawReadBuf), so an idle VU's connection holds no more than this.
 func rxStart(conn net.Conn) syscall.RawConn {
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
@@ -166,36 +166,30 @@ func rxStart(conn net.Conn) syscall.RawConn {
 // rxRead reads one answer's bytes from a net.Conn with recvmsg through
 // its syscall.RawConn, so a read waits in Go's poller under the conn's
 // deadline as conn.Read does, and fails with conn.Read's errors ("read",
-// not "raw-read"). Taken from rxReads for one answer (rxGet) and put back
-// after it (release): a VU asleep holds none.
+// not "raw-read"). It lives in a pooled rawReadBuf (bufpool.go), beside
+// the read buffer, and is bound to a connection for one answer (on, off):
+// a VU asleep holds none.
 type rxRead struct {
 	rd    rxReader
 	conn  net.Conn
 	rc    syscall.RawConn
-	fn    func(uintptr) bool // read, bound once
+	fn    func(uintptr) bool // read, bound once (init)
 	p     []byte
 	n     int
 	stamp int64
 	errno error
 }
 
-var rxReads = sync.Pool{New: func() any {
-	r := &rxRead{}
-	r.fn = r.read
-	return r
-}}
+func (r *rxRead) init() { r.fn = r.read }
 
-// rxGet takes a reader for conn, whose RawConn rxStart made.
-func rxGet(conn net.Conn, rc syscall.RawConn) *rxRead {
-	r := rxReads.Get().(*rxRead)
+// on binds r to conn, whose RawConn rxStart made, and returns it.
+func (r *rxRead) on(conn net.Conn, rc syscall.RawConn) *rxRead {
 	r.conn, r.rc = conn, rc
 	return r
 }
 
-func (r *rxRead) release() {
-	r.conn, r.rc, r.errno = nil, nil, nil
-	rxReads.Put(r)
-}
+// off unbinds r.
+func (r *rxRead) off() { r.conn, r.rc, r.errno = nil, nil, nil }
 
 func (r *rxRead) read(fd uintptr) bool {
 	for {

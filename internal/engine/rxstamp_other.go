@@ -21,13 +21,15 @@ func rxStampOn() bool { return false }
 
 func rxAt(_ int64, user time.Time) (time.Time, time.Duration) { return user, 0 }
 
-// rxRead is never made off Linux (rxStart returns nil).
+// rxRead is never bound off Linux (rxStart returns nil).
 type rxRead struct{}
+
+func (*rxRead) init() {}
 
 func rxStart(net.Conn) syscall.RawConn { return nil }
 
-func rxGet(net.Conn, syscall.RawConn) *rxRead { panic("rxRead off Linux") }
+func (r *rxRead) on(net.Conn, syscall.RawConn) *rxRead { panic("rxRead off Linux") }
 
-func (*rxRead) release() {}
+func (*rxRead) off() {}
 
 func (*rxRead) Read([]byte) (int, int64, error) { panic("rxRead off Linux") }
