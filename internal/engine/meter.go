@@ -192,6 +192,7 @@ func (m *Meter) Counts() Counts {
 	m.loadClasses(&c.Classes)
 	c.OK, c.Failed = okFailed(&c.Classes)
 	c.Started = m.started.Load()
+	c.ReadDelay.Sum, c.ReadDelay.N, c.ReadDelay.Max = m.ReadDelay()
 	return c
 }
 
