@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/targets"
 	"github.com/throttlekit/throttle/internal/testwait"
@@ -131,5 +133,82 @@ func TestEvLoopTimingsFromKernel(t *testing.T) {
 	unstamped := time.Duration(ok-min(n, ok)) * (rxHold + rxHold/2)
 	if total := m.Load().Latency; total > unstamped+rxHold/2 {
 		t.Errorf("%d answers, %d stamped: latency %v in all, want the stamped ones' holds left out", ok, n, total)
+	}
+}
+
+// The kernel's stamps are sound on loopback TCP: CLOCK_REALTIME as
+// time.Now's wall reading, made while the peer's write is in progress
+// (the receive path runs in the sender's call) and never after the read;
+// each answer on a kept-alive connection carries its own; a read that
+// returns several segments carries the newest's. (Older kernels put
+// TCP's departure time, a monotonic reading, in received loopback
+// packets' stamps; 5.18 fixed it. This is the check that it holds here.)
+func TestRxStampSound(t *testing.T) {
+	rxStampOn()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := rxEnable(fd); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: ln.Addr().(*net.TCPAddr).Port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var rx rxReader
+	buf := make([]byte, 4096)
+	// send writes each part, gap apart, and returns when each write began
+	// and when the last ended.
+	send := func(parts []string, gap time.Duration) (began []time.Time, ended time.Time) {
+		for i, p := range parts {
+			if i > 0 {
+				time.Sleep(gap) // the segments' spacing is the input here
+			}
+			began = append(began, time.Now())
+			if _, err := srv.Write([]byte(p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return began, time.Now()
+	}
+	for i, c := range []struct {
+		parts []string
+		gap   time.Duration
+	}{{[]string{"one"}, 0}, {[]string{"two"}, 0}, {[]string{"three"}, 0}, {[]string{"AAAA", "BBBB", "CC"}, 20 * time.Millisecond}} {
+		began, ended := send(c.parts, c.gap)
+		n, stamp, err := rx.recv(fd, buf) // blocking socket: the bytes are there
+		read := time.Now()
+		want := 0
+		for _, p := range c.parts {
+			want += len(p)
+		}
+		if err != nil || n != want {
+			t.Fatalf("answer %d: read %d of %d, %v", i, n, want, err)
+		}
+		if stamp == 0 {
+			if i == 0 {
+				continue // the kernel's stamping may not be on yet (rxKeyOn)
+			}
+			t.Fatalf("answer %d: no stamp", i)
+		}
+		last := began[len(began)-1]
+		if stamp < last.UnixNano() || stamp > ended.UnixNano() || stamp > read.UnixNano() {
+			t.Errorf("answer %d: stamp %d not within its newest segment's write [%d, %d] and before the read %d",
+				i, stamp, last.UnixNano(), ended.UnixNano(), read.UnixNano())
+		}
+		if at, d := rxAt(stamp, read); d < 0 || at.After(read) || at.Before(last) {
+			t.Errorf("answer %d: placed at %v, delay %v: want between the write, %v, and the read, %v", i, at, d, last, read)
+		}
 	}
 }
