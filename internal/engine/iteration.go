@@ -77,6 +77,15 @@ type Request struct {
 // transport (HTTP/2, --http2) measures them with net/http/httptrace, where
 // Blocked is the wait for a connection from the shared pool. After
 // redirects, the timings are the last response's.
+//
+// On Linux the raw transport and the event loop end Waiting and Receiving
+// at the kernel's receive stamps of the reads that brought the answer's
+// first and last bytes (rxstamp_linux.go; THROTTLE_RXSTAMP=0 turns it
+// off), not at the reads: an answer left in the socket while the
+// generator was busy elsewhere does not lengthen them (that wait is the
+// read delay, counted apart: Meter.ReadDelay). Sending and Connecting stay
+// user space. fasthttp, net/http, TLS and other systems time every phase
+// in user space, as k6 does.
 type Timings struct {
 	Blocked, Connecting, TLSHandshaking, Sending, Waiting, Receiving time.Duration
 	// Duration is Sending + Waiting + Receiving, as in k6: the request
