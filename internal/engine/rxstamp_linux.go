@@ -196,6 +196,7 @@ func (r *rxRead) read(fd uintptr) bool {
 		n, stamp, err := r.rd.recv(int(fd), r.p)
 		switch err {
 		case nil:
+			raceIO(int(fd))
 			r.n, r.stamp, r.errno = n, stamp, nil
 			return true
 		case unix.EINTR:
