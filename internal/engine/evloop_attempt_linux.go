@@ -182,14 +182,15 @@ func (l *evLoop) read(s *evSlot, now time.Time) {
 	}
 	if n > 0 {
 		at := now
-		if stamp != 0 {
-			var delay time.Duration
+		switch {
+		case stamp == 0:
+		case s.first.IsZero():
 			// The read's own time, not the batch's: slots before s in
 			// this batch kept its answer waiting too.
-			at, delay = rxAt(stamp, time.Now())
-			if s.first.IsZero() {
-				s.res.rxDelay, s.res.rxStamped = delay, true
-			}
+			at, s.res.rxDelay = rxAt(stamp, time.Now())
+			s.res.rxStamped, s.lastAt = true, at
+		case s.res.rxStamped: // an answer is timed by the kernel throughout, or not at all
+			at, _ = rxAt(stamp, time.Now())
 			s.lastAt = at
 		}
 		if s.first.IsZero() {
@@ -279,7 +280,7 @@ func (l *evLoop) resolve(s *evSlot, end time.Time) {
 		res.Timings.Connecting = s.connect
 		sendStart = sendStart.Add(s.connect)
 	}
-	res.Timings.split(sendStart, s.wrote, s.first, end)
+	res.Timings.split(sendStart, rxWrote(s.wrote, s.first, res.rxStamped), s.first, end)
 	l.sh.d.judge(res)
 	l.settle(s, end)
 }

@@ -84,7 +84,9 @@ type Request struct {
 // off), not at the reads: an answer left in the socket while the
 // generator was busy elsewhere does not lengthen them (that wait is the
 // read delay, counted apart: Meter.ReadDelay). Sending and Connecting stay
-// user space. fasthttp, net/http, TLS and other systems time every phase
+// user space; an answer that arrived before the writer's clock reading
+// after its write (the writer held between the two) has Sending 0 and
+// Waiting from the send's start (rxWrote). fasthttp, net/http, TLS and other systems time every phase
 // in user space, as k6 does.
 type Timings struct {
 	Blocked, Connecting, TLSHandshaking, Sending, Waiting, Receiving time.Duration

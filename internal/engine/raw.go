@@ -350,6 +350,9 @@ func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte, r
 				tr.first, tr.delay = rxAt(stamp, time.Now())
 				firstRead, tr.stamped = true, stamp != 0
 			}
+			if !tr.stamped {
+				stamp = 0 // an answer is timed by the kernel throughout, or not at all
+			}
 			answered = true
 		}
 		have += k
@@ -525,7 +528,7 @@ func (tr *rawTrace) timings(t0, end time.Time) Timings {
 		t.Connecting = tr.connect
 		sendStart = sendStart.Add(tr.connect)
 	}
-	t.split(sendStart, tr.wrote, tr.first, end)
+	t.split(sendStart, rxWrote(tr.wrote, tr.first, tr.stamped), tr.first, end)
 	return t
 }
 

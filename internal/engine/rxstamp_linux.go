@@ -142,6 +142,21 @@ func rxAt(stamp int64, user time.Time) (at time.Time, delay time.Duration) {
 	return user.Add(-d), d
 }
 
+// rxWrote is the request's last-byte mark for an answer whose first byte
+// came at first: wrote, the clock reading after the write returned,
+// unless the answer came before it — the writer was held between its
+// write and its clock reading (a generator short of CPU, or the peer
+// answering on another core while this goroutine waited for one) — then
+// zero, which Timings.split takes as the send's start: the request was
+// whole on the wire by the answer's arrival, and the hold after it is
+// the generator's, so it is counted in neither Sending nor Waiting.
+func rxWrote(wrote, first time.Time, stamped bool) time.Time {
+	if stamped && first.Before(wrote) {
+		return time.Time{}
+	}
+	return wrote
+}
+
 // rxStart asks the kernel to stamp conn's received segments and returns
 // the RawConn its stamped reads go through (rxRead.on), or nil when conn
 // cannot be stamped: then it is read as before, with conn.Read and

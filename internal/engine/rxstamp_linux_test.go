@@ -212,3 +212,27 @@ func TestRxStampSound(t *testing.T) {
 		}
 	}
 }
+
+// An answer stamped before the writer's clock reading after its write (the
+// writer held between the two) is split at the send's start: its Sending
+// is 0 and its Waiting runs from the start to the arrival, never 0 by a
+// late mark; unstamped, or stamped after the mark, the mark stands.
+func TestRxWroteBeforeAnswer(t *testing.T) {
+	start := time.Now()
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	for _, c := range []struct {
+		wrote, first     int
+		stamped          bool
+		sending, waiting int
+	}{
+		{wrote: 5, first: 3, stamped: true, sending: 0, waiting: 3},
+		{wrote: 2, first: 3, stamped: true, sending: 2, waiting: 1},
+		{wrote: 5, first: 3, stamped: false, sending: 5, waiting: 0}, // user space: not possible, clamped as before
+	} {
+		var tm Timings
+		tm.split(start, rxWrote(at(c.wrote), at(c.first), c.stamped), at(c.first), at(c.first+1))
+		if tm.Sending != at(c.sending).Sub(start) || tm.Waiting != time.Duration(c.waiting)*time.Millisecond {
+			t.Errorf("%+v: sending %v, waiting %v", c, tm.Sending, tm.Waiting)
+		}
+	}
+}

@@ -21,6 +21,8 @@ func rxStampOn() bool { return false }
 
 func rxAt(_ int64, user time.Time) (time.Time, time.Duration) { return user, 0 }
 
+func rxWrote(wrote, _ time.Time, _ bool) time.Time { return wrote }
+
 // rxRead is never bound off Linux (rxStart returns nil).
 type rxRead struct{}
 
