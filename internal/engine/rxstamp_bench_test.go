@@ -5,8 +5,6 @@ package engine
 import (
 	"net"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // BenchmarkRxRecv is one 200-byte answer over a loopback TCP connection,
@@ -23,31 +21,7 @@ func BenchmarkRxRecv(b *testing.B) {
 	}{{"read", false, false}, {"recvmsg", true, false}, {"recvmsg-stamped", true, true}} {
 		stamped := c.stamped
 		b.Run(c.name, func(b *testing.B) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ln.Close()
-			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer unix.Close(fd)
-			if stamped {
-				rxStampOn()
-				if err := rxEnable(fd); err != nil {
-					b.Fatal(err)
-				}
-			}
-			port := ln.Addr().(*net.TCPAddr).Port
-			if err := unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-				b.Fatal(err)
-			}
-			srv, err := ln.Accept()
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer srv.Close()
+			fd, srv := loopbackPair(b, stamped)
 			sc, _ := srv.(*net.TCPConn).SyscallConn()
 			var sfd int
 			sc.Control(func(f uintptr) { sfd = int(f) })
@@ -59,7 +33,10 @@ func BenchmarkRxRecv(b *testing.B) {
 				if _, err := rawWrite(sfd, answer); err != nil {
 					b.Fatal(err)
 				}
-				var n int
+				var (
+					n   int
+					err error
+				)
 				if c.recvmsg {
 					var st int64
 					n, st, err = rx.recv(fd, buf)

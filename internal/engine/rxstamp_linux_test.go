@@ -144,30 +144,21 @@ func TestEvLoopTimingsFromKernel(t *testing.T) {
 // TCP's departure time, a monotonic reading, in received loopback
 // packets' stamps; 5.18 fixed it. This is the check that it holds here.)
 func TestRxStampSound(t *testing.T) {
-	rxStampOn()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if err := rxEnable(fd); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: ln.Addr().(*net.TCPAddr).Port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	fd, srv := loopbackPair(t, true)
 	var rx rxReader
 	buf := make([]byte, 4096)
+	// The kernel turns its stamping on in deferred work (rxKeyOn): the
+	// first answers may come unstamped. Wait for a stamped one.
+	testwait.Until(t, 30*time.Second, "a stamped answer", func() bool {
+		if _, err := srv.Write([]byte("w")); err != nil {
+			t.Fatal(err)
+		}
+		_, stamp, err := rx.recv(fd, buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stamp != 0
+	})
 	// send writes each part, gap apart, and returns when each write began
 	// and when the last ended.
 	send := func(parts []string, gap time.Duration) (began []time.Time, ended time.Time) {
@@ -197,9 +188,6 @@ func TestRxStampSound(t *testing.T) {
 			t.Fatalf("answer %d: read %d of %d, %v", i, n, want, err)
 		}
 		if stamp == 0 {
-			if i == 0 {
-				continue // the kernel's stamping may not be on yet (rxKeyOn)
-			}
 			t.Fatalf("answer %d: no stamp", i)
 		}
 		last := began[len(began)-1]
@@ -235,4 +223,35 @@ func TestRxWroteBeforeAnswer(t *testing.T) {
 			t.Errorf("%+v: sending %v, waiting %v", c, tm.Sending, tm.Waiting)
 		}
 	}
+}
+
+// loopbackPair is a blocking client socket connected over loopback TCP,
+// stamped or not, and the server's end of it; both close at the test's
+// end.
+func loopbackPair(tb testing.TB, stamped bool) (fd int, srv net.Conn) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { unix.Close(fd) })
+	if stamped {
+		rxStampOn()
+		if err := rxEnable(fd); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: ln.Addr().(*net.TCPAddr).Port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		tb.Fatal(err)
+	}
+	if srv, err = ln.Accept(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { srv.Close() })
+	return fd, srv
 }
