@@ -47,14 +47,7 @@ const RxStampEnv = "THROTTLE_RXSTAMP"
 const rxStampSupported = true
 
 // rxStampOn reports whether new connections are stamped (RxStampEnv).
-// When they are, the process keeps the kernel's stamping on (rxKeyOn).
-func rxStampOn() bool {
-	if os.Getenv(RxStampEnv) == "0" {
-		return false
-	}
-	rxKey.Do(rxKeyOn)
-	return true
-}
+func rxStampOn() bool { return os.Getenv(RxStampEnv) != "0" }
 
 var rxKey sync.Once
 
@@ -70,13 +63,19 @@ func rxKeyOn() {
 	if err != nil {
 		return
 	}
-	if rxEnable(fd) != nil {
+	if rxAsk(fd) != nil {
 		unix.Close(fd)
 	}
 }
 
-// rxEnable asks the kernel to stamp fd's received segments.
+// rxEnable asks the kernel to stamp fd's received segments; the first
+// call keeps the kernel's stamping on for the process's life (rxKeyOn).
 func rxEnable(fd int) error {
+	rxKey.Do(rxKeyOn)
+	return rxAsk(fd)
+}
+
+func rxAsk(fd int) error {
 	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 }
 

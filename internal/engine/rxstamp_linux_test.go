@@ -241,7 +241,6 @@ func loopbackPair(tb testing.TB, stamped bool) (fd int, srv net.Conn) {
 	}
 	tb.Cleanup(func() { unix.Close(fd) })
 	if stamped {
-		rxStampOn()
 		if err := rxEnable(fd); err != nil {
 			tb.Fatal(err)
 		}
