@@ -32,16 +32,25 @@ import (
 // bufPools are one driver's shared connection buffers.
 type bufPools struct {
 	read, write sync.Pool
-	raw         sync.Pool // *[]byte of rawBufSize: the raw transport's read buffers
+	raw         sync.Pool // *rawReadBuf: the raw transport's read buffers
+}
+
+// rawReadBuf is what the raw transport reads an answer with: its buffer
+// (rawBufSize) and the stamped reader (rxstamp_linux.go), pooled together
+// so that one answer takes both in one pool round trip.
+type rawReadBuf struct {
+	buf []byte
+	rx  rxRead
 }
 
 // rawBuf is a read buffer for the raw transport; put it back in p.raw.
-func (p *bufPools) rawBuf() *[]byte {
-	if b, ok := p.raw.Get().(*[]byte); ok {
+func (p *bufPools) rawBuf() *rawReadBuf {
+	if b, ok := p.raw.Get().(*rawReadBuf); ok {
 		return b
 	}
-	b := make([]byte, rawBufSize)
-	return &b
+	b := &rawReadBuf{buf: make([]byte, rawBufSize)}
+	b.rx.init()
+	return b
 }
 
 // SharedBuffers are connection buffers several drivers share

@@ -37,6 +37,18 @@ type Counts struct {
 	// Started counts attempts sent; Started − OK − Failed − Aborted are in
 	// flight.
 	Started uint64
+	// ReadDelay sums up how long answers waited in the kernel for the
+	// generator to read them (Meter.ReadDelay); zero where no answer was
+	// read with the kernel's stamps.
+	ReadDelay ReadDelay
+}
+
+// ReadDelay is answers' read delay: N answers read with the kernel's
+// receive stamps waited Sum in all, the longest Max, between their first
+// byte's arrival and its read.
+type ReadDelay struct {
+	Sum, Max time.Duration
+	N        uint64
 }
 
 // Snapshot is a live view of a running phase.

@@ -58,6 +58,9 @@ func transportName(s string) (string, error) {
 	if v := os.Getenv("THROTTLE_EVLOOP_RAWWAIT"); v != "" && v != "0" && v != "1" {
 		return "", fmt.Errorf("THROTTLE_EVLOOP_RAWWAIT=%q: want 0 (the scheduler-told wait) or 1 (the raw wait, the default)", v)
 	}
+	if v := os.Getenv(RxStampEnv); v != "" && v != "0" && v != "1" {
+		return "", fmt.Errorf("%s=%q: want 0 (user-space timings) or 1 (the kernel's receive stamps, the default)", RxStampEnv, v)
+	}
 	return s, nil
 }
 

@@ -29,7 +29,7 @@ func (l *evLoop) attempt(s *evSlot, now time.Time) {
 	l.sh.m.started.Add(1)
 	s.sent, s.deadline = now, now.Add(l.sh.timeout)
 	s.dialed, s.resent, s.connect = false, false, 0
-	s.wrote, s.first, s.sentN, s.recvN = time.Time{}, time.Time{}, 0, 0
+	s.wrote, s.first, s.lastAt, s.sentN, s.recvN = time.Time{}, time.Time{}, time.Time{}, 0, 0
 	l.arm(s.deadline)
 	if attemptHook != nil {
 		attemptHook(&l.e.reqs[s.target])
@@ -58,6 +58,9 @@ func (l *evLoop) dial(s *evSlot, now time.Time) {
 		return
 	}
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	if l.rxOn {
+		rxEnable(fd) // refused: its reads come unstamped, timed as before
+	}
 	s.fd = fd
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: int32(s.idx + 1)}); err != nil {
 		l.fail(s, now, err)
@@ -155,14 +158,43 @@ func (l *evLoop) event(s *evSlot, ev uint32, now time.Time) {
 	}
 }
 
+// read reads what s's connection has. now is the loop's reading at its
+// epoll_wait's return: the read's time, unless the connection is stamped;
+// then an answer's first and last bytes are timed at their arrivals
+// (rxAt), and the first's wait for the loop, up to the read itself, is
+// the answer's read delay.
 func (l *evLoop) read(s *evSlot, now time.Time) {
-	n, err := rawRead(s.fd, l.buf)
+	var (
+		n     int
+		stamp int64
+		err   error
+	)
+	if readHook != nil {
+		readHook()
+	}
+	if l.rxOn {
+		n, stamp, err = l.rx.recv(s.fd, l.buf)
+	} else {
+		n, err = rawRead(s.fd, l.buf)
+	}
 	if err == unix.EAGAIN {
 		return
 	}
 	if n > 0 {
+		at := now
+		switch {
+		case stamp == 0:
+		case s.first.IsZero():
+			// The read's own time, not the batch's: slots before s in
+			// this batch kept its answer waiting too.
+			at, s.res.rxDelay = rxAt(stamp, time.Now())
+			s.res.rxStamped, s.lastAt = true, at
+		case s.res.rxStamped: // an answer is timed by the kernel throughout, or not at all
+			at, _ = rxAt(stamp, time.Now())
+			s.lastAt = at
+		}
 		if s.first.IsZero() {
-			s.first = now
+			s.first = at
 		}
 		s.recvN += int64(n)
 		data := l.buf[:n]
@@ -177,7 +209,7 @@ func (l *evLoop) read(s *evSlot, now time.Time) {
 		}
 		if done {
 			s.pend = append(s.pend[:0], data[used:]...)
-			l.answered(s, now)
+			l.answered(s, at)
 			return
 		}
 		s.pend = append(s.pend[:0], data[used:]...)
@@ -185,7 +217,11 @@ func (l *evLoop) read(s *evSlot, now time.Time) {
 	}
 	if n == 0 && err == nil {
 		if done, perr := s.p.eof(); done {
-			l.answered(s, now)
+			end := now
+			if !s.lastAt.IsZero() {
+				end = s.lastAt // the body's last byte, not the close after it
+			}
+			l.answered(s, end)
 			return
 		} else if s.recvN == 0 {
 			l.broken(s, now, io.EOF)
@@ -244,7 +280,7 @@ func (l *evLoop) resolve(s *evSlot, end time.Time) {
 		res.Timings.Connecting = s.connect
 		sendStart = sendStart.Add(s.connect)
 	}
-	res.Timings.split(sendStart, s.wrote, s.first, end)
+	res.Timings.split(sendStart, rxWrote(s.wrote, s.first, res.rxStamped), s.first, end)
 	l.sh.d.judge(res)
 	l.settle(s, end)
 }

@@ -64,6 +64,7 @@ type evSlot struct {
 	reused        bool // the connection carried a response before
 	resent        bool // this attempt resent on a new connection already
 	wrote, first  time.Time
+	lastAt        time.Time // the arrival of the last stamped read; zero: none
 	sentN, recvN  int64
 	woff          int // bytes of the request written
 	p             h1resp
@@ -97,6 +98,10 @@ type evLoop struct {
 	backlog []time.Time
 	seed    int  // the first target of the next slot
 	rawWait bool // wait with waitRaw (claimRawWait)
+	// rxOn: connections are stamped and read through rx, so an answer's
+	// times are the kernel's (rxstamp_linux.go).
+	rxOn bool
+	rx   rxReader
 }
 
 func newEvLoop(e *Engine, id int) (phase.Loop, error) {
@@ -114,7 +119,7 @@ func newEvLoop(e *Engine, id int) (phase.Loop, error) {
 		unix.Close(efd)
 		return nil, err
 	}
-	return &evLoop{e: e, sh: e.ev, addr: e.ev.sockaddr(), ep: ep, efd: efd, buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256), seed: id, rawWait: claimRawWait()}, nil
+	return &evLoop{e: e, sh: e.ev, addr: e.ev.sockaddr(), ep: ep, efd: efd, buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256), seed: id, rawWait: claimRawWait(), rxOn: rxStampOn()}, nil
 }
 
 func (l *evLoop) wake() {

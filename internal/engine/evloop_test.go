@@ -337,6 +337,9 @@ func TestEvLoopKnobsChecked(t *testing.T) {
 		{"THROTTLE_EVLOOP_LOOPS", "2", ""},
 		{"THROTTLE_EVLOOP_RAWWAIT", "0", ""},
 		{"THROTTLE_EVLOOP_RAWWAIT", "1", ""},
+		{"THROTTLE_RXSTAMP", "off", "THROTTLE_RXSTAMP"},
+		{"THROTTLE_RXSTAMP", "0", ""},
+		{"THROTTLE_RXSTAMP", "1", ""},
 	} {
 		t.Run(c.env+"="+c.val, func(t *testing.T) {
 			t.Setenv(c.env, c.val)

@@ -36,6 +36,7 @@ type fastShared struct {
 	bodyLimit int64
 	resolver  *net.Resolver
 	bufs      *bufPools // every runner's connection buffers (bufpool.go)
+	rxStamp   bool      // the raw transport stamps its reads (rxStampOn)
 }
 
 func newFastShared(cfg DriverConfig) *fastShared {
@@ -49,6 +50,7 @@ func newFastShared(cfg DriverConfig) *fastShared {
 		bodyLimit: cfg.BodyLimit,
 		resolver:  cfg.Resolver,
 		bufs:      bufs,
+		rxStamp:   rxStampOn(),
 	}
 }
 

@@ -77,6 +77,17 @@ type Request struct {
 // transport (HTTP/2, --http2) measures them with net/http/httptrace, where
 // Blocked is the wait for a connection from the shared pool. After
 // redirects, the timings are the last response's.
+//
+// On Linux the raw transport and the event loop end Waiting and Receiving
+// at the kernel's receive stamps of the reads that brought the answer's
+// first and last bytes (rxstamp_linux.go; THROTTLE_RXSTAMP=0 turns it
+// off), not at the reads: an answer left in the socket while the
+// generator was busy elsewhere does not lengthen them (that wait is the
+// read delay, counted apart: Meter.ReadDelay). Sending and Connecting stay
+// user space; an answer that arrived before the writer's clock reading
+// after its write (the writer held between the two) has Sending 0 and
+// Waiting from the send's start (rxWrote). fasthttp, net/http, TLS and other systems time every phase
+// in user space, as k6 does.
 type Timings struct {
 	Blocked, Connecting, TLSHandshaking, Sending, Waiting, Receiving time.Duration
 	// Duration is Sending + Waiting + Receiving, as in k6: the request
@@ -155,6 +166,11 @@ type Response struct {
 
 	location  string // a redirect's Location header, set by a transport for a 3xx
 	rawHeader []byte // the headers not yet made into Header (header.go)
+	// rxDelay is how long the answer's first byte waited in the kernel
+	// for the generator to read it, when rxStamped (the read came with
+	// the kernel's receive stamp: rxstamp_linux.go).
+	rxDelay   time.Duration
+	rxStamped bool
 }
 
 // Hop is one redirect an attempt followed: the request sent and the 3xx
@@ -531,6 +547,9 @@ func (d *Driver) judge(res *Response) {
 func (d *Driver) resolve(res *Response, latency time.Duration) {
 	m := d.cfg.Meter
 	m.resolve(res.Class, res.Elapsed)
+	if res.rxStamped {
+		m.readDelay(res.rxDelay)
+	}
 	if unreachable(res) {
 		m.unreach.Add(1)
 	}

@@ -33,6 +33,9 @@ type Meter struct {
 	latency    padded // summed Elapsed of resolved attempts, nanoseconds
 	lagSum     padded // summed schedule lag of first attempts, nanoseconds
 	lagged     padded // how many lags lagSum holds
+	rxSum      padded // summed read delay of stamped answers, nanoseconds
+	rxN        padded // how many read delays rxSum holds
+	rxMax      padded // the longest read delay, nanoseconds
 	inflight   paddedInt
 
 	saturated atomic.Bool   // the generator's verdict of the last watch tick
@@ -128,6 +131,31 @@ func (m *Meter) LagTotal() (sum time.Duration, n uint64) {
 	return time.Duration(m.lagSum.Load()), m.lagged.Load()
 }
 
+// readDelay counts one answer's read delay: how long its first byte
+// waited in the kernel, after it arrived, for the generator to read it.
+func (m *Meter) readDelay(d time.Duration) {
+	v := uint64(max(d, 0))
+	m.rxSum.Add(v)
+	m.rxN.Add(1)
+	for {
+		old := m.rxMax.Load()
+		if v <= old || m.rxMax.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// ReadDelay is the summed read delay so far, how many answers it holds,
+// and the longest one: the time answers waited, after the kernel had them,
+// for the generator to read them. Only answers read with the kernel's
+// receive stamps count (the raw and event-loop transports on Linux: see
+// RxStampEnv); n is 0 where there are none. On a generator with CPU to
+// spare a read delay is a few µs; one of milliseconds is the generator's
+// own queueing, which the timings no longer include.
+func (m *Meter) ReadDelay() (sum time.Duration, n uint64, longest time.Duration) {
+	return time.Duration(m.rxSum.Load()), m.rxN.Load(), time.Duration(m.rxMax.Load())
+}
+
 // loadClasses reads the class counters, the failure classes first: a
 // concurrent attempt then can only make ok look newer than failed, never
 // count one attempt twice.
@@ -164,6 +192,7 @@ func (m *Meter) Counts() Counts {
 	m.loadClasses(&c.Classes)
 	c.OK, c.Failed = okFailed(&c.Classes)
 	c.Started = m.started.Load()
+	c.ReadDelay.Sum, c.ReadDelay.N, c.ReadDelay.Max = m.ReadDelay()
 	return c
 }
 

@@ -92,9 +92,10 @@ type rawHost struct {
 	// about; a host name is resolved at every dial, as on fasthttp.
 	literal bool
 	mu      sync.Mutex
-	conn    net.Conn    // nil when there is none
-	stop    func() bool // unregisters the abort hook; nil before the first dial
-	idle    time.Time   // when conn last went idle
+	conn    net.Conn        // nil when there is none
+	rc      syscall.RawConn // conn's, when its reads are stamped (rxStart); else nil
+	stop    func() bool     // unregisters the abort hook; nil before the first dial
+	idle    time.Time       // when conn last went idle
 }
 
 func (s *fastShared) newRaw() *rawConn { return &rawConn{s: s} }
@@ -120,6 +121,7 @@ func (h *rawHost) abort() {
 func (h *rawHost) drop() {
 	if conn := h.conn; conn != nil {
 		h.setConn(nil)
+		h.rc = nil
 		conn.Close()
 	}
 }
@@ -183,12 +185,17 @@ func (c *rawConn) build(r *Request) *rawHost {
 	return c.host(addr)
 }
 
-// rawTrace is one attempt's marks and bytes.
+// rawTrace is one attempt's marks and bytes. On a stamped connection
+// first and last are the kernel's arrival times of the reads that brought
+// the answer's first and last bytes (rxstamp_linux.go), and delay is how
+// long the first waited to be read; else they are the reads' own times.
 type rawTrace struct {
 	dialed       bool
+	stamped      bool // the answer's first read came with a kernel stamp
 	connect      time.Duration
 	wrote, first time.Time // last byte written, first byte read
 	last         time.Time // the answer's last byte read; zero unless it came whole
+	delay        time.Duration
 	sent, recv   int64
 }
 
@@ -240,6 +247,7 @@ func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Res
 	res.BytesSent += tr.sent
 	res.BytesReceived += tr.recv
 	res.Timings = tr.timings(t0, end)
+	res.rxDelay, res.rxStamped = tr.delay, tr.stamped
 	res.location = ""
 	if err != nil {
 		res.Err = err
@@ -293,29 +301,57 @@ func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool
 	}
 	// No defer: a panic here replaces the whole transport (safeAttempt),
 	// its buffer and parser with it.
+	if readHook != nil {
+		readHook()
+	}
 	bp := c.s.bufs.rawBuf()
-	answered, err = c.readAnswer(h, r, tr, *bp)
+	var rx *rxRead
+	if h.rc != nil {
+		rx = bp.rx.on(h.conn, h.rc)
+	}
+	answered, err = c.readAnswer(h, r, tr, bp.buf, rx)
+	if rx != nil {
+		rx.off()
+	}
 	c.releaseHead()
 	c.s.bufs.raw.Put(bp)
 	return answered, err
 }
 
 // readAnswer reads the answer to the request roundTrip wrote into c.p
-// (and c.raw, c.loc), with buf as its read buffer.
-func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte) (answered bool, err error) {
+// (and c.raw, c.loc), with buf as its read buffer; through rx, when not
+// nil, with the kernel's stamps.
+func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte, rx *rxRead) (answered bool, err error) {
 	p := &c.p
 	p.reset(c.isHead)
 	p.keep, p.limit = !r.DiscardBody, c.s.bodyLimit
 	p.plain.on = !r.DiscardBody || r.KeepHeader
 	c.raw, c.lazy, c.loc = nil, nil, ""
 	have := 0
+	var stamp int64 // the last read's kernel stamp; 0: none
 	for {
-		k, rerr := h.conn.Read(buf[have:])
+		var (
+			k    int
+			rerr error
+		)
+		if rx != nil {
+			var st int64
+			k, st, rerr = rx.Read(buf[have:])
+			if k > 0 {
+				stamp = st
+			}
+		} else {
+			k, rerr = h.conn.Read(buf[have:])
+		}
 		firstRead := false
 		if k > 0 {
 			tr.recv += int64(k)
 			if tr.first.IsZero() {
-				tr.first, firstRead = time.Now(), true
+				tr.first, tr.delay = rxAt(stamp, time.Now())
+				firstRead, tr.stamped = true, stamp != 0
+			}
+			if !tr.stamped {
+				stamp = 0 // an answer is timed by the kernel throughout, or not at all
 			}
 			answered = true
 		}
@@ -344,7 +380,7 @@ func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte) (
 			// instants (receiving 0), as the event loop has them.
 			tr.last = tr.first
 			if !firstRead {
-				tr.last = time.Now()
+				tr.last, _ = rxAt(stamp, time.Now())
 			}
 			if used < have || p.close || c.reqClose || p.status == 101 {
 				h.drop() // bytes nobody asked for, or the connection ends here
@@ -361,6 +397,11 @@ func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte) (
 			}
 			if done, err := p.eof(); !done {
 				return true, err
+			}
+			if stamp != 0 {
+				// The body ended at the close: its last byte came with
+				// the last read that brought any.
+				tr.last, _ = rxAt(stamp, time.Now())
 			}
 			return true, c.keepHeaders(r)
 		case rerr != nil:
@@ -487,7 +528,7 @@ func (tr *rawTrace) timings(t0, end time.Time) Timings {
 		t.Connecting = tr.connect
 		sendStart = sendStart.Add(tr.connect)
 	}
-	t.split(sendStart, tr.wrote, tr.first, end)
+	t.split(sendStart, rxWrote(tr.wrote, tr.first, tr.stamped), tr.first, end)
 	return t
 }
 

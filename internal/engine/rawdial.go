@@ -121,6 +121,9 @@ func (c *rawConn) dial(h *rawHost, deadline time.Time, tr *rawTrace) error {
 		h.drop()
 		return err
 	}
+	if c.s.rxStamp {
+		h.rc = rxStart(conn)
+	}
 	return nil
 }
 

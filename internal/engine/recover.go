@@ -89,6 +89,11 @@ func panicSite() string {
 // test panics there, as a bug in the request path would).
 var attemptHook func(req *Request)
 
+// readHook, set by tests only, runs when a request is written and before
+// its answer is read (raw transport) or read from (event loop): a test
+// holds the reader there, as a generator short of CPU does.
+var readHook func()
+
 // safeAttempt is attempt with a Go panic in it recovered: the attempt
 // fails, class other, and the runner's connection, in an unknown state,
 // is replaced.

@@ -38,6 +38,14 @@
 // aborted_attempts (a URL run's iteration has one attempt in flight at a
 // time, so there each aborted attempt is one iteration cut off).
 //
+// read_delay is how long answers waited in the kernel, after they arrived,
+// for the generator to read them: on Linux, the event-loop and raw
+// transports read with the kernel's receive stamps and end each answer's
+// timings at its bytes' arrival, so a generator short of CPU does not
+// report its own queueing as the target's latency; this is that queueing.
+// answers is 0 where nothing was stamped (other transports and systems,
+// THROTTLE_RXSTAMP=0, runs over agents).
+//
 // "Settled windows", throughout the report, are the windows the capacity
 // rests on: those governor.Steady picks (settled by governor.Settled, at an
 // offer within ±15 % of the level the phase settled at). The capacity
@@ -78,6 +86,7 @@
 //	  "dropped_arrivals": 0,
 //	  "missed_arrivals": 0,
 //	  "aborted_attempts": 0,
+//	  "read_delay": {"answers", "mean_ms", "max_ms"},
 //	  "windows": [{"index", "start_s", "end_s", "offer", "ok", "failed", "frac",
 //	               "attempts_per_s", "goodput_per_s", "signal", "kind", "early",
 //	               "next_offer", "last_bad", "streak", "settled", "saturated",

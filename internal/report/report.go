@@ -92,6 +92,14 @@ type Input struct {
 	// Aborted counts attempts cut off by the run's own stop (the grace
 	// period after Ctrl-C ran out): neither ok nor failed.
 	Aborted uint64
+	// ReadDelay sums up how long answers waited in the kernel, after they
+	// arrived, for the generator to read them (engine.Meter.ReadDelay):
+	// N answers, Sum in all, the longest Max. N is 0 where no answer was
+	// read with the kernel's receive stamps.
+	ReadDelay struct {
+		Sum, Max time.Duration
+		N        uint64
+	}
 	// Latency is Recorder.Summary(); the zero value reports no latencies.
 	Latency Latencies
 	// Generator is the generator's watch of itself; the zero value says
@@ -185,6 +193,7 @@ func Build(in Input) (*Report, error) {
 		DroppedArrivals: in.Dropped,
 		MissedArrivals:  in.Missed,
 		AbortedAttempts: in.Aborted,
+		ReadDelay:       readDelayJSON(in),
 		Generator: GeneratorJSON{
 			Saturated: in.Generator.SaturatedTicks > 0, SaturatedAtPerS: round(in.Generator.Rate, 3),
 			SaturatedTicks: in.Generator.SaturatedTicks, Ticks: in.Generator.Ticks,
@@ -534,4 +543,14 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// readDelayJSON is the "read_delay" object: zero when no answer was
+// stamped.
+func readDelayJSON(in Input) ReadDelayJSON {
+	d := in.ReadDelay
+	if d.N == 0 {
+		return ReadDelayJSON{}
+	}
+	return ReadDelayJSON{Answers: d.N, MeanMS: ms(d.Sum / time.Duration(d.N)), MaxMS: ms(d.Max)}
 }

@@ -756,3 +756,30 @@ func TestTextNamesDNSAndTLS(t *testing.T) {
 		t.Fatalf("the attempts line does not name them:\n%s", b.String())
 	}
 }
+
+// The answers' read delay is in the JSON (zero without stamped answers)
+// and, when there is one, a line of the text.
+func TestReadDelayReported(t *testing.T) {
+	l := governor.NewLimits(governor.Concurrency, 10)
+	in := Input{Settings: Settings{Limits: l}, Start: t0, End: t0.Add(time.Second)}
+	r := build(t, in)
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if r.ReadDelay != (ReadDelayJSON{}) || strings.Contains(text.String(), "read delay") {
+		t.Errorf("no stamped answer: %+v\n%s", r.ReadDelay, text.String())
+	}
+	in.ReadDelay.Sum, in.ReadDelay.N, in.ReadDelay.Max = 3*time.Second, 4, 2500*time.Millisecond
+	r = build(t, in)
+	text.Reset()
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if want := (ReadDelayJSON{Answers: 4, MeanMS: 750, MaxMS: 2500}); r.ReadDelay != want {
+		t.Errorf("read delay %+v, want %+v", r.ReadDelay, want)
+	}
+	if !strings.Contains(text.String(), "read delay   mean 750 ms, max 2500 ms over 4 answers") {
+		t.Errorf("text lacks the read delay:\n%s", text.String())
+	}
+}

@@ -44,6 +44,12 @@ type Report struct {
 	// grace period after an interrupt ran out): neither ok nor failed, and
 	// not in Attempts.
 	AbortedAttempts uint64 `json:"aborted_attempts"`
+	// ReadDelay is how long answers waited in the kernel, after they
+	// arrived, for the generator to read them; answers 0 where no answer
+	// was read with the kernel's receive stamps (they are Linux's, on the
+	// event-loop and raw transports; runs over agents do not gather them
+	// yet). The answers' timings leave this wait out.
+	ReadDelay ReadDelayJSON `json:"read_delay"`
 	// Windows is the timeline: one entry per closed governor window, the
 	// newest KeepWindows of them (the CSV timeline has every one).
 	Windows []WindowJSON `json:"windows"`
@@ -342,4 +348,15 @@ func latencyJSON(l Latency) Percentiles {
 		P999Ms: ms(l.P999),
 		MaxMs:  ms(l.Max),
 	}
+}
+
+// ReadDelayJSON is the "read_delay" object.
+type ReadDelayJSON struct {
+	// Answers counts the answers read with the kernel's stamps.
+	Answers uint64 `json:"answers"`
+	// MeanMS and MaxMS are their read delays' mean and longest: a few
+	// µs on a generator with CPU to spare; more is the generator's own
+	// queueing (short of CPU), not the target's latency.
+	MeanMS float64 `json:"mean_ms"`
+	MaxMS  float64 `json:"max_ms"`
 }

@@ -87,6 +87,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.AbortedAttempts > 0 {
 		fmt.Fprintf(&b, "aborted      %d attempts cut off by the stop (neither ok nor failed)\n", r.AbortedAttempts)
 	}
+	if d := r.ReadDelay; d.Answers > 0 {
+		fmt.Fprintf(&b, "read delay   mean %s ms, max %s ms over %d answers: their wait for the generator, left out of the latencies\n", num(d.MeanMS), num(d.MaxMS), d.Answers)
+	}
 	early := 0
 	for _, w := range r.Windows {
 		if w.Early {

@@ -239,6 +239,7 @@ func countsInto(in *report.Input, c engine.Counts) {
 	}
 	in.Iterations = report.Iterations{OK: c.IterOK, Failed: c.IterFailed}
 	in.Dropped, in.Missed, in.Aborted = c.Dropped, c.Missed, c.Aborted
+	in.ReadDelay.Sum, in.ReadDelay.Max, in.ReadDelay.N = c.ReadDelay.Sum, c.ReadDelay.Max, c.ReadDelay.N
 }
 
 // earlierOf is the report's view of the windows a phase no longer holds.
