@@ -200,6 +200,15 @@ type Delta struct {
 	Aborted     uint64        `json:"aborted"`
 	Unreachable uint64        `json:"unreachable"`
 	Latency     time.Duration `json:"latency"` // summed, of the resolved attempts
+	// ReadDelay and ReadAnswers are the read delay (engine.Meter.ReadDelay)
+	// the agent's answers gained since its last delta and how many answers
+	// it holds; ReadMax is the longest one so far (not a delta: the
+	// controller keeps the largest). Omitted when zero, so a controller
+	// that does not know them, or an agent that does not send them (no
+	// kernel stamps), leaves the run's read delay as it was.
+	ReadDelay   time.Duration `json:"read_delay,omitempty"`
+	ReadAnswers uint64        `json:"read_answers,omitempty"`
+	ReadMax     time.Duration `json:"read_max,omitempty"`
 	// Saturated is the agent's watch's verdict at this tick.
 	Saturated bool    `json:"saturated,omitempty"`
 	SatRate   float64 `json:"sat_rate,omitempty"`
