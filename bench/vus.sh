@@ -366,11 +366,13 @@ CPUSPAN=$(awk -v a="$(awk -v i="${INIT:-0}" -v x="$SPAN_A" 'BEGIN { print i + x 
 GEN=$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1])); g = d["generator"]
-s = lambda g: "%d of %d ticks; cpu %d wait %d lag %d schedule %d" % (g["saturated_ticks"], g["ticks"], *(g.get("signals", {}).get(k, 0) for k in ("cpu", "wait", "lag", "schedule")))
-out = ("saturated" if g["saturated"] else "not saturated") + " (" + s(g) + ", max wait p99 %.1f ms)" % g.get("max_wait_ms", 0)
+s = lambda g: "%d of %d ticks; cpu %d wait %d read %d lag %d schedule %d" % (g["saturated_ticks"], g["ticks"], *(g.get("signals", {}).get(k, 0) for k in ("cpu", "wait", "read", "lag", "schedule")))
+out = ("saturated" if g["saturated"] else "not saturated") + " (" + s(g) + ", max wait p99 %.1f ms, max read delay %.2f ms)" % (g.get("max_wait_ms", 0), g.get("max_read_delay_ms", 0))
+rd = d.get("read_delay", {})
+out += "; read delay mean %.3f ms, max %.1f ms over %d answers" % (rd.get("mean_ms", 0), rd.get("max_ms", 0), rd.get("answers", 0))
 for a in d.get("agents", []):
     if a.get("watch"):
-        out += "; %s: %s, peak %.2f cores, max wait p99 %.1f ms" % (a["id"], s(a["watch"]), a["watch"]["peak_cpu"], a["watch"].get("max_wait_ns", 0) / 1e6)
+        out += "; %s: %s, peak %.2f cores, max wait p99 %.1f ms, max read delay %.2f ms" % (a["id"], s(a["watch"]), a["watch"]["peak_cpu"], a["watch"].get("max_wait_ns", 0) / 1e6, a["watch"].get("max_read_delay_ns", 0) / 1e6)
 print(out)' "$WORK/main.json")
 FAILED=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["iterations"]["failed"])' "$WORK/main.json")
 GC=$(awk '/^gc [0-9]+ @/ { split($5, c, "+"); print c[1] + c[3] }' "$WORK/main.gc" | sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "p99 %.3f ms, max %.3f ms over %d cycles", a[int(NR * 0.99 + 0.999)], a[NR], NR; else print "no GC cycle" }')

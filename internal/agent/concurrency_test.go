@@ -3,14 +3,17 @@ package agent
 import (
 	"context"
 	"math"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/testwait"
 )
 
 // A closed-loop run over agents: the offer (in flight) is split in whole
-// shares that add up to it, and the agents' workers follow them.
+// shares that add up to it, and the agents' workers follow them; their
+// read delay reaches the controller.
 func TestConcurrencyShares(t *testing.T) {
 	srv := builtinTarget(t, 2000)
 	spec := testSpec(t, srv.URL+"/", 9, 1)
@@ -21,9 +24,11 @@ func TestConcurrencyShares(t *testing.T) {
 	a1, a2 := runAgent(context.Background(), c, "one", testToken), runAgent(context.Background(), c, "two", testToken)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	var res *Result
 	go func() {
 		defer close(done)
-		if _, err := c.Run(ctx); err != nil {
+		var err error
+		if res, err = c.Run(ctx); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -48,5 +53,16 @@ func TestConcurrencyShares(t *testing.T) {
 		if err := testwait.Receive(t, a, "an agent's end"); err != nil {
 			t.Error(err)
 		}
+	}
+	// A closed loop's agents read their answers on the event loop, with
+	// the kernel's receive stamps on Linux: their read delay reaches the
+	// controller, summed over both (each answer counted once, the longest
+	// at least the mean).
+	if res == nil || runtime.GOOS != "linux" {
+		return
+	}
+	answers := res.Counts.OK + res.Counts.Failed
+	if rd := res.Counts.ReadDelay; rd.N == 0 || rd.N > answers || rd.Max < rd.Sum/time.Duration(max(rd.N, 1)) {
+		t.Errorf("merged read delay %+v over %d answers", rd, answers)
 	}
 }

@@ -16,6 +16,9 @@ type merged struct {
 	classes                                                        [engine.NumClasses]uint64
 	started, iterOK, iterFailed, dropped, missed, aborted, unreach uint64
 	latency                                                        time.Duration
+	// read is the agents' read delay: sums and answers added, the
+	// longest the largest of any agent's.
+	read engine.ReadDelay
 	// saturated says whether any agent that runs said so at its last tick.
 	saturated func() bool
 }
@@ -39,6 +42,9 @@ func (m *merged) add(d *Delta) {
 	m.aborted += d.Aborted
 	m.unreach += d.Unreachable
 	m.latency += d.Latency
+	m.read.Sum += d.ReadDelay
+	m.read.N += d.ReadAnswers
+	m.read.Max = max(m.read.Max, d.ReadMax)
 }
 
 // Attempts implements governor.Counters.
@@ -64,7 +70,7 @@ func (m *merged) Counts() engine.Counts {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := engine.Counts{Classes: m.classes, IterOK: m.iterOK, IterFailed: m.iterFailed, Dropped: m.dropped,
-		Missed: m.missed, Aborted: m.aborted, Started: m.started}
+		Missed: m.missed, Aborted: m.aborted, Started: m.started, ReadDelay: m.read}
 	for i, n := range m.classes {
 		if engine.Class(i) == engine.ClassOK {
 			c.OK += n
@@ -80,7 +86,8 @@ func deltaOf(now, prev engine.Counts, nowL, prevL governor.Load) Delta {
 	d := Delta{Classes: make([]uint64, engine.NumClasses), Started: now.Started - prev.Started,
 		IterOK: now.IterOK - prev.IterOK, IterFailed: now.IterFailed - prev.IterFailed, Dropped: now.Dropped - prev.Dropped,
 		Missed:  now.Missed - prev.Missed,
-		Aborted: now.Aborted - prev.Aborted, Unreachable: nowL.Unreachable - prevL.Unreachable, Latency: nowL.Latency - prevL.Latency}
+		Aborted: now.Aborted - prev.Aborted, Unreachable: nowL.Unreachable - prevL.Unreachable, Latency: nowL.Latency - prevL.Latency,
+		ReadDelay: now.ReadDelay.Sum - prev.ReadDelay.Sum, ReadAnswers: now.ReadDelay.N - prev.ReadDelay.N, ReadMax: now.ReadDelay.Max}
 	for i := range d.Classes {
 		d.Classes[i] = now.Classes[i] - prev.Classes[i]
 	}

@@ -200,6 +200,15 @@ type Delta struct {
 	Aborted     uint64        `json:"aborted"`
 	Unreachable uint64        `json:"unreachable"`
 	Latency     time.Duration `json:"latency"` // summed, of the resolved attempts
+	// ReadDelay and ReadAnswers are the read delay (engine.Meter.ReadDelay)
+	// the agent's answers gained since its last delta and how many answers
+	// it holds; ReadMax is the longest one so far (not a delta: the
+	// controller keeps the largest). Omitted when zero, so a controller
+	// that does not know them, or an agent that does not send them (no
+	// kernel stamps), leaves the run's read delay as it was.
+	ReadDelay   time.Duration `json:"read_delay,omitempty"`
+	ReadAnswers uint64        `json:"read_answers,omitempty"`
+	ReadMax     time.Duration `json:"read_max,omitempty"`
 	// Saturated is the agent's watch's verdict at this tick.
 	Saturated bool    `json:"saturated,omitempty"`
 	SatRate   float64 `json:"sat_rate,omitempty"`
@@ -232,20 +241,24 @@ type Watch struct {
 	// MaxLag is the largest tick's mean schedule lag; PeakCPU the most
 	// cores the agent's process used in a tick (-1 unknown); MaxWait the
 	// largest tick's 99th percentile of the time its goroutines waited
-	// to run (the wait rule's reading; 0 when no tick had enough samples).
-	MaxLag  time.Duration `json:"max_lag_ns"`
-	PeakCPU float64       `json:"peak_cpu"`
-	MaxWait time.Duration `json:"max_wait_ns"`
+	// to run (the wait rule's reading; 0 when no tick had enough samples);
+	// MaxReadDelay the largest tick's mean read delay (the read rule's
+	// reading; 0 when no tick had enough answers, or from an agent that
+	// does not send it).
+	MaxLag       time.Duration `json:"max_lag_ns"`
+	PeakCPU      float64       `json:"peak_cpu"`
+	MaxWait      time.Duration `json:"max_wait_ns"`
+	MaxReadDelay time.Duration `json:"max_read_delay_ns"`
 }
 
 // watchOf is g as it travels.
 func watchOf(g engine.GeneratorSummary) *Watch {
-	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU, MaxWait: g.MaxWait}
+	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU, MaxWait: g.MaxWait, MaxReadDelay: g.MaxReadDelay}
 }
 
 // sumWatches is the run's generator over every agent's last watch: ticks,
 // saturated ticks, signals and saturated rates summed, the largest lag,
-// the peak CPU and the largest wait of any one agent; ok false when no
+// the peak CPU, the largest wait and read delay of any one agent; ok false when no
 // agent sent a watch.
 func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
 	g.PeakCPU = -1
@@ -266,6 +279,7 @@ func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
 		g.MaxLag = max(g.MaxLag, w.MaxLag)
 		g.PeakCPU = max(g.PeakCPU, w.PeakCPU)
 		g.MaxWait = max(g.MaxWait, w.MaxWait)
+		g.MaxReadDelay = max(g.MaxReadDelay, w.MaxReadDelay)
 	}
 	return g, ok
 }

@@ -48,19 +48,21 @@ func TestAgentSaturatedTicks(t *testing.T) {
 	}
 }
 
-// An agent's watch travels with its wait figure, and the run's generator
-// takes the largest of any agent's, as it does the lag and the CPU.
+// An agent's watch travels with its wait and read-delay figures, and the
+// run's generator takes the largest of any agent's, as it does the lag
+// and the CPU.
 func TestWatchWaitTravels(t *testing.T) {
-	w := watchOf(engine.GeneratorSummary{Ticks: 8, SaturatedTicks: 2, Signals: map[string]int{"wait": 2}, MaxWait: 80 * time.Millisecond, PeakCPU: 0.3})
+	w := watchOf(engine.GeneratorSummary{Ticks: 8, SaturatedTicks: 2, Signals: map[string]int{"wait": 2}, MaxWait: 80 * time.Millisecond, PeakCPU: 0.3, MaxReadDelay: 9 * time.Millisecond})
 	var back Watch
 	if err := json.Unmarshal(encode(w), &back); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(encode(w)), `"max_wait_ns":80000000`) || back.MaxWait != 80*time.Millisecond || back.Signals["wait"] != 2 {
+	if !strings.Contains(string(encode(w)), `"max_wait_ns":80000000`) || back.MaxWait != 80*time.Millisecond || back.Signals["wait"] != 2 ||
+		!strings.Contains(string(encode(w)), `"max_read_delay_ns":9000000`) || back.MaxReadDelay != 9*time.Millisecond {
 		t.Errorf("watch %s, decoded %+v", encode(w), back)
 	}
-	g, ok := sumWatches([]*Watch{&back, nil, {Ticks: 8, MaxWait: 120 * time.Millisecond, PeakCPU: 0.2}})
-	if !ok || g.MaxWait != 120*time.Millisecond || g.Signals["wait"] != 2 || g.Ticks != 16 || g.PeakCPU != 0.3 {
+	g, ok := sumWatches([]*Watch{&back, nil, {Ticks: 8, MaxWait: 120 * time.Millisecond, PeakCPU: 0.2, MaxReadDelay: 2 * time.Millisecond}})
+	if !ok || g.MaxWait != 120*time.Millisecond || g.MaxReadDelay != 9*time.Millisecond || g.Signals["wait"] != 2 || g.Ticks != 16 || g.PeakCPU != 0.3 {
 		t.Errorf("summed %+v", g)
 	}
 }

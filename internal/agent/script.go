@@ -218,6 +218,8 @@ func (a *scriptAgent) counts() (engine.Counts, governor.Load) {
 		for i := range c.Classes {
 			c.Classes[i] += pc.Classes[i]
 		}
+		c.ReadDelay.Sum, c.ReadDelay.N = c.ReadDelay.Sum+pc.ReadDelay.Sum, c.ReadDelay.N+pc.ReadDelay.N
+		c.ReadDelay.Max = max(c.ReadDelay.Max, pc.ReadDelay.Max)
 		l.Latency += pl.Latency
 		l.Unreachable += pl.Unreachable
 	}

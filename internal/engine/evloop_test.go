@@ -282,7 +282,7 @@ func TestSlowTargetNotSaturated(t *testing.T) {
 	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(100 * time.Millisecond) }))
 	for _, tr := range []string{TransportEvLoop, TransportFastHTTP} {
 		res := run(t, Config{Targets: slow, Limits: fastLimits(governor.Rate, 400, 400), Fixed: true, MaxVUs: 4, Duration: 1500 * time.Millisecond,
-			Transport: tr, Watch: WatchConfig{CPU: -1, Lag: -1, Shortfall: -1, Wait: -1, Every: 100 * time.Millisecond}})
+			Transport: tr, Watch: WatchConfig{CPU: -1, Lag: -1, Shortfall: -1, Wait: -1, Read: -1, Every: 100 * time.Millisecond}})
 		g := res.Generator
 		if res.Transport != tr || res.Counts.Dropped == 0 || res.Counts.OK == 0 {
 			t.Fatalf("%s: %+v, want the slow target's answers and dropped arrivals", res.Transport, res.Counts)

@@ -275,6 +275,10 @@ func statusLine(prev, cur engine.Snapshot, lat report.Latency, mode governor.Mod
 			// The wait rule's reading says how far behind its goroutines ran.
 			why += fmt.Sprintf(" p99 %s", g.Wait.Round(time.Millisecond))
 		}
+		if why == "read" {
+			// The read rule's reading: how long answers sat unread.
+			why += fmt.Sprintf(" mean %s", g.ReadDelay.Round(100*time.Microsecond))
+		}
 		s += fmt.Sprintf("  generator saturated at %s/s (%s)", Short(g.Rate), why)
 	}
 	return s

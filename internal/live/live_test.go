@@ -86,6 +86,10 @@ func TestStatusLine(t *testing.T) {
 	if got = StatusLine(cur, cur, report.Latency{}, governor.Rate); !strings.HasSuffix(got, "  generator saturated at 41234/s (wait p99 117ms)") {
 		t.Errorf("a generator saturated by the wait rule says how long its goroutines waited: %q", got)
 	}
+	cur.Generator = engine.GeneratorStatus{Saturated: true, Signal: "read", Rate: 41234, ReadDelay: 7260 * time.Microsecond}
+	if got = StatusLine(cur, cur, report.Latency{}, governor.Rate); !strings.HasSuffix(got, "  generator saturated at 41234/s (read mean 7.3ms)") {
+		t.Errorf("a generator saturated by the read rule says how long its answers sat unread: %q", got)
+	}
 	// In an outage, and after it until the next window closes: the outage
 	// window is still the newest decision, but the target answers again.
 	cur.Generator = engine.GeneratorStatus{}

@@ -57,6 +57,11 @@ type Counters interface {
 	// SetSaturated records a watch tick's verdict and the attempt rate
 	// over the saturated ticks so far.
 	SetSaturated(now bool, rate float64)
+	// ReadDelay is the summed read delay so far (how long answers waited
+	// in the kernel, after they arrived, for the generator to read them),
+	// how many answers it holds and the longest; n stays 0 where no
+	// transport reads the kernel's receive stamps (engine.Meter.ReadDelay).
+	ReadDelay() (sum time.Duration, n uint64, longest time.Duration)
 }
 
 // Worker runs a phase's iterations one at a time (a URL worker, a script

@@ -297,7 +297,7 @@ func TestLoopsWatchDrops(t *testing.T) {
 			// The drop rule alone, the others have their own tests: the
 			// wait rule reads the whole test process's goroutines, and on
 			// a loaded machine they may wait to run whatever this loop does.
-			Counters: c, Watch: WatchConfig{CPU: -1, Lag: -1, Shortfall: -1, Wait: -1},
+			Counters: c, Watch: WatchConfig{CPU: -1, Lag: -1, Shortfall: -1, Wait: -1, Read: -1},
 			NewLoop: func(int) (Loop, error) {
 				return &openLoop{hold: true, neverWaits: never, began: &began, noSlot: &noSlot}, nil
 			}})

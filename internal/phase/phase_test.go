@@ -27,6 +27,8 @@ type cleanCounters struct {
 	lagN    atomic.Uint64
 	lagSum  atomic.Int64
 	sat     atomic.Bool
+	readN   atomic.Uint64
+	readSum atomic.Int64
 }
 
 func (c *cleanCounters) Attempts() (ok, failed uint64) { return c.ok.Add(100), 0 }
@@ -41,6 +43,9 @@ func (c *cleanCounters) LagTotal() (time.Duration, uint64) {
 	return time.Duration(c.lagSum.Load()), c.lagN.Load()
 }
 func (c *cleanCounters) SetSaturated(now bool, _ float64) { c.sat.Store(now) }
+func (c *cleanCounters) ReadDelay() (time.Duration, uint64, time.Duration) {
+	return time.Duration(c.readSum.Load()), c.readN.Load(), 0
+}
 
 // heldWorker holds its iteration until the phase stops: a closed-loop
 // worker that keeps its permit, so the workers made are the offer reached.

@@ -48,6 +48,23 @@ import (
 //     processes delays the generator unseen: docs/performance.md). VUs
 //     made together wait for each other, so a run's start on a crowded
 //     machine may read as saturated for a tick or two;
+//   - read: the mean read delay of the tick's answers — how long each
+//     waited, after the kernel stamped its first byte's arrival, for the
+//     generator to read it (engine.Meter.ReadDelay) — at or above
+//     WatchConfig.Read, judged on ticks with at least minReadAnswers
+//     answers. It is direct evidence where wait is blind: an answer the
+//     kernel had and the generator had not read is the generator's delay,
+//     whatever held it up — its goroutines queued in Go's run queues, its
+//     threads off the cores (other processes holding the machine), the
+//     netpoller not yet polled, an event loop busy with the turn before.
+//     A slow target does not raise it: the delay starts when the answer
+//     has arrived. Known limits: only transports that read the kernel's
+//     receive stamps give a reading (the raw transport of script requests
+//     and the event loop of URL runs, on Linux); fasthttp, net/http,
+//     HTTP/2 and TLS give none, nor does a tick with no answers (an
+//     outage, a target that answers nothing), so the rule then stays
+//     silent and the others judge; and it measures the wait for the first
+//     byte's read only, not the CPU a slow parse of the rest takes;
 //   - lag (rate mode): the mean schedule lag of the tick's arrivals — how
 //     late each first attempt was sent after its intended start — at or
 //     above WatchConfig.Lag; a slow target does not raise it (an arrival
@@ -101,6 +118,17 @@ const (
 	// their stalls (windows' p99 latency 0.3–11 s; docs/performance.md,
 	// "the wait rule").
 	DefaultSaturationWait = 100 * time.Millisecond
+	// DefaultSaturationRead is the read rule's mean read delay: the lag
+	// rule's threshold, the same question (how late the generator acted on
+	// an event it was due to act on) asked of answers instead of arrivals.
+	// Runs that kept up read their answers within a few µs alone and
+	// about 0.5 ms a tick with 15 000 VUs per agent (docs/performance.md).
+	DefaultSaturationRead = DefaultSaturationLag
+	// minReadAnswers is the fewest answers with a read delay a tick must
+	// hold for the read rule to judge it, and for MaxReadDelay to count
+	// it: below, one answer that waited behind a descheduled thread (a
+	// few ms now and then on a shared machine) would decide the mean.
+	minReadAnswers = 20
 	// minScheduled is the fewest arrivals a tick must ask for before the
 	// schedule rule judges it: at a low rate a tick's count is too coarse.
 	minScheduled = 50
@@ -132,6 +160,10 @@ type WatchConfig struct {
 	// time goroutines waited to run) that marks a tick saturated
 	// (default DefaultSaturationWait).
 	Wait time.Duration
+	// Read is the mean read delay of the tick's answers (how long they
+	// waited in the kernel for the generator to read them) that marks a
+	// tick saturated (default DefaultSaturationRead).
+	Read time.Duration
 	// Colocated is how many processes share this machine's cores, this
 	// one included (a controller's N local agents); 0 or 1: it has them
 	// to itself. The cpu rule then judges this process against its share
@@ -164,14 +196,17 @@ func (c WatchConfig) withDefaults() WatchConfig {
 	if c.Wait == 0 {
 		c.Wait = DefaultSaturationWait
 	}
+	if c.Read == 0 {
+		c.Read = DefaultSaturationRead
+	}
 	return c
 }
 
 // GeneratorStatus is the watch's reading of its last tick.
 type GeneratorStatus struct {
 	// Saturated: the generator, not the target, limited the load in the
-	// tick; Signal names the rule that said so ("cpu", "wait", "lag",
-	// "drop", "schedule").
+	// tick; Signal names the rule that said so ("cpu", "wait", "read",
+	// "lag", "drop", "schedule").
 	Saturated bool
 	Signal    string
 	// Rate is the attempts started per second over the tick.
@@ -194,6 +229,10 @@ type GeneratorStatus struct {
 	Wait, WaitMean time.Duration
 	WaitSamples    uint64
 	Runnable       int64
+	// ReadDelay is the mean read delay of the tick's ReadAnswers answers
+	// read with the kernel's receive stamps (0 answers: no reading).
+	ReadDelay   time.Duration
+	ReadAnswers uint64
 }
 
 // GeneratorSummary sums the watch over a phase.
@@ -212,6 +251,9 @@ type GeneratorSummary struct {
 	// MaxWait is the largest tick's 99th percentile runnable wait, over
 	// the ticks with enough samples to judge (minWaitSamples).
 	MaxWait time.Duration
+	// MaxReadDelay is the largest tick's mean read delay, over the ticks
+	// with enough answers to judge (minReadAnswers).
+	MaxReadDelay time.Duration
 }
 
 // watchReading is one tick's cumulative readings.
@@ -229,6 +271,10 @@ type watchReading struct {
 	loopWall, loopIdle time.Duration
 	// sched is the runtime's scheduling readings (watch_sched.go).
 	sched schedReading
+	// readSum and readN: the answers' summed read delay so far and how
+	// many answers it holds (Counters.ReadDelay).
+	readSum time.Duration
+	readN   uint64
 }
 
 // watcher judges successive readings. Its methods are safe for concurrent
@@ -308,6 +354,11 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 		st.Runnable = -1
 	}
 	judged := wait.n >= minWaitSamples
+	if r.readN > prev.readN {
+		st.ReadAnswers = r.readN - prev.readN
+		st.ReadDelay = (r.readSum - prev.readSum) / time.Duration(st.ReadAnswers)
+	}
+	readJudged := st.ReadAnswers >= minReadAnswers
 	if n := r.lagged - prev.lagged; n > 0 && w.rate {
 		st.Lag = (r.lagSum - prev.lagSum) / time.Duration(n)
 	}
@@ -326,6 +377,8 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 		st.Signal = "cpu"
 	case w.cfg.Wait > 0 && judged && st.Wait >= w.cfg.Wait:
 		st.Signal = "wait"
+	case w.cfg.Read > 0 && readJudged && st.ReadDelay >= w.cfg.Read:
+		st.Signal = "read"
 	case w.rate && w.cfg.Lag > 0 && st.Lag >= w.cfg.Lag:
 		st.Signal = "lag"
 	case w.rate && w.cfg.Drop > 0 && w.cfg.Busy > 0 && st.Busy >= w.cfg.Busy &&
@@ -351,6 +404,9 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 	s.PeakCPU = max(s.PeakCPU, st.CPU)
 	if judged {
 		s.MaxWait = max(s.MaxWait, st.Wait)
+	}
+	if readJudged {
+		s.MaxReadDelay = max(s.MaxReadDelay, st.ReadDelay)
 	}
 	if st.Saturated {
 		s.SaturatedTicks++
@@ -399,6 +455,7 @@ func (w *watcher) saturatedRate() float64 {
 func (p *Phase) reading() watchReading {
 	c := p.cfg.Counters
 	lagSum, lagged := c.LagTotal()
+	readSum, readN, _ := c.ReadDelay()
 	ld := c.Load()
 	at, cpu := stamp(p.clk.Now, p.watch.cpu)
 	r := watchReading{
@@ -410,6 +467,8 @@ func (p *Phase) reading() watchReading {
 		lagged:   lagged,
 		dropped:  ld.Dropped,
 		sched:    p.watch.sched(),
+		readSum:  readSum,
+		readN:    readN,
 	}
 	r.loopWall, r.loopIdle = p.loopTime(r.at)
 	if p.gate != nil {

@@ -95,7 +95,8 @@
 //	               "drained_s", "by", "missed"}],
 //	  "earlier_windows": 0,
 //	  "generator": {"saturated", "saturated_at_per_s", "saturated_ticks", "ticks",
-//	                "signals": {"cpu", "wait", "lag", "schedule", "drop"}, "max_wait_ms"}
+//	                "signals": {"cpu", "wait", "read", "lag", "schedule", "drop"}, "max_wait_ms",
+//	                "max_read_delay_ms"}
 //	}
 //
 // A k6 script run writes Phased instead: the same document for its first

@@ -64,6 +64,10 @@ type Generator struct {
 	// MaxWait is the largest tick's 99th percentile of the time the
 	// generator's goroutines waited to run (over agents: any one agent's).
 	MaxWait time.Duration
+	// MaxReadDelay is the largest tick's mean read delay (how long its
+	// answers waited in the kernel for the generator to read them; over
+	// agents: any one agent's).
+	MaxReadDelay time.Duration
 }
 
 // Iterations counts finished iterations: OK after however many tries it
@@ -197,8 +201,8 @@ func Build(in Input) (*Report, error) {
 		Generator: GeneratorJSON{
 			Saturated: in.Generator.SaturatedTicks > 0, SaturatedAtPerS: round(in.Generator.Rate, 3),
 			SaturatedTicks: in.Generator.SaturatedTicks, Ticks: in.Generator.Ticks,
-			Signals:   GeneratorSignals{CPU: in.Generator.Signals["cpu"], Wait: in.Generator.Signals["wait"], Lag: in.Generator.Signals["lag"], Schedule: in.Generator.Signals["schedule"], Drop: in.Generator.Signals["drop"]},
-			MaxWaitMs: ms(in.Generator.MaxWait),
+			Signals:   GeneratorSignals{CPU: in.Generator.Signals["cpu"], Wait: in.Generator.Signals["wait"], Read: in.Generator.Signals["read"], Lag: in.Generator.Signals["lag"], Schedule: in.Generator.Signals["schedule"], Drop: in.Generator.Signals["drop"]},
+			MaxWaitMs: ms(in.Generator.MaxWait), MaxReadDelayMs: ms(in.Generator.MaxReadDelay),
 		},
 	}
 

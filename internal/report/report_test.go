@@ -579,10 +579,10 @@ func TestBuildGeneratorAndSlow(t *testing.T) {
 		End:        t0.Add(time.Second),
 		Attempts:   Attempts{OK: 40000, Slow: 25},
 		Iterations: Iterations{OK: 40000, Failed: 25},
-		Generator:  Generator{Ticks: 5, SaturatedTicks: 4, Rate: 41234.5, Signals: map[string]int{"cpu": 2, "wait": 1, "schedule": 1}, MaxWait: 120500 * time.Microsecond},
+		Generator:  Generator{Ticks: 6, SaturatedTicks: 5, Rate: 41234.5, Signals: map[string]int{"cpu": 2, "wait": 1, "read": 1, "schedule": 1}, MaxWait: 120500 * time.Microsecond, MaxReadDelay: 7250 * time.Microsecond},
 	})
 	g := r.Generator
-	if !g.Saturated || g.SaturatedAtPerS != 41234.5 || g.Signals != (GeneratorSignals{CPU: 2, Wait: 1, Schedule: 1}) || g.SaturatedTicks != 4 || g.Ticks != 5 || g.MaxWaitMs != 120.5 {
+	if !g.Saturated || g.SaturatedAtPerS != 41234.5 || g.Signals != (GeneratorSignals{CPU: 2, Wait: 1, Read: 1, Schedule: 1}) || g.SaturatedTicks != 5 || g.Ticks != 6 || g.MaxWaitMs != 120.5 || g.MaxReadDelayMs != 7.25 {
 		t.Errorf("generator %+v", g)
 	}
 	if r.Attempts.Failed != 25 || r.Attempts.ByClass.Slow != 25 {
@@ -592,7 +592,7 @@ func TestBuildGeneratorAndSlow(t *testing.T) {
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"generator    saturated at 41235/s (4 of 5 watch ticks: cpu 2, wait 1, schedule 1)", "note         generator saturated at 41235/s", "slow 25"} {
+	for _, want := range []string{"generator    saturated at 41235/s (5 of 6 watch ticks: cpu 2, wait 1, read 1, schedule 1)", "note         generator saturated at 41235/s", "slow 25"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}

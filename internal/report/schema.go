@@ -84,6 +84,13 @@ type GeneratorJSON struct {
 	// samples to judge; with agents, the largest of any agent. 0 when
 	// no tick had enough.
 	MaxWaitMs float64 `json:"max_wait_ms"`
+	// MaxReadDelayMs is the largest watch tick's mean read delay: how long
+	// the tick's answers waited in the kernel, after they arrived, for the
+	// generator to read them, over the ticks with enough answers to judge
+	// (transports with the kernel's receive stamps only: the raw transport
+	// and the event loop on Linux); with agents, the largest of any agent.
+	// 0 when no tick had a reading.
+	MaxReadDelayMs float64 `json:"max_read_delay_ms"`
 }
 
 // GeneratorSignals is "generator.signals": saturated ticks by rule.
@@ -94,6 +101,10 @@ type GeneratorSignals struct {
 	// late, its iterations started late) at the 99th percentile for at
 	// least the wait threshold.
 	Wait int `json:"wait"`
+	// Read: the tick's answers waited in the kernel, after they arrived,
+	// for the generator to read them, for at least the read threshold on
+	// the mean.
+	Read int `json:"read"`
 	// Lag: arrivals were sent late after their intended start.
 	Lag int `json:"lag"`
 	// Schedule: the scheduler produced fewer arrivals than the offer.

@@ -82,7 +82,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "missed       %d arrivals: the generator fell behind the schedule\n", r.MissedArrivals)
 	}
 	if g := r.Generator; g.Saturated {
-		fmt.Fprintf(&b, "generator    saturated at %s/s (%d of %d watch ticks: %s)\n", num(g.SaturatedAtPerS), g.SaturatedTicks, g.Ticks, signalCounts(map[string]int{"cpu": g.Signals.CPU, "wait": g.Signals.Wait, "lag": g.Signals.Lag, "schedule": g.Signals.Schedule, "drop": g.Signals.Drop}))
+		fmt.Fprintf(&b, "generator    saturated at %s/s (%d of %d watch ticks: %s)\n", num(g.SaturatedAtPerS), g.SaturatedTicks, g.Ticks, signalCounts(map[string]int{"cpu": g.Signals.CPU, "wait": g.Signals.Wait, "read": g.Signals.Read, "lag": g.Signals.Lag, "schedule": g.Signals.Schedule, "drop": g.Signals.Drop}))
 	}
 	if r.AbortedAttempts > 0 {
 		fmt.Fprintf(&b, "aborted      %d attempts cut off by the stop (neither ok nor failed)\n", r.AbortedAttempts)
@@ -168,7 +168,7 @@ func (r *Report) unit() string {
 // signalCounts prints saturated ticks by rule: "cpu 3, lag 1".
 func signalCounts(m map[string]int) string {
 	var parts []string
-	for _, k := range []string{"cpu", "wait", "lag", "drop", "schedule"} {
+	for _, k := range []string{"cpu", "wait", "read", "lag", "drop", "schedule"} {
 		if m[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 		}

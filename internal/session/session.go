@@ -253,7 +253,7 @@ func earlierOf(e phase.Earlier) report.Earlier {
 
 // generatorOf is the report's view of a phase's watch of itself.
 func generatorOf(g engine.GeneratorSummary) report.Generator {
-	return report.Generator{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxWait: g.MaxWait}
+	return report.Generator{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxWait: g.MaxWait, MaxReadDelay: g.MaxReadDelay}
 }
 
 // ServeBuiltin starts the built-in target on a loopback port (demo), its
