@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/grafana/sobek"
 	"github.com/grafana/sobek/ast"
@@ -103,9 +104,8 @@ type Bundle struct {
 	// sources are the local and remote modules' sources as read: the
 	// script's Archive.
 	sources map[string][]byte
-	// writes and writesAll are GlobalWrites.
-	writes    []string
-	writesAll bool
+	// writes are GlobalWrites (globalwrites.go).
+	writes atomic.Pointer[writeSet]
 }
 
 // module is one local file.

@@ -25,27 +25,38 @@ import (
 // loaded module is never missed. The slice is replaced, never changed, as
 // modules load: a caller may keep it.
 func (b *Bundle) GlobalWrites() (names []string, all bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.writes, b.writesAll
+	if w := b.writes.Load(); w != nil {
+		return w.names, w.all
+	}
+	return nil, false
+}
+
+// writeSet is GlobalWrites' answer, replaced whole as modules load: read
+// without b.mu by every VU made, while a dynamic import may hold it.
+type writeSet struct {
+	names []string
+	all   bool
 }
 
 // addWrites adds a module's writes (globalWrites) to the bundle's; b.mu
 // is held.
 func (b *Bundle) addWrites(names []string, all bool) {
-	b.writesAll = b.writesAll || all
-	var added []string
-	for _, n := range names {
-		if _, found := slices.BinarySearch(b.writes, n); !found {
-			added = append(added, n)
+	w := writeSet{}
+	if old := b.writes.Load(); old != nil {
+		w = *old
+	}
+	n := len(w.names)
+	for _, name := range names {
+		if _, found := slices.BinarySearch(w.names[:n], name); !found {
+			w.names = append(slices.Clip(w.names), name)
 		}
 	}
-	if len(added) == 0 {
+	if len(w.names) == n && (w.all || !all) {
 		return
 	}
-	w := append(slices.Clip(b.writes), added...)
-	slices.Sort(w)
-	b.writes = w
+	slices.Sort(w.names)
+	w.all = w.all || all
+	b.writes.Store(&w)
 }
 
 // globalWrites scans a module's code for what GlobalWrites reports: the
