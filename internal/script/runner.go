@@ -293,11 +293,12 @@ func Load(path string, cfg Config) (*Runner, error) {
 	vu := r.newRuntime(nil, 0)
 	r.setupVU = vu
 	r.k6 = r.k6Records()
-	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline, Read: cfg.Read, Archive: cfg.Archive})
+	b, err := bundle.Load(path, bundle.Options{K6: r.k6Module, ModuleCache: cfg.ModuleCache, Offline: cfg.Offline, Read: cfg.Read, Archive: cfg.Archive, Imported: r.imported})
 	if err != nil {
 		return nil, err
 	}
 	r.bundle = b
+	vu.ownWebGlobals() // made before the script was loaded (globalassign.go)
 	if err := vu.initInterruptible(cfg.Interrupt, cfg.InitMemory, cfg.InitTimeout); err != nil {
 		if errors.Is(err, ErrInterrupted) {
 			return nil, err

@@ -239,6 +239,9 @@ func (r *Runner) newRuntime(p *Phase, id int64) *VU {
 	// name finds them through the prototype chain, and each is made when
 	// the script first reads it (globalTable).
 	_ = g.SetPrototype(rt.NewDynamicObject(&lazyObject{rt: rt, shared: globalTable, self: vu}))
+	// Those the script assigns by name must be own properties (strict
+	// code assigns no other): made now, in its VUs alone.
+	vu.ownWebGlobals()
 	rt.SetPromiseRejectionTracker(vu.trackRejections)
 	if runtimeHook != nil {
 		runtimeHook(vu)

@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/grafana/sobek"
 	"github.com/grafana/sobek/ast"
@@ -65,6 +66,10 @@ type Options struct {
 	// a controller's script): the path given to Load is Archive.Entry's,
 	// and a module not in it is an error.
 	Archive *Archive
+	// Imported, if set, is called in the runtime that made a dynamic
+	// import once the modules it needs are loaded and before any of them
+	// runs: GlobalWrites may have grown.
+	Imported func(rt *sobek.Runtime)
 }
 
 // Bundle is a loaded script: its entry module and every module it
@@ -99,6 +104,8 @@ type Bundle struct {
 	// sources are the local and remote modules' sources as read: the
 	// script's Archive.
 	sources map[string][]byte
+	// writes are GlobalWrites (globalwrites.go).
+	writes atomic.Pointer[writeSet]
 }
 
 // module is one local file.
@@ -194,6 +201,7 @@ func (b *Bundle) load(path string) (*module, error) {
 		return nil, err
 	}
 	m.prog = prog
+	b.addWrites(globalWrites(prog))
 	m.record, err = fromAST(m.name, prog, b.resolve)
 	if err != nil {
 		return nil, err
@@ -334,6 +342,9 @@ func (b *Bundle) ImportDynamically(rt *sobek.Runtime) sobek.ImportModuleDynamica
 		if err != nil {
 			rt.FinishLoadingImportModule(referrer, specifier, payload, nil, rt.NewGoError(err))
 			return
+		}
+		if b.opts.Imported != nil {
+			b.opts.Imported(rt)
 		}
 		rt.FinishLoadingImportModule(referrer, specifier, payload, rec, nil)
 	}

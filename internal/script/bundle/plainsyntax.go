@@ -42,40 +42,7 @@ var jobNames = map[unistring.String]bool{"Promise": true, "then": true, "catch":
 
 func plainSyntax(body []ast.Statement) plainSyntaxInfo {
 	info := plainSyntaxInfo{assigned: map[unistring.String]bool{}}
-	nodeType := reflect.TypeOf((*ast.Node)(nil)).Elem()
-	astPkg := reflect.TypeOf(ast.Identifier{}).PkgPath()
-	// targets are an assignment target's names, conservatively: every
-	// identifier in it.
-	var targets func(v reflect.Value)
-	targets = func(v reflect.Value) {
-		switch v.Kind() {
-		case reflect.Interface, reflect.Pointer:
-			if v.IsNil() {
-				return
-			}
-			switch n := v.Interface().(type) {
-			case *ast.Identifier:
-				info.assigned[n.Name] = true
-			case *ast.DotExpression, *ast.BracketExpression, *ast.PrivateDotExpression:
-				return // a member, not a binding (what it holds is walked)
-			}
-			targets(v.Elem())
-		case reflect.Struct:
-			if v.Type().PkgPath() != astPkg {
-				return
-			}
-			if id, ok := v.Interface().(ast.Identifier); ok {
-				info.assigned[id.Name] = true
-			}
-			for i := range v.NumField() {
-				targets(v.Field(i))
-			}
-		case reflect.Slice:
-			for i := range v.Len() {
-				targets(v.Index(i))
-			}
-		}
-	}
+	targets := func(v reflect.Value) { assignTargets(v, info.assigned) }
 	var walk func(v reflect.Value, inFunc bool)
 	walk = func(v reflect.Value, inFunc bool) {
 		if info.why != "" || !v.IsValid() {
@@ -152,4 +119,44 @@ func plainSyntax(body []ast.Statement) plainSyntaxInfo {
 		walk(reflect.ValueOf(st), false)
 	}
 	return info
+}
+
+// nodeType and astPkg tell a reflect walk of a parsed file its nodes.
+var (
+	nodeType = reflect.TypeOf((*ast.Node)(nil)).Elem()
+	astPkg   = reflect.TypeOf(ast.Identifier{}).PkgPath()
+)
+
+// assignTargets adds an assignment target's names to into,
+// conservatively: every identifier in it (a destructuring pattern's
+// defaults and computed keys too), but not a member's (x.y = 1 assigns
+// no binding; what x holds is walked).
+func assignTargets(v reflect.Value, into map[unistring.String]bool) {
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return
+		}
+		switch n := v.Interface().(type) {
+		case *ast.Identifier:
+			into[n.Name] = true
+		case *ast.DotExpression, *ast.BracketExpression, *ast.PrivateDotExpression:
+			return
+		}
+		assignTargets(v.Elem(), into)
+	case reflect.Struct:
+		if v.Type().PkgPath() != astPkg {
+			return
+		}
+		if id, ok := v.Interface().(ast.Identifier); ok {
+			into[id.Name] = true
+		}
+		for i := range v.NumField() {
+			assignTargets(v.Field(i), into)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			assignTargets(v.Index(i), into)
+		}
+	}
 }
