@@ -66,3 +66,61 @@ export default function () {
 		}
 	}
 }
+
+// check() lists its object's keys before it runs any check, in the order
+// JavaScript enumerates them (integer names first, ascending, then the
+// rest as added): a key deleted by an earlier check is still checked (its
+// value now undefined, a failure), a key added is not, and a getter's
+// value is read when its check's turn comes. The object without integer
+// names is one check() reads without sobek's Keys (ownkeys.go).
+func TestCheckKeysReadFirst(t *testing.T) {
+	path := writeScript(t, "check.js", `
+import { check } from 'k6';
+export const options = { iterations: 1 };
+export default function () {
+  for (const ints of [true, false]) {
+    const s = ints ? '' : '-';
+    const seen = [];
+    const mark = (name, pass) => () => { seen.push(name); return pass; };
+    const sets = {
+      ['b' + s]: mark('b', true),
+      ['first' + s]: () => { seen.push('first'); delete sets['gone' + s]; sets['added' + s] = mark('added', true); return true; },
+      ['gone' + s]: mark('gone', true),
+      ['é ✓' + s]: mark('é ✓', true),
+      get ['lazy' + s]() { seen.push('get lazy'); return true; },
+    };
+    if (ints) {
+      sets[10] = mark('10', true);
+      sets[2] = mark('2', false);
+    }
+    Object.defineProperty(sets, 'hidden' + s, { value: mark('hidden', false), enumerable: false });
+    if (check(null, sets) !== false) throw new Error('all passed');
+    const want = (ints ? '2,10,' : '') + 'b,first,é ✓,get lazy';
+    if (seen.join() !== want) throw new Error('order: ' + seen.join() + ', want ' + want);
+  }
+}
+`)
+	var thrown []string
+	cfg := Config{Fixed: true, Exception: func(_, _, msg string) { thrown = append(thrown, msg) }}
+	r, _ := runScript(t, path, "http://127.0.0.1:1", cfg, 20*time.Second)
+	if len(thrown) != 0 {
+		t.Fatalf("the iteration threw: %q", thrown)
+	}
+	want := map[string][2]uint64{ // pass, fail
+		"2": {0, 1}, "10": {1, 0},
+		"b": {1, 0}, "first": {1, 0}, "gone": {0, 1}, "é ✓": {1, 0}, "lazy": {1, 0},
+		"b-": {1, 0}, "first-": {1, 0}, "gone-": {0, 1}, "é ✓-": {1, 0}, "lazy-": {1, 0},
+	}
+	got := map[string][2]uint64{}
+	for _, c := range r.Phases()[0].Checks() {
+		got[c.Name] = [2]uint64{c.Pass, c.Failed}
+	}
+	if len(got) != len(want) {
+		t.Errorf("checks %v, want %v", got, want)
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("check %q: pass/fail %v, want %v", name, got[name], w)
+		}
+	}
+}
