@@ -1,6 +1,7 @@
 package script
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -121,6 +122,50 @@ export default function () {
 	for name, w := range want {
 		if got[name] != w {
 			t.Errorf("check %q: pass/fail %v, want %v", name, got[name], w)
+		}
+	}
+}
+
+// A check is counted under its own group and name when others share its
+// slot of recent counts (names of one length, one name in two groups),
+// from many goroutines at once.
+func TestChecksCountedByKey(t *testing.T) {
+	var c checks
+	keys := []checkKey{{"", "aa"}, {"", "bb"}, {"::g", "aa"}, {"::g::h", "aa"}, {"", "abcdefghij"}, {"::g", "bb"}}
+	const workers, rounds = 4, 500
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				for j, k := range keys {
+					c.add(k.group, k.name, (i+j+w)%3 != 0)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	got := map[checkKey][2]uint64{}
+	for _, r := range c.results() {
+		got[checkKey{r.Group, r.Name}] = [2]uint64{r.Pass, r.Failed}
+	}
+	if len(got) != len(keys) {
+		t.Fatalf("%d checks counted, want %d: %v", len(got), len(keys), got)
+	}
+	for j, k := range keys {
+		var want [2]uint64
+		for w := range workers {
+			for i := range rounds {
+				if (i+j+w)%3 != 0 {
+					want[0]++
+				} else {
+					want[1]++
+				}
+			}
+		}
+		if got[k] != want {
+			t.Errorf("%v: pass/fail %v, want %v", k, got[k], want)
 		}
 	}
 }

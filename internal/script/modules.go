@@ -171,13 +171,20 @@ func (vu *VU) check(name string, pass bool, tags sobek.Value) {
 type checks struct {
 	mu sync.RWMutex
 	m  map[checkKey]*checkCount
+	// recent are counts of m used lately, one per slot of their name's
+	// length: a check made on every iteration is found with one load and
+	// a compare, not the lock (a cache line every VU's check wrote) and
+	// the map's hash. Any entry of m may be in a slot; a slot is replaced
+	// when another check of its length is counted.
+	recent [8]atomic.Pointer[checkCount]
 }
 
 type checkKey struct{ group, name string }
 
 type checkCount struct {
 	pass, fail atomic.Uint64
-	seq        uint64 // when the check was first seen, by the phases' clock
+	seq        uint64   // when the check was first seen, by the phases' clock
+	key        checkKey // its key in checks.m
 }
 
 // CheckResult is one check's counts.
@@ -191,26 +198,37 @@ type CheckResult struct {
 var checkSeq atomic.Uint64
 
 func (c *checks) add(group, name string, pass bool) {
-	k := checkKey{group, name}
-	c.mu.RLock()
-	n := c.m[k]
-	c.mu.RUnlock()
-	if n == nil {
-		c.mu.Lock()
-		if c.m == nil {
-			c.m = map[checkKey]*checkCount{}
-		}
-		if n = c.m[k]; n == nil {
-			n = &checkCount{seq: checkSeq.Add(1)}
-			c.m[k] = n
-		}
-		c.mu.Unlock()
+	slot := &c.recent[len(name)%len(c.recent)]
+	n := slot.Load()
+	if n == nil || n.key.name != name || n.key.group != group {
+		n = c.count(checkKey{group, name})
+		slot.Store(n)
 	}
 	if pass {
 		n.pass.Add(1)
 	} else {
 		n.fail.Add(1)
 	}
+}
+
+// count is k's count, made on first use.
+func (c *checks) count(k checkKey) *checkCount {
+	c.mu.RLock()
+	n := c.m[k]
+	c.mu.RUnlock()
+	if n != nil {
+		return n
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[checkKey]*checkCount{}
+	}
+	if n = c.m[k]; n == nil {
+		n = &checkCount{seq: checkSeq.Add(1), key: k}
+		c.m[k] = n
+	}
+	return n
 }
 
 // Checks are the phase's check() results so far.
