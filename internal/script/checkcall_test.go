@@ -169,3 +169,39 @@ func TestChecksCountedByKey(t *testing.T) {
 		}
 	}
 }
+
+// A check's tags, kept with its count when the VU gives none of its own,
+// are its group's, its scenario's (each scenario its own), options.tags
+// and its name; a check with a tags argument, or made once exec.vu.tags
+// is set, gets its tags made for it.
+func TestCheckTagsKept(t *testing.T) {
+	path := writeScript(t, "tags.js", `
+import { check, group } from 'k6';
+import exec from 'k6/execution';
+export const options = {
+  tags: { env: 'x' },
+  scenarios: {
+    a: { executor: 'per-vu-iterations', vus: 1, iterations: 3, tags: { sc: 'a' } },
+    b: { executor: 'per-vu-iterations', vus: 1, iterations: 3 },
+  },
+};
+export default function () {
+  if (exec.scenario.iterationInInstance === 1) exec.vu.tags.mine = '1';
+  check(1, { c: true });
+  group('g', () => { check(1, { c: true }); });
+  check(1, { c: true }, { extra: 'y' });
+}
+`)
+	cfg, points := tagPoints("checks")
+	runScript(t, path, "http://127.0.0.1:1", cfg, 20*time.Second)
+	want := map[string]int{}
+	for _, sc := range []string{"sc=a,scenario=a", "scenario=b"} {
+		for _, g := range []string{"group=", "group=::g"} {
+			want["checks check=c,env=x,"+g+","+sc] = 1
+			want["checks check=c,env=x,"+g+",mine=1,"+sc] = 2
+		}
+		want["checks check=c,env=x,extra=y,group=,"+sc] = 1
+		want["checks check=c,env=x,extra=y,group=,mine=1,"+sc] = 2
+	}
+	wantPoints(t, points(), want)
+}
