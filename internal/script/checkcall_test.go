@@ -43,19 +43,24 @@ export default function () {
   if (check(1, ne) !== true) throw new Error('non-enumerable key checked');
 }
 `)
+	runChecks(t, path, map[string][2]uint64{ // pass, fail
+		"truthy": {1, 0}, "falsy": {0, 1}, "arrow": {1, 0}, "self": {1, 0}, "proxy": {1, 0},
+		"native": {1, 0}, "bound": {1, 0}, "nested": {1, 0}, "inner": {1, 0}, "shown": {1, 0},
+	})
+}
+
+// runChecks runs the script at path, which must not throw, and compares
+// its first phase's checks' pass and fail counts, by name, with want.
+func runChecks(t *testing.T, path string, want map[string][2]uint64) {
+	t.Helper()
 	var thrown []string
 	cfg := Config{Fixed: true, Exception: func(_, _, msg string) { thrown = append(thrown, msg) }}
 	r, _ := runScript(t, path, "http://127.0.0.1:1", cfg, 20*time.Second)
 	if len(thrown) != 0 {
 		t.Fatalf("the iteration threw: %q", thrown)
 	}
-	p := r.Phases()[0]
-	want := map[string][2]uint64{ // pass, fail
-		"truthy": {1, 0}, "falsy": {0, 1}, "arrow": {1, 0}, "self": {1, 0}, "proxy": {1, 0},
-		"native": {1, 0}, "bound": {1, 0}, "nested": {1, 0}, "inner": {1, 0}, "shown": {1, 0},
-	}
 	got := map[string][2]uint64{}
-	for _, c := range p.Checks() {
+	for _, c := range r.Phases()[0].Checks() {
 		got[c.Name] = [2]uint64{c.Pass, c.Failed}
 	}
 	if len(got) != len(want) {
@@ -101,29 +106,11 @@ export default function () {
   }
 }
 `)
-	var thrown []string
-	cfg := Config{Fixed: true, Exception: func(_, _, msg string) { thrown = append(thrown, msg) }}
-	r, _ := runScript(t, path, "http://127.0.0.1:1", cfg, 20*time.Second)
-	if len(thrown) != 0 {
-		t.Fatalf("the iteration threw: %q", thrown)
-	}
-	want := map[string][2]uint64{ // pass, fail
+	runChecks(t, path, map[string][2]uint64{ // pass, fail
 		"2": {0, 1}, "10": {1, 0},
 		"b": {1, 0}, "first": {1, 0}, "gone": {0, 1}, "é ✓": {1, 0}, "lazy": {1, 0},
 		"b-": {1, 0}, "first-": {1, 0}, "gone-": {0, 1}, "é ✓-": {1, 0}, "lazy-": {1, 0},
-	}
-	got := map[string][2]uint64{}
-	for _, c := range r.Phases()[0].Checks() {
-		got[c.Name] = [2]uint64{c.Pass, c.Failed}
-	}
-	if len(got) != len(want) {
-		t.Errorf("checks %v, want %v", got, want)
-	}
-	for name, w := range want {
-		if got[name] != w {
-			t.Errorf("check %q: pass/fail %v, want %v", name, got[name], w)
-		}
-	}
+	})
 }
 
 // A check is counted under its own group and name when others share its
