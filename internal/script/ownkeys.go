@@ -93,8 +93,14 @@ func (l *objectLayout) enumerable(v sobek.Value) bool {
 }
 
 // plain is the layout, or nil when sobek's objects are not laid out as
-// expected: every walk then goes through Keys.
-var plain = sync.OnceValue(probePlain)
+// expected: every walk then goes through Keys. The probe, a runtime and
+// the compiling of its objects, runs on a goroutine of its own: its deep
+// frames would grow the stack of the VU whose check came first.
+var plain = sync.OnceValue(func() *objectLayout {
+	ch := make(chan *objectLayout)
+	go func() { ch <- probePlain() }()
+	return <-ch
+})
 
 // probePlain finds the layout by reflection on objects of a runtime of
 // its own, and keeps it only if every field has the expected name and
