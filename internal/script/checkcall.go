@@ -23,8 +23,12 @@ func (vu *VU) checkCall(call sobek.FunctionCall) sobek.Value {
 		return vu.rt.ToValue(true)
 	}
 	all := true
-	for _, name := range sets.Keys() {
+	var room [8]string // the keys of most checks' objects, on the stack
+	for _, name := range appendOwnKeys(room[:0], sets) {
 		c := sets.Get(name)
+		if c == nil { // deleted by an earlier check: undefined, a failure
+			c = sobek.Undefined()
+		}
 		var pass bool
 		if f := callFunc(c); f != nil {
 			vu.args[0] = val

@@ -249,17 +249,7 @@ func (m *Metric) merge(d MetricDelta) error {
 
 // addN adds pass and fail results of one check.
 func (c *checks) addN(group, name string, pass, fail uint64) {
-	k := checkKey{group, name}
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[checkKey]*checkCount{}
-	}
-	n := c.m[k]
-	if n == nil {
-		n = &checkCount{seq: checkSeq.Add(1)}
-		c.m[k] = n
-	}
-	c.mu.Unlock()
+	n := c.count(checkKey{group, name})
 	n.pass.Add(pass)
 	n.fail.Add(fail)
 }

@@ -148,22 +148,31 @@ func (vu *VU) fail(msg sobek.Value) {
 
 // check counts one check's result in its phase, by group and name.
 func (vu *VU) check(name string, pass bool, tags sobek.Value) {
+	cs := &vu.r.setupChecks // setup's and teardown's count, as in k6
 	if vu.ph != nil {
-		vu.ph.checks.add(vu.group, name, pass)
-	} else {
-		vu.r.setupChecks.add(vu.group, name, pass) // setup's and teardown's count, as in k6
+		cs = &vu.ph.checks
 	}
+	n := cs.add(vu.group, name, pass)
 	f := 0.0
 	if pass {
 		f = 1
 	}
 	var ts tagSet // metrics.go
 	_ = vu.r.builtin.checks.addTagged(vu.phaseName(), f, func() map[string]string {
-		t := vu.fillTags(ts.get(), tags)
-		t["check"] = name
-		return vu.r.dropSystemTags(t, vu.namedTags(tags))
+		if _, own := tags.(*sobek.Object); !own && vu.vuTags == nil && vu.ph != nil {
+			// the same tags on every call: kept with the check's count
+			return n.tagSet(func() map[string]string { return vu.checkTags(make(map[string]string, 4), name, tags) })
+		}
+		return vu.checkTags(ts.get(), name, tags)
 	})
 	ts.release()
+}
+
+// checkTags writes a check's tags into t, which is empty, and returns it.
+func (vu *VU) checkTags(t map[string]string, name string, tags sobek.Value) map[string]string {
+	t = vu.fillTags(t, tags)
+	t["check"] = name
+	return vu.r.dropSystemTags(t, vu.namedTags(tags))
 }
 
 // checks count check() results by group path and name, what a k6 summary's
@@ -171,13 +180,38 @@ func (vu *VU) check(name string, pass bool, tags sobek.Value) {
 type checks struct {
 	mu sync.RWMutex
 	m  map[checkKey]*checkCount
+	// recent are counts of m used lately, one per slot of their name's
+	// length: a check made on every iteration is found with one load and
+	// a compare, not the lock (a cache line every VU's check wrote) and
+	// the map's hash. Any entry of m may be in a slot; a slot is replaced
+	// when another check of its length is counted.
+	recent [8]atomic.Pointer[checkCount]
 }
 
 type checkKey struct{ group, name string }
 
 type checkCount struct {
 	pass, fail atomic.Uint64
-	seq        uint64 // when the check was first seen, by the phases' clock
+	seq        uint64   // when the check was first seen, by the phases' clock
+	key        checkKey // its key in checks.m
+	// tags are the check's tags when a VU of the phase gives none of its
+	// own (no tags argument, no exec.vu.tags): all else they hold (the
+	// group, the scenario's name and tags, options.tags, the system tags
+	// kept) is the same for every such value. Made on first need, only
+	// read after (Config.Points).
+	tags atomic.Pointer[map[string]string]
+}
+
+// tagSet is the check's tags, made by mk on first use.
+func (n *checkCount) tagSet(mk func() map[string]string) map[string]string {
+	if t := n.tags.Load(); t != nil {
+		return *t
+	}
+	t := mk()
+	if n.tags.CompareAndSwap(nil, &t) {
+		return t
+	}
+	return *n.tags.Load()
 }
 
 // CheckResult is one check's counts.
@@ -190,27 +224,39 @@ type CheckResult struct {
 // checkSeq orders checks by first sight across every phase.
 var checkSeq atomic.Uint64
 
-func (c *checks) add(group, name string, pass bool) {
-	k := checkKey{group, name}
-	c.mu.RLock()
-	n := c.m[k]
-	c.mu.RUnlock()
-	if n == nil {
-		c.mu.Lock()
-		if c.m == nil {
-			c.m = map[checkKey]*checkCount{}
-		}
-		if n = c.m[k]; n == nil {
-			n = &checkCount{seq: checkSeq.Add(1)}
-			c.m[k] = n
-		}
-		c.mu.Unlock()
+func (c *checks) add(group, name string, pass bool) *checkCount {
+	slot := &c.recent[len(name)%len(c.recent)]
+	n := slot.Load()
+	if n == nil || n.key.name != name || n.key.group != group {
+		n = c.count(checkKey{group, name})
+		slot.Store(n)
 	}
 	if pass {
 		n.pass.Add(1)
 	} else {
 		n.fail.Add(1)
 	}
+	return n
+}
+
+// count is k's count, made on first use.
+func (c *checks) count(k checkKey) *checkCount {
+	c.mu.RLock()
+	n := c.m[k]
+	c.mu.RUnlock()
+	if n != nil {
+		return n
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[checkKey]*checkCount{}
+	}
+	if n = c.m[k]; n == nil {
+		n = &checkCount{seq: checkSeq.Add(1), key: k}
+		c.m[k] = n
+	}
+	return n
 }
 
 // Checks are the phase's check() results so far.
