@@ -35,22 +35,25 @@ func TestRawKeptDeadline(t *testing.T) {
 	}
 	host := func() *rawHost { return r.t.(*rawConn).hosts[0] }
 
-	if run("/ok", 100*time.Millisecond) != IterationOK {
+	// A timeout that holds the dial and the answer on a slow machine, and
+	// ends well before the stalled attempt's below.
+	const ok = time.Second
+	if run("/ok", ok) != IterationOK {
 		t.Fatal(res.Err)
 	}
 	kept := host().dl
 	if kept.IsZero() {
 		t.Fatal("no deadline noted on the connection after its dial")
 	}
-	if run("/ok", 100*time.Millisecond) != IterationOK {
+	if run("/ok", ok) != IterationOK {
 		t.Fatal(res.Err)
 	}
 	if !host().dl.Equal(kept) {
 		t.Errorf("deadline set again for a request whose own comes later: %v, was %v", host().dl, kept)
 	}
 
-	// The kept deadline (at most 100 ms on) ends before this attempt's.
-	const long = 600 * time.Millisecond
+	// The kept deadline (at most a second on) ends before this attempt's.
+	const long = 3 * time.Second
 	if out := run("/stall", long); out != IterationFailed || res.Class != ClassTimeout {
 		t.Fatalf("stalled answer: outcome %v, class %v, err %v; want a failed timeout", out, res.Class, res.Err)
 	}
@@ -105,12 +108,12 @@ func TestRawKeptDeadlineWrite(t *testing.T) {
 	var res Response
 	// Its deadline is kept, and ends (most likely) while the body below
 	// is being written.
-	ok := Request{URL: "http://" + ln.Addr().String() + "/", Timeout: time.Second}
+	ok := Request{URL: "http://" + ln.Addr().String() + "/", Timeout: 2 * time.Second}
 	if r.Iterate(&ok, time.Time{}, &res) != IterationOK {
 		t.Fatal(res.Err)
 	}
 	// More than the loopback socket buffers take: the write waits.
-	const timeout = 3 * time.Second // building a 64 MiB request takes a while under -race
+	const timeout = 4 * time.Second // building a 64 MiB request takes a while under -race
 	big := Request{Method: http.MethodPost, URL: ok.URL, Body: make([]byte, 64<<20), Timeout: timeout}
 	if out := r.Iterate(&big, time.Time{}, &res); out != IterationFailed || res.Class != ClassTimeout {
 		t.Fatalf("stalled write: outcome %v, class %v, err %v; want a failed timeout", out, res.Class, res.Err)
