@@ -96,6 +96,10 @@ type rawHost struct {
 	rc      syscall.RawConn // conn's, when its reads are stamped (rxStart); else nil
 	stop    func() bool     // unregisters the abort hook; nil before the first dial
 	idle    time.Time       // when conn last went idle
+	// dl is the deadline on conn: put on at its dial, and by an attempt
+	// that could not keep it or moved it (rawdeadline.go); zero with no
+	// conn.
+	dl time.Time
 }
 
 func (s *fastShared) newRaw() *rawConn { return &rawConn{s: s} }
@@ -121,7 +125,7 @@ func (h *rawHost) abort() {
 func (h *rawHost) drop() {
 	if conn := h.conn; conn != nil {
 		h.setConn(nil)
-		h.rc = nil
+		h.rc, h.dl = nil, time.Time{}
 		conn.Close()
 	}
 }
@@ -189,14 +193,24 @@ func (c *rawConn) build(r *Request) *rawHost {
 // first and last are the kernel's arrival times of the reads that brought
 // the answer's first and last bytes (rxstamp_linux.go), and delay is how
 // long the first waited to be read; else they are the reads' own times.
+// The marks the timings are split at are kept as durations from t0 as
+// well (wrote only so): the split is then integer arithmetic, not five
+// Time.Sub and four Time.Before, which cost some 150 instructions a
+// request (docs/performance.md, "Iteration cost, session 13").
 type rawTrace struct {
-	dialed       bool
-	stamped      bool // the answer's first read came with a kernel stamp
-	connect      time.Duration
-	wrote, first time.Time // last byte written, first byte read
-	last         time.Time // the answer's last byte read; zero unless it came whole
-	delay        time.Duration
-	sent, recv   int64
+	t0      time.Time     // the attempt's start
+	timeout time.Duration // from t0: its deadline (deadline)
+	dialed  bool
+	stamped bool // the answer's first read came with a kernel stamp
+	connect time.Duration
+	wrote   time.Duration // from t0 to the request's last byte written; 0 before
+	first   time.Time     // the answer's first byte read; zero before
+	last    time.Time     // the answer's last byte read; zero unless it came whole
+	firstD  time.Duration // first - t0, once first is set
+	lastD   time.Duration // last - t0, once last is set
+	delay   time.Duration
+	sent    int64
+	recv    int64
 }
 
 func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Response) time.Time {
@@ -210,9 +224,8 @@ func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Res
 		}
 		return c.fast.send(r, t0, timeout, res)
 	}
-	deadline := t0.Add(timeout)
 	var (
-		tr  rawTrace
+		tr  = rawTrace{t0: t0, timeout: timeout}
 		err error
 	)
 	for try := 0; ; try++ {
@@ -220,12 +233,16 @@ func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Res
 			h.drop()
 		}
 		if h.conn == nil {
-			if err = c.dial(h, deadline, &tr); err != nil {
+			if err = c.dial(h, tr.deadline(), &tr); err != nil {
 				break
 			}
-		} else if err = h.conn.SetDeadline(deadline); err != nil {
-			h.drop()
-			break
+		} else if !h.keepDeadline(t0, timeout) {
+			deadline := tr.deadline()
+			if err = h.conn.SetDeadline(deadline); err != nil {
+				h.drop()
+				break
+			}
+			h.dl = deadline
 		}
 		var answered bool
 		answered, err = c.roundTrip(h, r, &tr)
@@ -236,9 +253,10 @@ func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Res
 			break
 		}
 	}
-	end := tr.last // the answer's last byte, when one came whole
+	end, endD := tr.last, tr.lastD // the answer's last byte, when one came whole
 	if end.IsZero() {
 		end = time.Now()
+		endD = end.Sub(t0)
 	}
 	p := &c.p
 	body, raw, loc := p.body, c.raw, c.loc
@@ -246,7 +264,7 @@ func (c *rawConn) send(r *Request, t0 time.Time, timeout time.Duration, res *Res
 	p.body, p.trailer, p.room, c.raw, c.loc = nil, nil, nil, nil, ""
 	res.BytesSent += tr.sent
 	res.BytesReceived += tr.recv
-	res.Timings = tr.timings(t0, end)
+	res.Timings = tr.timings(endD)
 	res.rxDelay, res.rxStamped = tr.delay, tr.stamped
 	res.location = ""
 	if err != nil {
@@ -285,16 +303,8 @@ func closedErr(err error) bool {
 // an answer arrived. On an error, or when the connection must not be
 // reused, it closes the connection.
 func (c *rawConn) roundTrip(h *rawHost, r *Request, tr *rawTrace) (answered bool, err error) {
-	var n int64
-	if c.body == nil {
-		k, e := h.conn.Write(c.wire)
-		n, err = int64(k), e
-	} else {
-		bufs := net.Buffers{c.wire, c.body}
-		n, err = bufs.WriteTo(h.conn)
-	}
-	tr.sent += n
-	tr.wrote = time.Now()
+	err = c.write(h, tr)
+	tr.wrote = time.Since(tr.t0)
 	if err != nil {
 		h.drop()
 		return false, err
@@ -348,6 +358,7 @@ func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte, r
 			tr.recv += int64(k)
 			if tr.first.IsZero() {
 				tr.first, tr.delay = rxAt(stamp, time.Now())
+				tr.firstD = tr.first.Sub(tr.t0)
 				firstRead, tr.stamped = true, stamp != 0
 			}
 			if !tr.stamped {
@@ -378,9 +389,10 @@ func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte, r
 			// The answer's last byte came in this read. When that is the
 			// read that brought its first, the one reading is both
 			// instants (receiving 0), as the event loop has them.
-			tr.last = tr.first
+			tr.last, tr.lastD = tr.first, tr.firstD
 			if !firstRead {
 				tr.last, _ = rxAt(stamp, time.Now())
+				tr.lastD = tr.last.Sub(tr.t0)
 			}
 			if used < have || p.close || c.reqClose || p.status == 101 {
 				h.drop() // bytes nobody asked for, or the connection ends here
@@ -402,8 +414,11 @@ func (c *rawConn) readAnswer(h *rawHost, r *Request, tr *rawTrace, buf []byte, r
 				// The body ended at the close: its last byte came with
 				// the last read that brought any.
 				tr.last, _ = rxAt(stamp, time.Now())
+				tr.lastD = tr.last.Sub(tr.t0)
 			}
 			return true, c.keepHeaders(r)
+		case rerr != nil && h.moved(rerr, tr):
+			// An earlier deadline kept on the connection: read again.
 		case rerr != nil:
 			h.drop()
 			return answered, rerr
@@ -519,16 +534,32 @@ func (c *rawConn) releaseHead() {
 	}
 }
 
-// timings splits the attempt [t0, end] at the trace's marks, as the
-// fasthttp transport does: a dialled connection's connect time first.
-func (tr *rawTrace) timings(t0, end time.Time) Timings {
+// timings splits the attempt from t0 to endD after it at the trace's
+// marks, as the fasthttp transport does: a dialled connection's connect
+// time first. It is Timings.split of the marks as instants, with
+// rxWrote's rule, on their durations from t0.
+func (tr *rawTrace) timings(endD time.Duration) Timings {
 	var t Timings
-	sendStart := t0
+	var start time.Duration
 	if tr.dialed {
 		t.Connecting = tr.connect
-		sendStart = sendStart.Add(tr.connect)
+		start = tr.connect
 	}
-	t.split(sendStart, rxWrote(tr.wrote, tr.first, tr.stamped), tr.first, end)
+	wrote, first, end := tr.wrote, tr.firstD, endD
+	if tr.stamped && first < wrote {
+		wrote = start // rxWrote: the answer came before the writer's clock reading
+	}
+	if wrote < start {
+		wrote = start
+	}
+	if tr.first.IsZero() || first < wrote {
+		first = wrote
+	}
+	if end < first {
+		end = first
+	}
+	t.Sending, t.Waiting, t.Receiving = wrote-start, first-wrote, end-first
+	t.Duration = t.Sending + t.Waiting + t.Receiving
 	return t
 }
 

@@ -121,6 +121,7 @@ func (c *rawConn) dial(h *rawHost, deadline time.Time, tr *rawTrace) error {
 		h.drop()
 		return err
 	}
+	h.dl = deadline
 	if c.s.rxStamp {
 		h.rc = rxStart(conn)
 	}
