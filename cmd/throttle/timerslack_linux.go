@@ -26,28 +26,34 @@ import (
 // (a script's __ENV, its children) never sees it.
 const reexecEnv = "THROTTLE_TIMERSLACK_EXECED"
 
-// withThreadSlack runs fn on one OS thread whose slack is d, and puts the
+// onSlackThread runs fn on one OS thread whose slack is d, and puts the
 // thread's own slack back after (the runtime may give the thread to any
-// goroutine once unlocked). fn runs with the default slack if the thread's
-// cannot be set.
-func withThreadSlack(d time.Duration, fn func() error) error {
-	if d <= 0 {
-		return fn()
-	}
+// goroutine once unlocked). It does not run fn when the slack cannot be
+// set (a seccomp filter, say): ran is false and err says why.
+func onSlackThread(d time.Duration, fn func() error) (ran bool, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
-	if err != nil || unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(d), 0, 0, 0) != nil {
-		return fn()
+	if err != nil {
+		return false, fmt.Errorf("prctl(PR_GET_TIMERSLACK): %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(d), 0, 0, 0); err != nil {
+		return false, fmt.Errorf("prctl(PR_SET_TIMERSLACK): %w", err)
 	}
 	defer func() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0) }()
-	return fn()
+	return true, fn()
 }
 
 // startWithTimerSlack starts c with timer slack d on every thread of it
-// (d <= 0: the kernel's default, as c.Start).
+// (d <= 0, or a slack that cannot be set: the kernel's default, as
+// c.Start).
 func startWithTimerSlack(c *exec.Cmd, d time.Duration) error {
-	return withThreadSlack(d, c.Start) // Go's fork clones the calling thread
+	if d > 0 {
+		if ran, err := onSlackThread(d, c.Start); ran { // Go's fork clones the calling thread
+			return err
+		}
+	}
+	return c.Start()
 }
 
 // reexecWithTimerSlack makes this process run again as itself with timer
@@ -56,7 +62,8 @@ func startWithTimerSlack(c *exec.Cmd, d time.Duration) error {
 // d. The process keeps its pid, its descriptors (stdin, stdout, stderr)
 // and its parent, so signals and the exit code are the new image's. It
 // returns only when it did not exec: in the process it started, when d <= 0,
-// when every thread already has d (a start-up with it), or on an error.
+// when every thread already has d (a start-up with it), or on an error
+// (the slack cannot be set, or the exec failed).
 func reexecWithTimerSlack(d time.Duration) error {
 	if _, ok := os.LookupEnv(reexecEnv); ok {
 		return os.Unsetenv(reexecEnv)
@@ -67,7 +74,7 @@ func reexecWithTimerSlack(d time.Duration) error {
 	if cur, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && cur == int(d) {
 		return nil // the process started with it (every thread inherited it)
 	}
-	err := withThreadSlack(d, func() error {
+	_, err := onSlackThread(d, func() error {
 		return syscall.Exec("/proc/self/exe", os.Args, append(os.Environ(), reexecEnv+"=1"))
 	})
 	return fmt.Errorf("timer slack not set: %w", err)
