@@ -99,18 +99,20 @@ func (a *agentFlags) on(fs *pflag.FlagSet) (bool, error) {
 	return true, nil
 }
 
-// config is the session's view of the flags.
-func (a *agentFlags) config(e env) session.Agents {
+// config is the session's view of the flags; local agents start with timer
+// slack slack (0: the kernel's default).
+func (a *agentFlags) config(e env, slack time.Duration) session.Agents {
 	c := session.Agents{N: a.agents, Listen: a.listen, Token: a.token, Wait: a.wait, Version: buildVersion(), TLS: a.tls}
 	if a.local > 0 {
-		c.N, c.Spawn = a.local, spawnLocal(a.local, e)
+		c.N, c.Spawn = a.local, spawnLocal(a.local, e, slack)
 	}
 	return c
 }
 
 // spawnLocal starts n `throttle agent` children joining the controller;
 // stop waits for them (they end with the run) and kills any still there.
-func spawnLocal(n int, e env) func(url, token string) (func(), error) {
+// Each starts with timer slack slack on every thread (timerSlackEnv).
+func spawnLocal(n int, e env, slack time.Duration) func(url, token string) (func(), error) {
 	return func(url, token string) (func(), error) {
 		self, err := os.Executable()
 		if err != nil {
@@ -122,7 +124,7 @@ func spawnLocal(n int, e env) func(url, token string) (func(), error) {
 			c := exec.Command(self, "agent", "--join", url, "--name", "local-"+strconv.Itoa(i+1), "--quiet")
 			c.Env = append(os.Environ(), tokenEnv+"="+token)
 			c.Stdout, c.Stderr = e.stderr, e.stderr
-			if err := c.Start(); err != nil {
+			if err := startWithTimerSlack(c, slack); err != nil {
 				for _, c := range cmds {
 					_ = c.Process.Kill()
 				}
@@ -215,10 +217,10 @@ func newAgentCmd(e env) *cobra.Command {
 
 // runScriptAgents runs a k6 script over agents: each runs its execution
 // segment of it, this process merges their k6 metrics.
-func (f *runFlags) runScriptAgents(fs *pflag.FlagSet, e env, s scriptRun) error {
+func (f *runFlags) runScriptAgents(fs *pflag.FlagSet, e env, s scriptRun, slack time.Duration) error {
 	sc, err := f.scriptRun(fs, s, nil)
 	if err != nil {
 		return err
 	}
-	return f.session(e).RunScriptAgents(sc, f.agents.config(e))
+	return f.session(e).RunScriptAgents(sc, f.agents.config(e, slack))
 }

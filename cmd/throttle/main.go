@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -37,7 +38,7 @@ import (
 func main() {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	os.Exit(run(os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, signals: sig}))
+	os.Exit(run(os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, signals: sig, reexec: reexecWithTimerSlack}))
 }
 
 // env is what a command reaches outside itself: tests pass buffers and their
@@ -51,6 +52,11 @@ type env struct {
 	// started, if set, is handed each phase's engine before it runs, so a
 	// test can compare what the run exports with the engine's own state.
 	started func(*engine.Engine)
+	// reexec, if set, runs this program again in this process with the
+	// given timer slack on every thread (reexecWithTimerSlack), for a k6
+	// script run on this machine; it returns only when it did not. main
+	// sets it; tests, which run commands in the test binary, do not.
+	reexec func(slack time.Duration) error
 }
 
 // terminal reports whether w is a terminal, for the live status line.

@@ -88,8 +88,17 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 			if len(args) > 1 {
 				return usagef("a k6 script runs alone: give %s without URLs", a)
 			}
+			slack, err := timerSlack()
+			if err != nil {
+				return usageError{Err: err}
+			}
 			if agents {
-				return f.runScriptAgents(fs, e, scriptRun{path: a, env: f.env, insecure: f.insecure, http2: f.http2})
+				return f.runScriptAgents(fs, e, scriptRun{path: a, env: f.env, insecure: f.insecure, http2: f.http2}, slack)
+			}
+			if e.reexec != nil {
+				if err := e.reexec(slack); err != nil {
+					fmt.Fprintf(e.stderr, "throttle: %s: %v\n", timerSlackEnv, err)
+				}
 			}
 			return f.runScript(fs, e, scriptRun{path: a, env: f.env, insecure: f.insecure, http2: f.http2})
 		}
@@ -102,7 +111,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 		return err
 	}
 	if agents {
-		return f.session(e).RunAgents(u, f.agents.config(e))
+		return f.session(e).RunAgents(u, f.agents.config(e, 0)) // open-loop pacing keeps the kernel's slack
 	}
 	return f.session(e).RunURL(u)
 }
