@@ -2,7 +2,6 @@ package script
 
 import (
 	"fmt"
-	"math"
 	"sort"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -79,7 +78,7 @@ func newPending(t MetricType) *pendingDelta {
 func (p *pendingDelta) add(v float64, trend, exact bool) {
 	p.record(v)
 	if trend {
-		_ = p.hist.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
+		_ = p.hist.RecordValue(histValue(v))
 		if exact && p.exactOK {
 			p.exact = append(p.exact, v)
 		} else {
@@ -233,15 +232,19 @@ func (m *Metric) merge(d MetricDelta) error {
 	m.sum += d.Sum
 	m.last = d.Last
 	if m.Type == Trend {
+		// m's own exact values in the histogram first: d's come in by its
+		// buckets, so its exact values are in it already
+		h := m.histogram()
 		for i, v := range d.HistV {
-			if err := m.histogram().RecordValues(v, d.HistN[i]); err != nil {
+			if err := h.RecordValues(v, d.HistN[i]); err != nil {
 				return err
 			}
 		}
 		if m.count <= exactValues && uint64(len(m.exact)+len(d.Exact)) == m.count {
 			m.exact = append(m.exact, d.Exact...)
+			m.histed = len(m.exact)
 		} else {
-			m.exact = nil
+			m.exact, m.histed = nil, 0
 		}
 	}
 	return nil

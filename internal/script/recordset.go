@@ -15,28 +15,46 @@ type metricValue struct {
 	v float64
 }
 
-// shareLock makes the metrics record under one lock (before any is used).
-func shareLock(ms ...*Metric) {
-	mu := new(sync.Mutex)
+// metricSet is metrics recorded together: one lock for all, and the union
+// of their routes, so recordSet reads one byte, not one per value.
+type metricSet struct {
+	mu      sync.Mutex
+	members []*Metric
+	// route is every member's route or'ed; Metric.reroute keeps it.
+	route uint8
+}
+
+// newMetricSet makes the metrics record under one lock (before any is used).
+func newMetricSet(ms ...*Metric) *metricSet {
+	s := &metricSet{members: ms}
 	for _, m := range ms {
-		m.mu = mu
+		m.mu, m.set = &s.mu, s
+	}
+	s.reroute()
+	return s
+}
+
+// reroute sets route from the members'.
+func (s *metricSet) reroute() {
+	s.route = 0
+	for _, m := range s.members {
+		s.route |= m.route
 	}
 }
 
-// recordSet records vals, whose metrics share the lock mu, in phase: each
-// value recorded under one lock, then given with its tags to point hooks
-// and sub-metrics. tags is called at most once, and only if a metric of
-// the set needs it. A set with a scenario copy (summaryMode full) or an
-// exporter goes value by value (recordEach).
-func recordSet(phase string, mu *sync.Mutex, vals []metricValue, tags func() map[string]string) {
-	var route uint8
-	for i := range vals {
-		route |= vals[i].m.route
-	}
+// recordSet records vals, metrics of set s, in phase: each value recorded
+// under the set's lock, then given with its tags to point hooks and
+// sub-metrics. tags is called at most once, and only if a metric of the
+// set needs it. A set with a scenario copy (summaryMode full) or an
+// exporter goes value by value (recordEach); a member's route counts even
+// when vals leave it out.
+func recordSet(phase string, s *metricSet, vals []metricValue, tags func() map[string]string) {
+	route := s.route
 	if route&routePass != 0 {
 		recordEach(phase, vals, tags)
 		return
 	}
+	mu := &s.mu
 	mu.Lock()
 	for i := range vals {
 		vals[i].m.recordLocked(vals[i].v)

@@ -28,6 +28,9 @@ type builtins struct {
 	// second while the scenarios run; droppedIterations counts arrivals
 	// of a rate-mode scenario that found no free VU.
 	vus, vusMax, droppedIterations *Metric
+	// requestSet is the http_req_* and data_* metrics, iterationSet
+	// iterations and iteration_duration: each recorded as one set.
+	requestSet, iterationSet *metricSet
 }
 
 // newBuiltins registers k6's built-in metrics in ms (before the script can
@@ -62,9 +65,9 @@ func newBuiltins(ms *metrics) builtins {
 		vusMax:            get("vus_max", Gauge, false),
 		droppedIterations: get("dropped_iterations", Counter, false),
 	}
-	shareLock(b.httpReqs, b.httpReqDuration, b.httpReqFailed, b.expectedDuration, b.blocked, b.connecting,
+	b.requestSet = newMetricSet(b.httpReqs, b.httpReqDuration, b.httpReqFailed, b.expectedDuration, b.blocked, b.connecting,
 		b.tlsHandshaking, b.sending, b.waiting, b.receiving, b.dataSent, b.dataReceived)
-	shareLock(b.iterations, b.iterationDuration)
+	b.iterationSet = newMetricSet(b.iterations, b.iterationDuration)
 	return b
 }
 
@@ -90,13 +93,13 @@ func (b *builtins) request(phase string, t engine.Timings, failed bool, sent, re
 		// so it never asks for the tags
 		vals = append(vals, metricValue{b.expectedDuration, ms(t.Duration)})
 	}
-	recordSet(phase, b.httpReqs.mu, vals, tags)
+	recordSet(phase, b.requestSet, vals, tags)
 }
 
 // iteration records one finished iteration (d in ms) in iterations and
 // iteration_duration, as one set.
 func (b *builtins) iteration(phase string, d float64, tags func() map[string]string) {
-	recordSet(phase, b.iterations.mu, []metricValue{{b.iterations, 1}, {b.iterationDuration, d}}, tags)
+	recordSet(phase, b.iterationSet, []metricValue{{b.iterations, 1}, {b.iterationDuration, d}}, tags)
 }
 
 // Threshold is one threshold expression on one metric (options.thresholds).
