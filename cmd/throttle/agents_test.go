@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -98,6 +99,14 @@ func TestLocalAgentsSurviveSIGKILL(t *testing.T) {
 	}
 	if len(r.Agents) != 3 || lost != 1 || after != 2 {
 		t.Fatalf("agents %+v", r.Agents)
+	}
+	// Each agent runs with its third of this process's cores (localAgentEnv).
+	if os.Getenv("GOMAXPROCS") == "" {
+		for _, a := range r.Agents {
+			if want := (runtime.GOMAXPROCS(0) + 2) / 3; a.Cores != want {
+				t.Errorf("agent %s has %d cores, want %d", a.ID, a.Cores, want)
+			}
+		}
 	}
 	t.Logf("capacity %+v\n%s", r.Capacity, stdout.String())
 	if g := r.Capacity.GoodputPerS; g < 0.3*capacity || g > 1.08*capacity {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -190,5 +193,47 @@ func TestWaitCoversMakingVUs(t *testing.T) {
 	helloAgent(t, c2, "quiet")
 	if err := c2.waitReady(context.Background()); !errors.Is(err, ErrNotEnoughAgents) {
 		t.Fatalf("a quiet agent: %v, want %v", err, ErrNotEnoughAgents)
+	}
+}
+
+// A script's agent lost mid-run (its connection closed) while the others
+// run their segments to their end: the run ends when they are done, not
+// as interrupted, and the lost agent is in the result for the host to name
+// (its segment did not run to its end; exit 1, not a Ctrl-C's 105).
+func TestScriptAgentLostNotInterrupted(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	t.Cleanup(srv.Close)
+	spec, _ := scriptSpec(t, map[string]string{"main.js": `
+import http from 'k6/http';
+export const options = { scenarios: { pv: { executor: 'per-vu-iterations', vus: 2, iterations: 3 } } };
+export default function () { http.get(__ENV.BASE + '/'); }
+`}, map[string]string{"BASE": srv.URL})
+	var log lines
+	c := newController(t, ControllerConfig{Agents: 2, Spec: spec, Logger: log.logger()})
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
+	defer cancel()
+	nc, id := fakeAgent(t, c, "killed")
+	done := startRun(t, c, ctx)
+	real := runAgent(ctx, c, "real", testToken)
+	testwait.Until(t, testwait.Deadline, "the run to start", func() bool { return hits.Load() > 0 })
+	nc.Close()
+	res := <-done
+	if err := testwait.Receive(t, real, "the live agent's end"); err != nil {
+		t.Fatal(err)
+	}
+	if res == nil || ctx.Err() != nil {
+		t.Fatalf("the run did not end on its own: %v", ctx.Err())
+	}
+	if res.Interrupted {
+		t.Fatalf("a script run that lost an agent is reported interrupted: %+v", res.Agents)
+	}
+	for _, a := range res.Agents {
+		if a.Lost != (a.ID == id) {
+			t.Errorf("agent %+v", a)
+		}
+	}
+	if n := len(log.with("its connection closed")); n != 1 {
+		t.Errorf("%d lost lines", n)
 	}
 }

@@ -67,7 +67,11 @@ loop:
 					break loop // every agent ran its segment to its end
 				}
 				c.log.Warn("throttle every agent is lost or done: the run ends")
-				interrupted = c.cfg.Spec.Duration <= 0 || time.Since(start) < c.cfg.Spec.Duration
+				// A URL run cut short by its agents' loss did not run
+				// its course. A script's did, on the agents left: the
+				// lost ones are named by the host (their segments did
+				// not run to their end), not taken for a Ctrl-C.
+				interrupted = c.cfg.Spec.Script == nil && (c.cfg.Spec.Duration <= 0 || time.Since(start) < c.cfg.Spec.Duration)
 				break loop
 			}
 			c.publish() // also the agents' heartbeat
