@@ -51,3 +51,27 @@ func TestVUAsleepHalves(t *testing.T) {
 		t.Fatalf("checks %+v: want the two iterations' checks passed", c)
 	}
 }
+
+// A VU's first iteration (bench/vus.sh's, without its sleeps: the module
+// members it reads first, its request's connect and wire request, the
+// check) fits the 8 KiB stack reserveVUStack grows it to at the
+// iteration's start, under the phase's frames: the stack grows once, while
+// shallow, not again under sobek's frames.
+func TestVUFirstIterationFitsReserve(t *testing.T) {
+	_, base := startTarget(t, robust())
+	r, err := Load(writeScript(t, "first.js", firstIterScript), Config{Env: map[string]string{"BASE": base}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vu, err := r.newVU(r.Phases()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vu.close()
+	if teststack.Grows(t, vuPhaseFrames, vu.iteration) {
+		t.Errorf("a VU's first iteration under %d bytes of frames grew an 8 KiB stack", vuPhaseFrames)
+	}
+	if vu.iter != 1 || vu.failed {
+		t.Fatalf("iterations %d, failed %v: want one that passed", vu.iter, vu.failed)
+	}
+}
