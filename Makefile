@@ -32,7 +32,7 @@ test: vet
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/internal/sim$$')
 	$(GO) test -count=1 ./internal/sim
 	$(GO) test -count=1 -run 'FitsVUStack$$' ./internal/engine
-	$(GO) test -count=1 -run 'VUAsleepHalves$$' ./internal/script
+	$(GO) test -count=1 -run 'VUAsleepHalves$$|VUFirstIterationFitsReserve$$' ./internal/script
 	for m in $(NESTED); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 
 # agents: a run over real agent processes (cmd/throttle, build tag agents):

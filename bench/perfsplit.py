@@ -56,7 +56,7 @@ def syscall(s):
         if any(k in s for k in keys):
             return name
     return 'other'
-DIAL = ('(*connectJob).run', 'net.(*Dialer)', 'net.(*sysDialer)', 'net.(*netFD).connect', 'net.internetSocket', 'net.socket', 'engine.(*rawConn).connect', 'engine.dialTCP', 'engine.(*rawDialer)')
+DIAL = ('(*connectJob).run', 'engine.(*rawConn).dialDirect', 'engine.(*rawConn).connectDirect', 'engine.(*sockConn).connect', 'net.(*Dialer)', 'net.(*sysDialer)', 'net.(*netFD).connect', 'net.internetSocket', 'net.socket', 'engine.(*rawConn).connect', 'engine.dialTCP', 'engine.(*rawDialer)')
 LAZY = ('internal/script.(*lazyObject)', 'internal/script.(*lazyModule)', 'internal/script.lazyMake', 'internal/script.lazyGetter')
 def cat(comm, st):
     s = ' '.join(st)

@@ -91,11 +91,14 @@ type rawHost struct {
 	// literal: addr's host is an IP address, which no resolver is asked
 	// about; a host name is resolved at every dial, as on fasthttp.
 	literal bool
-	mu      sync.Mutex
-	conn    net.Conn        // nil when there is none
-	rc      syscall.RawConn // conn's, when its reads are stamped (rxStart); else nil
-	stop    func() bool     // unregisters the abort hook; nil before the first dial
-	idle    time.Time       // when conn last went idle
+	// direct: addr's for connectDirect, which dials it on the runner's
+	// goroutine; nil when net's dial does (connectJob).
+	direct *directAddr
+	mu     sync.Mutex
+	conn   net.Conn        // nil when there is none
+	rc     syscall.RawConn // conn's, when its reads are stamped (rxStart); else nil
+	stop   func() bool     // unregisters the abort hook; nil before the first dial
+	idle   time.Time       // when conn last went idle
 	// dl is the deadline on conn: put on at its dial, and by an attempt
 	// that could not keep it or moved it (rawdeadline.go); zero with no
 	// conn.
@@ -137,8 +140,11 @@ func (c *rawConn) host(addr string) *rawHost {
 		}
 	}
 	h := &rawHost{addr: addr}
-	_, err := netip.ParseAddrPort(addr)
+	ap, err := netip.ParseAddrPort(addr)
 	h.literal = err == nil
+	if h.literal {
+		h.direct = newDirect(ap)
+	}
 	c.hosts = append(c.hosts, h)
 	return h
 }

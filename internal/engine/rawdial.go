@@ -24,9 +24,12 @@ type dialDeadline struct {
 
 func (c *dialDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 
-// connectJob is one connect, run on a goroutine of its own while the
-// runner's goroutine waits for it (connect). Jobs are pooled, not kept per
-// runner: a sleeping VU holds none.
+// connectJob is one connect through net's Dialer, run on a goroutine of
+// its own while the runner's goroutine waits for it (connect): for a host
+// name (resolved at each dial) and an IPv6 address; a literal IPv4
+// address is connected on the runner's own goroutine (connectDirect,
+// rawdial_linux.go), without net's dial path. Jobs are pooled, not kept
+// per runner: a sleeping VU holds none.
 //
 // Why another goroutine: net's dial path (Dialer.DialContext,
 // dialParallel, dialSerial, dialSingle, dialTCP, socket, netFD.dial,
@@ -83,7 +86,9 @@ func reserveStack() byte {
 func keepFrame(b []byte) byte { return b[len(b)-1] }
 
 // dial connects to h within the deadline, timing it; the abort context
-// cuts the connect off and later closes the connection.
+// cuts the connect off and later closes the connection. A host
+// connectDirect dials (h.direct) goes there (dialDirect); what follows
+// is net's dial, for the others.
 //
 // The Dialer is the fasthttp transport's (fastHost.dial): the same
 // deadline, and TCP keep-alive probes after 30 s idle, as fasthttp's own
@@ -103,6 +108,9 @@ func (c *rawConn) dial(h *rawHost, deadline time.Time, tr *rawTrace) error {
 	abort := c.s.abort
 	if h.stop == nil {
 		h.stop = context.AfterFunc(abort, h.abort)
+	}
+	if h.direct != nil {
+		return c.dialDirect(h, abort, deadline, tr)
 	}
 	t0 := time.Now()
 	conn, err := c.connect(h, abort, deadline)
@@ -125,6 +133,26 @@ func (c *rawConn) dial(h *rawHost, deadline time.Time, tr *rawTrace) error {
 	if c.s.rxStamp {
 		h.rc = rxStart(conn)
 	}
+	return nil
+}
+
+// dialDirect is dial for a host connectDirect dials: on the runner's
+// goroutine, with the deadline set on the connection by the connect.
+func (c *rawConn) dialDirect(h *rawHost, abort context.Context, deadline time.Time, tr *rawTrace) error {
+	t0 := time.Now()
+	sc, err := c.connectDirect(h, abort, deadline)
+	if err != nil {
+		return err
+	}
+	tr.dialed, tr.connect = true, time.Since(t0)
+	// An abort after the connect whose hook ran before the connection
+	// was set closed nothing: its error is set before its hooks run.
+	if err := abort.Err(); err != nil {
+		h.drop()
+		return err
+	}
+	h.dl = deadline
+	h.rc = sc.rxRaw()
 	return nil
 }
 

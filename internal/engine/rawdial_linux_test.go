@@ -107,20 +107,15 @@ func TestRawAbortConnect(t *testing.T) {
 		var res Response
 		done <- r.Iterate(&Request{URL: url}, time.Time{}, &res)
 	}()
-	// The connect runs on a goroutine of its own (connectJob), made by
-	// this test's attempt: other parallel tests connect too.
+	// A literal IPv4 address is dialled on the attempt's own goroutine
+	// (connectDirect): wait until this test's is in the connect's wait
+	// (other parallel tests connect too).
 	testwait.Until(t, testwait.Deadline, "this test's attempt in a connect", func() bool {
 		buf := make([]byte, 1<<20)
-		gs := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
-		for _, g := range gs {
-			if !strings.Contains(g, "(*rawConn).connect(") || !strings.Contains(g, "TestRawAbortConnect") {
-				continue
-			}
-			id, _, _ := strings.Cut(strings.TrimPrefix(g, "goroutine "), " ")
-			for _, c := range gs {
-				if strings.Contains(c, "net.(*netFD).connect") && strings.Contains(c, "(*rawConn).connect in goroutine "+id+"\n") {
-					return true
-				}
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "(*sockConn).connect(") && strings.Contains(g, "TestRawAbortConnect") &&
+				strings.Contains(g, "internal/poll.(*FD).RawWrite") {
+				return true
 			}
 		}
 		return false

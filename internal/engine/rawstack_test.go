@@ -14,9 +14,10 @@ const nginxAnswer = "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Sun, 06 De
 	"Connection: keep-alive\r\nETag: \"6752f0c0-11\"\r\nAccept-Ranges: bytes\r\n\r\nhello from nginx\n"
 
 // A connection's first request needs no more stack than a keep-alive
-// one: the connect runs on a goroutine of its own (connectJob), not under
-// the runner's frames, where net's dial path took a first request 2 KiB
-// deeper than the others. A fresh runner's first request also builds its
+// one: the connect to a literal IPv4 address runs on the runner's
+// goroutine through a few shallow frames (connectDirect), any other on a
+// goroutine of its own (connectJob), not under the runner's frames, where
+// net's dial path took a first request 2 KiB deeper than the others. A fresh runner's first request also builds its
 // wire request and registers its host's abort hook.
 func TestRawConnectNoDeeperThanRequest(t *testing.T) {
 	s := newRawServer(t, answer(nginxAnswer, true))

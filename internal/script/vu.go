@@ -577,6 +577,8 @@ func (vu *VU) prepareIteration() time.Time {
 	vu.scenarioIter = int64(vu.ph.iterations.Add(1) - 1)
 	if vu.iter > 0 {
 		_ = vu.rt.GlobalObject().Set("__ITER", vu.iter)
+	} else {
+		reserveVUStack() // the first: grow the stack while it is shallow
 	}
 	vu.iter++
 	vu.failed, vu.group = false, ""

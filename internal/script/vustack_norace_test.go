@@ -32,16 +32,7 @@ const vuAsleepMargin = 512
 // GC instead of keeping 16 for good. On main before this test, a VU asleep
 // used 3 272 of the 3 296 bytes a GC allows.
 func TestVUAsleepHalves(t *testing.T) {
-	_, base := startTarget(t, robust())
-	r, err := Load(writeScript(t, "sleep.js", sleepingScript), Config{Env: map[string]string{"BASE": base}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vu, err := r.newVU(r.Phases()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vu.close()
+	r, vu := targetVU(t, sleepingScript)
 	// Each iteration is cut off in its sleep (interrupt), so each sends
 	// its request on a fresh lane: a connect, then the request.
 	if !teststack.HalvedAsleep(t, vuPhaseFrames+vuAsleepMargin, "(*VU).sleep", vu.iteration, vu.interrupt) {
@@ -50,4 +41,28 @@ func TestVUAsleepHalves(t *testing.T) {
 	if c := r.Phases()[0].Checks(); len(c) != 1 || c[0].Pass != 2 {
 		t.Fatalf("checks %+v: want the two iterations' checks passed", c)
 	}
+}
+
+// A VU's first iteration (bench/vus.sh's, without its sleeps: the module
+// members it reads first, its request's connect and wire request, the
+// check) fits the 8 KiB stack reserveVUStack grows it to at the
+// iteration's start, under the phase's frames: the stack grows once, while
+// shallow, not again under sobek's frames.
+func TestVUFirstIterationFitsReserve(t *testing.T) {
+	_, vu := targetVU(t, firstIterScript)
+	if teststack.Grows(t, vuPhaseFrames, vu.iteration) {
+		t.Errorf("a VU's first iteration under %d bytes of frames grew an 8 KiB stack", vuPhaseFrames)
+	}
+	if vu.iter != 1 || vu.failed {
+		t.Fatalf("iterations %d, failed %v: want one that passed", vu.iter, vu.failed)
+	}
+}
+
+// targetVU is the VU firstVU makes of src, with BASE a robust target of
+// its own.
+func targetVU(t *testing.T, src string) (*Runner, *VU) {
+	t.Helper()
+	_, base := startTarget(t, robust())
+	vu := firstVU(t, writeScript(t, "vu.js", src), Config{Env: map[string]string{"BASE": base}})
+	return vu.r, vu
 }
