@@ -249,11 +249,16 @@ type Watch struct {
 	PeakCPU      float64       `json:"peak_cpu"`
 	MaxWait      time.Duration `json:"max_wait_ns"`
 	MaxReadDelay time.Duration `json:"max_read_delay_ns"`
+	// PeakMachine is the machine's most busy cores in a tick, read for a
+	// local agent's cpu rule (phase's watch_machine.go); absent when the
+	// agent did not read the machine.
+	PeakMachine float64 `json:"peak_machine_cpu,omitempty"`
 }
 
 // watchOf is g as it travels.
 func watchOf(g engine.GeneratorSummary) *Watch {
-	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU, MaxWait: g.MaxWait, MaxReadDelay: g.MaxReadDelay}
+	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU, MaxWait: g.MaxWait, MaxReadDelay: g.MaxReadDelay,
+		PeakMachine: max(g.PeakMachine, 0)}
 }
 
 // sumWatches is the run's generator over every agent's last watch: ticks,
@@ -261,7 +266,7 @@ func watchOf(g engine.GeneratorSummary) *Watch {
 // the peak CPU, the largest wait and read delay of any one agent; ok false when no
 // agent sent a watch.
 func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
-	g.PeakCPU = -1
+	g.PeakCPU, g.PeakMachine = -1, -1
 	for _, w := range ws {
 		if w == nil {
 			continue
@@ -278,6 +283,9 @@ func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
 		}
 		g.MaxLag = max(g.MaxLag, w.MaxLag)
 		g.PeakCPU = max(g.PeakCPU, w.PeakCPU)
+		if w.PeakMachine > 0 {
+			g.PeakMachine = max(g.PeakMachine, w.PeakMachine)
+		}
 		g.MaxWait = max(g.MaxWait, w.MaxWait)
 		g.MaxReadDelay = max(g.MaxReadDelay, w.MaxReadDelay)
 	}

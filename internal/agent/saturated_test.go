@@ -66,3 +66,24 @@ func TestWatchWaitTravels(t *testing.T) {
 		t.Errorf("summed %+v", g)
 	}
 }
+
+// A local agent's reading of the machine travels with its watch; one that
+// did not read it (-1) sends none, and the run's generator takes the
+// largest of those that did.
+func TestWatchPeakMachineTravels(t *testing.T) {
+	read := watchOf(engine.GeneratorSummary{Ticks: 8, PeakCPU: 0.9, PeakMachine: 1.72})
+	unread := watchOf(engine.GeneratorSummary{Ticks: 8, PeakCPU: 0.4, PeakMachine: -1})
+	if !strings.Contains(string(encode(read)), `"peak_machine_cpu":1.72`) || strings.Contains(string(encode(unread)), "peak_machine_cpu") {
+		t.Errorf("watches %s and %s", encode(read), encode(unread))
+	}
+	var back Watch
+	if err := json.Unmarshal(encode(read), &back); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := sumWatches([]*Watch{unread, &back}); g.PeakMachine != 1.72 {
+		t.Errorf("summed peak machine %v, want 1.72", g.PeakMachine)
+	}
+	if g, _ := sumWatches([]*Watch{unread}); g.PeakMachine != -1 {
+		t.Errorf("summed peak machine of agents that did not read it: %v, want -1", g.PeakMachine)
+	}
+}
