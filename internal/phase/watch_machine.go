@@ -65,7 +65,7 @@ func machineBound(procs, cpus, colocated int) bool {
 
 // machineWatch is a watcher's reading of the machine: the source, the
 // cores it counts, and whether it failed. Its source is called from the
-// watch loop alone; off is read by the judging side too.
+// watch loop alone; off may be read from any goroutine (machineOff).
 type machineWatch struct {
 	src   machineSource // nil: the machine is not judged
 	cores float64
