@@ -250,15 +250,18 @@ type Watch struct {
 	MaxWait      time.Duration `json:"max_wait_ns"`
 	MaxReadDelay time.Duration `json:"max_read_delay_ns"`
 	// PeakMachine is the machine's most busy cores in a tick, read for a
-	// local agent's cpu rule (phase's watch_machine.go); absent when the
-	// agent did not read the machine.
-	PeakMachine float64 `json:"peak_machine_cpu,omitempty"`
+	// local agent's cpu rule (phase's watch_machine.go), and
+	// MachineSpared the ticks its share alone would have held for that
+	// rule that the machine's room let off; absent when the agent did not
+	// read the machine.
+	PeakMachine   float64 `json:"peak_machine_cpu,omitempty"`
+	MachineSpared int     `json:"machine_spared_ticks,omitempty"`
 }
 
 // watchOf is g as it travels.
 func watchOf(g engine.GeneratorSummary) *Watch {
 	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU, MaxWait: g.MaxWait, MaxReadDelay: g.MaxReadDelay,
-		PeakMachine: max(g.PeakMachine, 0)}
+		PeakMachine: max(g.PeakMachine, 0), MachineSpared: g.MachineSpared}
 }
 
 // sumWatches is the run's generator over every agent's last watch: ticks,
@@ -286,6 +289,7 @@ func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
 		if w.PeakMachine > 0 {
 			g.PeakMachine = max(g.PeakMachine, w.PeakMachine)
 		}
+		g.MachineSpared += w.MachineSpared
 		g.MaxWait = max(g.MaxWait, w.MaxWait)
 		g.MaxReadDelay = max(g.MaxReadDelay, w.MaxReadDelay)
 	}

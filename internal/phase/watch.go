@@ -262,8 +262,11 @@ type GeneratorSummary struct {
 	MaxLag  time.Duration
 	PeakCPU float64
 	// PeakMachine is the machine's most busy cores in a tick, read for a
-	// colocated process's cpu rule alone (-1: not read).
-	PeakMachine float64
+	// colocated process's cpu rule alone (-1: not read). MachineSpared
+	// counts the ticks its share alone would have held for the cpu rule
+	// that the machine's room let off (watch_machine.go).
+	PeakMachine   float64
+	MachineSpared int
 	// MaxWait is the largest tick's 99th percentile runnable wait, over
 	// the ticks with enough samples to judge (minWaitSamples).
 	MaxWait time.Duration
@@ -398,8 +401,9 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 		st.Busy = min(max(float64(wall-(r.loopIdle-prev.loopIdle))/float64(wall), 0), 1)
 	}
 	asked := r.offer * dt
+	cpuFull, spared := w.cpuFull(st)
 	switch {
-	case w.cpuFull(st):
+	case cpuFull:
 		st.Signal = "cpu"
 	case w.cfg.Wait > 0 && judged && st.Wait >= w.cfg.Wait:
 		st.Signal = "wait"
@@ -429,6 +433,9 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 	s.MaxLag = max(s.MaxLag, st.Lag)
 	s.PeakCPU = max(s.PeakCPU, st.CPU)
 	s.PeakMachine = max(s.PeakMachine, st.Machine)
+	if spared {
+		s.MachineSpared++
+	}
 	if judged {
 		s.MaxWait = max(s.MaxWait, st.Wait)
 	}
@@ -452,11 +459,13 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 // cpuFull is the cpu rule on st: the process used CPU × its usable cores
 // and, when the tick has a machine reading (a colocated process bounded
 // by its share: watch_machine.go), the machine was CPU × its cores busy.
-func (w *watcher) cpuFull(st GeneratorStatus) bool {
+// spared: the share held and the machine's room let the tick off.
+func (w *watcher) cpuFull(st GeneratorStatus) (full, spared bool) {
 	if w.cfg.CPU <= 0 || st.CPU < w.cfg.CPU*w.cores {
-		return false
+		return false, false
 	}
-	return st.Machine < 0 || st.Machine >= w.cfg.CPU*w.machine.cores
+	full = st.Machine < 0 || st.Machine >= w.cfg.CPU*w.machine.cores
+	return full, !full
 }
 
 // status is the last tick's.

@@ -73,15 +73,16 @@ func TestColocatedCPURuleJudgesMachine(t *testing.T) {
 		process time.Duration // CPU used in the one-second tick
 		machine float64       // the machine's busy cores over it
 		signal  string
+		spared  int // the ticks the machine let off
 	}{
 		// An agent marking its heap on 0.9 cores while the machine has
 		// idle cores: nothing is starved.
-		{"above its share, machine with room", 900 * time.Millisecond, 1.5, ""},
-		{"above its share, machine just below 0.9", 900 * time.Millisecond, 1.78, ""},
-		{"above its share, machine full", 900 * time.Millisecond, 1.9, "cpu"},
-		{"at its share, machine at 0.9", 260 * time.Millisecond, 1.8, "cpu"},
+		{"above its share, machine with room", 900 * time.Millisecond, 1.5, "", 1},
+		{"above its share, machine just below 0.9", 900 * time.Millisecond, 1.78, "", 1},
+		{"above its share, machine full", 900 * time.Millisecond, 1.9, "cpu", 0},
+		{"at its share, machine at 0.9", 260 * time.Millisecond, 1.8, "cpu", 0},
 		// The machine full of others' work: this agent is not the one short.
-		{"below its share, machine full", 200 * time.Millisecond, 2, ""},
+		{"below its share, machine full", 200 * time.Millisecond, 2, "", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t0 := time.Unix(1000, 0)
@@ -96,8 +97,8 @@ func TestColocatedCPURuleJudgesMachine(t *testing.T) {
 			if st.Machine < c.machine-0.01 || st.Machine > c.machine+0.01 {
 				t.Errorf("machine read %.3f cores, want %.2f", st.Machine, c.machine)
 			}
-			if s := w.summary(); s.PeakMachine != st.Machine {
-				t.Errorf("peak machine %.3f, want the tick's %.3f", s.PeakMachine, st.Machine)
+			if s := w.summary(); s.PeakMachine != st.Machine || s.MachineSpared != c.spared {
+				t.Errorf("peak machine %.3f, %d ticks spared; want the tick's %.3f, %d", s.PeakMachine, s.MachineSpared, st.Machine, c.spared)
 			}
 		})
 	}
