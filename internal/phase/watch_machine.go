@@ -38,8 +38,9 @@ import "sync/atomic"
 // cores, is what they fill, and /proc/stat cannot see its throttling).
 // Then, and where /proc/stat cannot be read (not Linux, an error at any
 // read), the rule falls back to the share alone, as before: once, for
-// the rest of the watch, with no log line; the summary's PeakMachine
-// stays -1 and the watcher keeps the reason (machineOff).
+// the rest of the watch, with no log line; the ticks' Machine reads -1
+// from then on and the watcher keeps the reason (machineOff). The
+// summary's MachineSpared counts the ticks the machine's room let off.
 
 // machineReading is the machine's CPU counters at one instant, in the
 // kernel's clock ticks summed over its cores: busy (all but idle and
