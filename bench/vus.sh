@@ -373,6 +373,8 @@ out += "; read delay mean %.3f ms, max %.1f ms over %d answers" % (rd.get("mean_
 for a in d.get("agents", []):
     if a.get("watch"):
         out += "; %s: %s, peak %.2f cores, max wait p99 %.1f ms, max read delay %.2f ms" % (a["id"], s(a["watch"]), a["watch"]["peak_cpu"], a["watch"].get("max_wait_ns", 0) / 1e6, a["watch"].get("max_read_delay_ns", 0) / 1e6)
+        if a["watch"].get("peak_machine_cpu"):
+            out += ", machine peak %.2f cores, %d cpu-rule ticks let off by its room" % (a["watch"]["peak_machine_cpu"], a["watch"].get("machine_spared_ticks", 0))
 print(out)' "$WORK/main.json")
 FAILED=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["iterations"]["failed"])' "$WORK/main.json")
 GC=$(awk '/^gc [0-9]+ @/ { split($5, c, "+"); print c[1] + c[3] }' "$WORK/main.gc" | sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "p99 %.3f ms, max %.3f ms over %d cycles", a[int(NR * 0.99 + 0.999)], a[NR], NR; else print "no GC cycle" }')

@@ -249,11 +249,19 @@ type Watch struct {
 	PeakCPU      float64       `json:"peak_cpu"`
 	MaxWait      time.Duration `json:"max_wait_ns"`
 	MaxReadDelay time.Duration `json:"max_read_delay_ns"`
+	// PeakMachine is the machine's most busy cores in a tick, read for a
+	// local agent's cpu rule (phase's watch_machine.go), and
+	// MachineSpared the ticks its share alone would have held for that
+	// rule that the machine's room let off; absent when the agent did not
+	// read the machine.
+	PeakMachine   float64 `json:"peak_machine_cpu,omitempty"`
+	MachineSpared int     `json:"machine_spared_ticks,omitempty"`
 }
 
 // watchOf is g as it travels.
 func watchOf(g engine.GeneratorSummary) *Watch {
-	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU, MaxWait: g.MaxWait, MaxReadDelay: g.MaxReadDelay}
+	return &Watch{Ticks: g.Ticks, SaturatedTicks: g.SaturatedTicks, Rate: g.Rate, Signals: g.Signals, MaxLag: g.MaxLag, PeakCPU: g.PeakCPU, MaxWait: g.MaxWait, MaxReadDelay: g.MaxReadDelay,
+		PeakMachine: max(g.PeakMachine, 0), MachineSpared: g.MachineSpared}
 }
 
 // sumWatches is the run's generator over every agent's last watch: ticks,
@@ -261,7 +269,7 @@ func watchOf(g engine.GeneratorSummary) *Watch {
 // the peak CPU, the largest wait and read delay of any one agent; ok false when no
 // agent sent a watch.
 func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
-	g.PeakCPU = -1
+	g.PeakCPU, g.PeakMachine = -1, -1
 	for _, w := range ws {
 		if w == nil {
 			continue
@@ -278,6 +286,10 @@ func sumWatches(ws []*Watch) (g engine.GeneratorSummary, ok bool) {
 		}
 		g.MaxLag = max(g.MaxLag, w.MaxLag)
 		g.PeakCPU = max(g.PeakCPU, w.PeakCPU)
+		if w.PeakMachine > 0 {
+			g.PeakMachine = max(g.PeakMachine, w.PeakMachine)
+		}
+		g.MachineSpared += w.MachineSpared
 		g.MaxWait = max(g.MaxWait, w.MaxWait)
 		g.MaxReadDelay = max(g.MaxReadDelay, w.MaxReadDelay)
 	}

@@ -66,3 +66,26 @@ func TestWatchWaitTravels(t *testing.T) {
 		t.Errorf("summed %+v", g)
 	}
 }
+
+// A local agent's reading of the machine (its peak, the ticks it let off)
+// travels with its watch; one that did not read it (-1) sends none, and
+// the run's generator takes the largest peak of those that did and sums
+// their spared ticks.
+func TestWatchPeakMachineTravels(t *testing.T) {
+	read := watchOf(engine.GeneratorSummary{Ticks: 8, PeakCPU: 0.9, PeakMachine: 1.72, MachineSpared: 3})
+	unread := watchOf(engine.GeneratorSummary{Ticks: 8, PeakCPU: 0.4, PeakMachine: -1})
+	if !strings.Contains(string(encode(read)), `"peak_machine_cpu":1.72`) || !strings.Contains(string(encode(read)), `"machine_spared_ticks":3`) ||
+		strings.Contains(string(encode(unread)), "machine") {
+		t.Errorf("watches %s and %s", encode(read), encode(unread))
+	}
+	var back Watch
+	if err := json.Unmarshal(encode(read), &back); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := sumWatches([]*Watch{unread, &back, &back}); g.PeakMachine != 1.72 || g.MachineSpared != 6 {
+		t.Errorf("summed peak machine %v, %d ticks spared; want 1.72, 6", g.PeakMachine, g.MachineSpared)
+	}
+	if g, _ := sumWatches([]*Watch{unread}); g.PeakMachine != -1 {
+		t.Errorf("summed peak machine of agents that did not read it: %v, want -1", g.PeakMachine)
+	}
+}

@@ -20,10 +20,19 @@ import (
 //     at or above WatchConfig.CPU × the cores it may use (usableCores: its
 //     GOMAXPROCS, or with WatchConfig.Colocated processes sharing the
 //     machine, as --local-agents N has, its share of the machine's cores
-//     if that is less). The clock and the CPU time are read
-//     together, and a tick spans at least half of WatchConfig.Every
-//     (watch_cpu.go): over a shorter one the kernel's booking of CPU time
-//     is noise;
+//     if that is less). A colocated process bounded by its share, not by
+//     its GOMAXPROCS, is marked only when the machine had no room left
+//     as well: the machine's busy CPU over the same tick (Linux's
+//     /proc/stat, every core, other processes included) at or above
+//     WatchConfig.CPU × its cores. The share assumes every other process
+//     uses its own; when they do not (seven agents' GC cycles at
+//     different moments), a process above its share starves nobody.
+//     Without a machine reading (not Linux, an error, a cpuset or cgroup
+//     quota narrowing the cores /proc/stat sums) the share alone judges,
+//     as for a lone process (watch_machine.go). The clock, the CPU time
+//     and the machine's counters are read together, and a tick spans at
+//     least half of WatchConfig.Every (watch_cpu.go): over a shorter one
+//     the kernel's booking of CPU time is noise;
 //   - wait: the 99th percentile of the time the process's goroutines
 //     waited to run once ready, over the tick, at or above
 //     WatchConfig.Wait, judged on ticks with at least minWaitSamples of
@@ -143,7 +152,8 @@ type WatchConfig struct {
 	// DefaultSaturationLag).
 	Lag time.Duration
 	// CPU is the share of the usable cores whose use marks a tick
-	// saturated (default DefaultSaturationCPU).
+	// saturated (default DefaultSaturationCPU), and of the machine's
+	// cores a colocated process's tick needs busy too.
 	CPU float64
 	// Shortfall is the share of the offer's arrivals below which a tick
 	// is saturated (default DefaultSaturationSlip).
@@ -167,7 +177,8 @@ type WatchConfig struct {
 	// Colocated is how many processes share this machine's cores, this
 	// one included (a controller's N local agents); 0 or 1: it has them
 	// to itself. The cpu rule then judges this process against its share
-	// of them (usableCores).
+	// of them (usableCores) and, where the share binds, the machine's
+	// busy cores too (watch_machine.go).
 	Colocated int
 }
 
@@ -214,8 +225,10 @@ type GeneratorStatus struct {
 	// Lag is the tick's mean schedule lag (0 in concurrency mode).
 	Lag time.Duration
 	// CPU is the cores the process used over the tick; -1 when the
-	// platform does not say.
-	CPU float64
+	// platform does not say. Machine is the machine's busy cores over the
+	// same tick, read for a colocated process's cpu rule alone (-1: not
+	// read).
+	CPU, Machine float64
 	// Dropped is the share of the tick's arrivals dropped (rate mode).
 	Dropped float64
 	// Busy is the share of the event loops' wall time spent working over
@@ -248,6 +261,12 @@ type GeneratorSummary struct {
 	// cores a tick used (-1 when unknown).
 	MaxLag  time.Duration
 	PeakCPU float64
+	// PeakMachine is the machine's most busy cores in a tick, read for a
+	// colocated process's cpu rule alone (-1: not read). MachineSpared
+	// counts the ticks its share alone would have held for the cpu rule
+	// that the machine's room let off (watch_machine.go).
+	PeakMachine   float64
+	MachineSpared int
 	// MaxWait is the largest tick's 99th percentile runnable wait, over
 	// the ticks with enough samples to judge (minWaitSamples).
 	MaxWait time.Duration
@@ -259,7 +278,8 @@ type GeneratorSummary struct {
 // watchReading is one tick's cumulative readings.
 type watchReading struct {
 	at       time.Time
-	cpu      time.Duration // process CPU time so far; < 0 unknown
+	cpu      time.Duration  // process CPU time so far; < 0 unknown
+	machine  machineReading // the machine's counters, read with cpu
 	started  uint64
 	arrivals uint64
 	lagSum   time.Duration
@@ -289,6 +309,9 @@ type watcher struct {
 	// sched reads the runtime's scheduling metrics: a schedReader's,
 	// a test's fake runtime otherwise.
 	sched func() schedReading
+	// machine reads the machine's counters for a colocated process's cpu
+	// rule (watch_machine.go): /proc/stat, a test's fake machine otherwise.
+	machine machineWatch
 
 	mu       sync.Mutex
 	prev     watchReading
@@ -305,15 +328,21 @@ type watcher struct {
 }
 
 func newWatcher(rateMode bool, cfg WatchConfig) *watcher {
-	return newWatcherOn(rateMode, cfg, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	return newWatcherOn(rateMode, cfg, runtime.GOMAXPROCS(0), runtime.NumCPU(), openMachine)
 }
 
 // newWatcherOn is newWatcher for a process of procs Ps (GOMAXPROCS) on a
-// machine of cpus cores.
-func newWatcherOn(rateMode bool, cfg WatchConfig, procs, cpus int) *watcher {
+// machine of cpus cores, whose machine reading, if its rule needs one,
+// open makes.
+func newWatcherOn(rateMode bool, cfg WatchConfig, procs, cpus int, open machineOpener) *watcher {
 	cores := usableCores(procs, cpus, cfg.Colocated)
-	return &watcher{cfg: cfg.withDefaults(), rate: rateMode, cores: cores, cpu: processCPU, sched: newSchedReader().read,
-		last: GeneratorStatus{CPU: -1, Busy: -1, Runnable: -1}, sum: GeneratorSummary{PeakCPU: -1}}
+	w := &watcher{cfg: cfg.withDefaults(), rate: rateMode, cores: cores, cpu: processCPU, sched: newSchedReader().read,
+		last: GeneratorStatus{CPU: -1, Machine: -1, Busy: -1, Runnable: -1}, sum: GeneratorSummary{PeakCPU: -1, PeakMachine: -1}}
+	if machineBound(procs, cpus, cfg.Colocated) && w.cfg.CPU > 0 {
+		src, why := open(cpus)
+		w.setMachine(src, cpus, why)
+	}
+	return w
 }
 
 // usableCores is the cores a process may use: its GOMAXPROCS (procs) at
@@ -348,7 +377,7 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 		return w.last
 	}
 	dt := r.at.Sub(prev.at).Seconds()
-	st := GeneratorStatus{CPU: -1, Busy: -1, Rate: float64(r.started-prev.started) / dt,
+	st := GeneratorStatus{CPU: -1, Machine: w.machineCores(prev.machine, r.machine), Busy: -1, Rate: float64(r.started-prev.started) / dt,
 		Wait: wait.p99, WaitMean: wait.mean, WaitSamples: wait.n, Runnable: r.sched.runnable}
 	if r.sched.counts == nil {
 		st.Runnable = -1
@@ -372,8 +401,9 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 		st.Busy = min(max(float64(wall-(r.loopIdle-prev.loopIdle))/float64(wall), 0), 1)
 	}
 	asked := r.offer * dt
+	cpuFull, spared := w.cpuFull(st)
 	switch {
-	case w.cfg.CPU > 0 && st.CPU >= w.cfg.CPU*w.cores:
+	case cpuFull:
 		st.Signal = "cpu"
 	case w.cfg.Wait > 0 && judged && st.Wait >= w.cfg.Wait:
 		st.Signal = "wait"
@@ -402,6 +432,10 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 	s.Ticks++
 	s.MaxLag = max(s.MaxLag, st.Lag)
 	s.PeakCPU = max(s.PeakCPU, st.CPU)
+	s.PeakMachine = max(s.PeakMachine, st.Machine)
+	if spared {
+		s.MachineSpared++
+	}
 	if judged {
 		s.MaxWait = max(s.MaxWait, st.Wait)
 	}
@@ -420,6 +454,18 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 	}
 	w.last = st
 	return st
+}
+
+// cpuFull is the cpu rule on st: the process used CPU × its usable cores
+// and, when the tick has a machine reading (a colocated process bounded
+// by its share: watch_machine.go), the machine was CPU × its cores busy.
+// spared: the share held and the machine's room let the tick off.
+func (w *watcher) cpuFull(st GeneratorStatus) (full, spared bool) {
+	if w.cfg.CPU <= 0 || st.CPU < w.cfg.CPU*w.cores {
+		return false, false
+	}
+	full = st.Machine < 0 || st.Machine >= w.cfg.CPU*w.machine.cores
+	return full, !full
 }
 
 // status is the last tick's.
@@ -457,10 +503,11 @@ func (p *Phase) reading() watchReading {
 	lagSum, lagged := c.LagTotal()
 	readSum, readN, _ := c.ReadDelay()
 	ld := c.Load()
-	at, cpu := stamp(p.clk.Now, p.watch.cpu)
+	at, cpu := stamp(p.clk.Now, p.watch.readCPU)
 	r := watchReading{
 		at:       at,
-		cpu:      cpu,
+		cpu:      cpu.cpu,
+		machine:  cpu.machine,
 		started:  ld.Started,
 		arrivals: p.arrivals.Load(),
 		lagSum:   lagSum,

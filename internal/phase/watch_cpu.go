@@ -39,12 +39,15 @@ const stampTries = 3
 // then cpu, then now again, always in that order, as many times as it
 // takes (up to stampTries) for the two clock reads to lie within
 // maxStampSkew of each other. It returns the instant midway between the
-// narrowest bracket's clock reads and that bracket's CPU time (< 0:
-// unknown), so the instant is within half a bracket of the CPU read.
-func stamp(now func() time.Time, cpu func() time.Duration) (time.Time, time.Duration) {
+// narrowest bracket's clock reads and that bracket's CPU reading, so the
+// instant is within half a bracket of the CPU read. cpu may read more
+// than the process's CPU time (readCPU: the machine's counters too), so
+// that all it reads falls in one bracket and a tick's readings span the
+// same time.
+func stamp[T any](now func() time.Time, cpu func() T) (time.Time, T) {
 	var (
 		at    time.Time
-		used  time.Duration
+		used  T
 		width time.Duration = -1
 	)
 	for range stampTries {
@@ -63,3 +66,15 @@ func stamp(now func() time.Time, cpu func() time.Duration) (time.Time, time.Dura
 
 // minSpan is the shortest tick the watcher judges (see above).
 func (w *watcher) minSpan() time.Duration { return w.cfg.Every / 2 }
+
+// cpuReading is what a watch reads inside stamp's bracket.
+type cpuReading struct {
+	cpu     time.Duration // the process's CPU time so far; < 0 unknown
+	machine machineReading
+}
+
+// readCPU reads the process's CPU time and, for a colocated process's cpu
+// rule, the machine's counters right after it.
+func (w *watcher) readCPU() cpuReading {
+	return cpuReading{cpu: w.cpu(), machine: w.readMachine()}
+}

@@ -126,12 +126,14 @@ func TestUsableCores(t *testing.T) {
 // One of 7 local agents with GOMAXPROCS=1 on 2 cores is saturated at 0.9
 // of its 2/7 of the machine (0.257 cores), not at 0.9/7 of its one P
 // (0.129): 0.2 cores is not saturated, 0.27 is.
+// (Without a machine reading: with one, the machine must be full too,
+// TestColocatedCPURuleJudgesMachine.)
 func TestColocatedCPURule(t *testing.T) {
 	for _, c := range []struct {
 		cpu    time.Duration // per one-second tick
 		signal string
 	}{{200 * time.Millisecond, ""}, {270 * time.Millisecond, "cpu"}} {
-		w := newWatcherOn(false, WatchConfig{Ticks: 1, Colocated: 7}, 1, 2)
+		w := newWatcherOn(false, WatchConfig{Ticks: 1, Colocated: 7}, 1, 2, noMachine)
 		t0 := time.Unix(1000, 0)
 		w.observe(watchReading{at: t0})
 		st := w.observe(watchReading{at: t0.Add(time.Second), cpu: c.cpu})
