@@ -82,6 +82,10 @@ type Metric struct {
 	// also (some 60 instructions) in the histogram. Counts do not depend on
 	// order, so the histogram is the one recording each value would make.
 	histed int
+	// buckets, past exactValues values, count the values by histogram
+	// bucket before they go into hist (histcache.go); histogram() puts
+	// them in.
+	buckets *bucketCache
 	// pending, on an agent (Config.Deltas), is what the metric gained
 	// since its last TakeDeltas; nil otherwise.
 	pending *pendingDelta
@@ -164,12 +168,11 @@ func (m *Metric) recordLocked(v float64) {
 		if m.count <= exactValues {
 			m.exact = append(m.exact, v) // and in hist when histogram() is called
 		} else {
-			if m.exact != nil { // stored once, not (with its write barrier) per value
-				m.histogram()
-				m.exact, m.histed = nil, 0
+			c := m.buckets
+			if c == nil { // the first value past exactValues
+				c = m.pastExact()
 			}
-			// m.histRecord(v), without its calls: histValue's common case
-			// inline (some 80 instructions a request past exactValues)
+			// histValue(v), its common case inline
 			x, h := v*trendScale, int64(0)
 			if x > 0 && x < 1<<52 {
 				if h = int64(x); x-float64(h) >= 0.5 {
@@ -178,16 +181,39 @@ func (m *Metric) recordLocked(v float64) {
 			} else if !(x <= 0) { // NaN, 2^52 and over
 				h = histValue(v)
 			}
-			if h != 0 {
-				_ = m.hist.RecordValue(h)
-			} else {
+			switch {
+			case h == 0:
 				m.zeros++
+			case uint64(h) < maxCacheable: // a NaN's is negative
+				// counted in its bucket's slot (bucketCache, inline: a call
+				// would cost a third of it)
+				k := bucketKey(uint64(h))
+				if e := &c.slots[slotOf(k)]; e.key == uint32(k) && e.n != math.MaxUint32 {
+					e.n++
+				} else {
+					c.put(e, uint32(k))
+				}
+			default: // NaN's, or too large: refused, as it always was
+				_ = m.hist.RecordValue(h)
 			}
 		}
 	}
 	if m.pending != nil {
 		m.pending.add(v, m.Type == Trend, m.exact != nil)
 	}
+}
+
+// pastExact is a Trend's first record past exactValues, m.mu held: its
+// exact values go into the histogram and are dropped (stored once, not
+// with a write barrier per value), and the values from now on are counted
+// by bucket (bucketCache). Once a trend: not inline in recordLocked.
+//
+//go:noinline
+func (m *Metric) pastExact() *bucketCache {
+	m.histogram()
+	m.exact, m.histed = nil, 0
+	m.buckets = &bucketCache{hist: m.hist}
+	return m.buckets
 }
 
 // histValue is v's value in a Trend's histogram: int64(math.Round(math.Max(v,
@@ -247,6 +273,9 @@ func (m *Metric) histogram() *hdr.Histogram {
 	if m.zeros != 0 {
 		_ = m.hist.RecordValues(0, m.zeros)
 		m.zeros = 0
+	}
+	if m.buckets != nil {
+		m.buckets.flush()
 	}
 	return m.hist
 }
@@ -382,7 +411,7 @@ func (ms *metrics) get(name string, t MetricType, isTime bool) (*Metric, error) 
 func newMetric(name string, t MetricType, isTime bool) *Metric {
 	m := &Metric{Name: name, Type: t, IsTime: isTime, mu: new(sync.Mutex)}
 	if t == Trend {
-		m.hist = hdr.New(0, 3_600_000*trendScale, 3)
+		m.hist = newTrendHist()
 	}
 	return m
 }

@@ -1,0 +1,89 @@
+package script
+
+import (
+	"math/bits"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// A Trend past its exact values records every value in its HDR histogram.
+// One RecordValue is some 60 instructions, most of them the bucket's index,
+// and a request records five or six non-zero trend values. Most values of
+// a trend fall in a few hundred buckets (three significant digits: a
+// request's duration of 180 µs ± 30 % is some 100 buckets), so the values
+// are counted per bucket in a small table first (bucketCache) and go into
+// the histogram as one RecordValues(bucket, count) when a slot is wanted by
+// another bucket, or when the histogram is read (Metric.histogram). A
+// histogram's counts do not depend on the order or the grouping of the
+// records, and every count lands in the bucket of the values it counts, so
+// the histogram read is the one recording each value would have made.
+
+// newTrendHist is a Trend's histogram: values × trendScale from 1 (0 is in
+// the first bucket too) to an hour in milliseconds, three significant
+// digits. bucketKey depends on this geometry (TestBucketKeyIsHDRs).
+func newTrendHist() *hdr.Histogram { return hdr.New(0, 3_600_000*trendScale, 3) }
+
+// subBucketBits is log2 of the histogram's sub-bucket count: 2048 for three
+// significant digits (the smallest power of two at least 2 × 10³), so a
+// value below 2048 is a bucket of its own and a wider value shares its
+// bucket with the values equal to it in its top subBucketBits bits.
+const subBucketBits = 11
+
+// cacheBits is log2 of a bucketCache's slots: 1024 of 8 bytes, next to the
+// histogram's own 23 552 counts of 8. In a request's trends the slot a
+// value wants holds its own bucket 95–98 % of the time with 1024 slots
+// (83–98 % with 256).
+const cacheBits = 10
+
+// maxCacheable bounds the values a bucketCache counts: a key is 32 bits.
+// The histogram tracks up to 2^32 - 1; a value at or above it goes to
+// RecordValue as it is (which refuses it, as before).
+const maxCacheable = 1 << 32
+
+// bucketKey is the smallest value of h's histogram bucket (h > 0): h with
+// the bits below its top subBucketBits cleared, as HDR's lowest
+// equivalent value for unit magnitude 0.
+func bucketKey(h uint64) uint64 {
+	if s := bits.Len64(h) - subBucketBits; s > 0 {
+		return h >> s << s
+	}
+	return h
+}
+
+// cacheSlot is a count of values of the bucket whose smallest value is key
+// not yet in the histogram. A slot that has held a bucket keeps its key
+// with n 0 after a flush, so the bucket's next value finds it; key 0 (the
+// zero value) is never a bucket key here, zeros having their own count.
+type cacheSlot struct{ key, n uint32 }
+
+// bucketCache is a Trend's values past its exact ones, counted by bucket
+// before they go into hist. The metric's mu guards it.
+type bucketCache struct {
+	hist  *hdr.Histogram
+	slots [1 << cacheBits]cacheSlot
+}
+
+// slotOf is key's slot: Fibonacci hashing, whose top bits spread both the
+// consecutive keys of the first bucket and the multiples of 2^s above it.
+func slotOf(key uint64) uint64 { return key * 0x9E3779B97F4A7C15 >> (64 - cacheBits) }
+
+// put makes e count key's bucket, one value so far: what e counted of
+// another bucket (or, full, of the same) goes into the histogram first.
+// The common case, e counting key's bucket already, is inline in
+// Metric.recordLocked.
+func (c *bucketCache) put(e *cacheSlot, key uint32) {
+	if e.n != 0 {
+		_ = c.hist.RecordValues(int64(e.key), int64(e.n))
+	}
+	e.key, e.n = key, 1
+}
+
+// flush puts every count into the histogram; the slots keep their keys.
+func (c *bucketCache) flush() {
+	for i := range c.slots {
+		if e := &c.slots[i]; e.n != 0 {
+			_ = c.hist.RecordValues(int64(e.key), int64(e.n))
+			e.n = 0
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package script
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// TestBucketKeyIsHDRs: bucketKey(v) is the lowest value of v's bucket in a
+// Trend's histogram (equivalent to v, and v's bucket holds nothing below
+// it) for every value below 2^20, at and around every sub-bucket edge up to
+// maxCacheable, and for random values below it; and maxCacheable is where
+// the histogram starts refusing values.
+func TestBucketKeyIsHDRs(t *testing.T) {
+	h := newTrendHist()
+	check := func(v uint64) {
+		k := bucketKey(v)
+		if k > v || !h.ValuesAreEquivalent(int64(v), int64(k)) || k > 0 && h.ValuesAreEquivalent(int64(k-1), int64(v)) {
+			t.Fatalf("bucketKey(%d) = %d: not the lowest value of its bucket", v, k)
+		}
+	}
+	for v := uint64(1); v < 1<<20; v++ {
+		check(v)
+	}
+	for s := 0; s <= 32-subBucketBits; s++ { // each bucket's sub-buckets, 2^s wide
+		for i := uint64(1 << (subBucketBits - 1)); i < 1<<subBucketBits; i++ {
+			edge := i << s
+			for _, v := range []uint64{edge - 1, edge, edge + 1, edge + 1<<s - 1} {
+				if v > 0 && v < maxCacheable {
+					check(v)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		check(1 + r.Uint64N(maxCacheable-1))
+	}
+	if err := h.RecordValue(maxCacheable - 1); err != nil {
+		t.Fatalf("the largest cacheable value is refused: %v", err)
+	}
+	if err := h.RecordValue(maxCacheable); err == nil {
+		t.Fatal("maxCacheable is recorded; values from it on would be counted by a cache that drops them")
+	}
+}
+
+// plainTrend is the reference a Trend's histogram figures are held to: a
+// plain HDR histogram of the same geometry recording every value as it
+// comes, int64(math.Round(math.Max(v, 0) × trendScale)).
+type plainTrend struct{ h *hdr.Histogram }
+
+func newPlainTrend() plainTrend { return plainTrend{hdr.New(0, 3_600_000*trendScale, 3)} }
+
+func (p plainTrend) add(v float64) { _ = p.h.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale))) }
+
+// quantiles are the percentiles compared: the summary's, thresholds' usual
+// ones, the ends.
+var quantiles = []float64{0, 1, 10, 25, 50, 66.6, 90, 95, 99, 99.9, 99.99, 100}
+
+// sameAsPlain fails unless m (read as Stats, Quantile and the summary read
+// it) has every histogram figure of ref: the same counts in every bucket,
+// and each percentile the value ref gives, clamped to m's min and max as
+// quantile does. want is the count of values.
+func sameAsPlain(t *testing.T, what string, m *Metric, ref plainTrend, want int) {
+	t.Helper()
+	s := m.Stats()
+	if s.Count != uint64(want) {
+		t.Fatalf("%s: count %d, want %d", what, s.Count, want)
+	}
+	pct := func(q float64) float64 {
+		return math.Min(math.Max(float64(ref.h.ValueAtQuantile(q))/trendScale, s.Min), s.Max)
+	}
+	if s.Med != pct(50) || s.P90 != pct(90) || s.P95 != pct(95) {
+		t.Errorf("%s: med %v, p90 %v, p95 %v; the plain histogram's %v, %v, %v", what, s.Med, s.P90, s.P95, pct(50), pct(90), pct(95))
+	}
+	for _, q := range quantiles {
+		if got, want := m.Quantile(q), pct(q); got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("%s: p(%v) = %v; the plain histogram's %v", what, q, got, want)
+		}
+	}
+	m.mu.Lock()
+	h := m.histogram()
+	same := h.TotalCount() == ref.h.TotalCount() && slices.Equal(h.Export().Counts, ref.h.Export().Counts)
+	m.mu.Unlock()
+	if !same {
+		t.Errorf("%s: %d values in the histogram, the plain one %d, counts differ", what, h.TotalCount(), ref.h.TotalCount())
+	}
+}
+
+// trendValues are value sets for TestTrendPastExactIsPlainHistogram.
+var trendValues = []struct {
+	name string
+	gen  func(r *rand.Rand, i int) float64
+}{
+	// a keep-alive request's parts: few buckets, most slots hit
+	{"narrow", func(r *rand.Rand, _ int) float64 { return 0.15 + r.NormFloat64()*0.02 }},
+	// latencies over six decades: thousands of buckets, slots taken over
+	{"wide", func(r *rand.Rand, _ int) float64 { return math.Exp(r.Float64()*14-5) * 1000 }},
+	// zeros, negatives, -0 and halves among ordinary values
+	{"zeros-and-negatives", func(r *rand.Rand, i int) float64 {
+		switch i % 5 {
+		case 0:
+			return 0
+		case 1:
+			return -r.Float64() * 100
+		case 2:
+			return math.Copysign(0, -1)
+		case 3:
+			return float64(r.IntN(3000)) + 0.0005 // a half after scaling, rounded up
+		}
+		return r.ExpFloat64() * 40
+	}},
+	// NaN, infinities (not first: a NaN min would make every percentile NaN), the edges of the cacheable range and past the
+	// histogram's: refused or rounded as a plain record does
+	{"odd", func(r *rand.Rand, i int) float64 {
+		odd := [...]float64{1e-300, math.NaN(), math.Inf(1), math.Inf(-1), 0.0004999, 0.0005, (maxCacheable - 1) / trendScale,
+			(maxCacheable - 0.5) / trendScale, maxCacheable / trendScale, 3_600_000, 1e300, (1<<52 + 1) / trendScale}
+		if i%3 == 0 {
+			return odd[i/3%len(odd)]
+		}
+		return r.ExpFloat64() * 400
+	}},
+	// whole milliseconds: few values, each many times
+	{"whole", func(r *rand.Rand, _ int) float64 { return float64(r.IntN(20)) }},
+}
+
+// TestTrendPastExactIsPlainHistogram: a Trend past its exact values, its
+// values counted by bucket before they go into its histogram (bucketCache),
+// reports every figure a plain histogram fed the same values gives — the
+// bucket counts, med, p(90), p(95) and the other percentiles — when read
+// only at the end, and when read after each of the first values past them and every thousand on the way
+// (each read folds the counts in, the next values count afresh).
+func TestTrendPastExactIsPlainHistogram(t *testing.T) {
+	for _, vs := range trendValues {
+		for _, every := range []int{0, 1, 997} { // 0: read at the end; 1: after each value past exactValues
+			n := exactValues + 25_000
+			if every == 1 {
+				n = exactValues + 200
+			}
+			r := rand.New(rand.NewPCG(5, uint64(every)))
+			m, ref := newMetric("t", Trend, true), newPlainTrend()
+			keys := map[uint64]bool{}
+			for i := range n {
+				v := vs.gen(r, i)
+				if err := m.add("", v); err != nil {
+					t.Fatal(err)
+				}
+				ref.add(v)
+				if h := int64(math.Round(math.Max(v, 0) * trendScale)); h > 0 && h < maxCacheable {
+					keys[bucketKey(uint64(h))] = true
+				}
+				if every > 0 && i >= exactValues && i%every == 0 {
+					sameAsPlain(t, vs.name, m, ref, i+1)
+				}
+			}
+			if vs.name == "wide" && len(keys) < 4<<cacheBits {
+				t.Fatalf("wide: %d buckets, want many more than the %d slots", len(keys), 1<<cacheBits)
+			}
+			sameAsPlain(t, vs.name, m, ref, n)
+		}
+	}
+}
+
+// TestBucketSlotFull: a slot whose count reaches its limit puts it into
+// the histogram and counts on from one; nothing is lost or counted twice.
+func TestBucketSlotFull(t *testing.T) {
+	m, ref := newMetric("t", Trend, true), newPlainTrend()
+	for i := range exactValues + 1 {
+		v := float64(i % 50)
+		_ = m.add("", v)
+		ref.add(v)
+	}
+	const v = 12.345 // 12 345: a bucket of its own, 4 wide
+	k := bucketKey(12_345)
+	e := &m.buckets.slots[slotOf(k)]
+	*e = cacheSlot{key: uint32(k), n: math.MaxUint32 - 2} // as if that many had come
+	_ = ref.h.RecordValues(12_345, math.MaxUint32-2)
+	for range 5 {
+		_ = m.add("", v)
+		ref.add(v)
+	}
+	if e.n != 3 {
+		t.Fatalf("the full slot counts %d, want 3 after it was put in", e.n)
+	}
+	m.mu.Lock()
+	h := m.histogram()
+	same := h.TotalCount() == ref.h.TotalCount() && slices.Equal(h.Export().Counts, ref.h.Export().Counts)
+	m.mu.Unlock()
+	if !same || e.n != 0 || e.key != uint32(k) {
+		t.Fatalf("total %d, plain %d, counts equal %v; slot %+v after the read", h.TotalCount(), ref.h.TotalCount(), same, *e)
+	}
+}
+
+// TestMergedTrendPastExactIsPlainHistogram: a controller's trend merged from
+// three agents' deltas (the wire's JSON in between), past the exact values
+// on the agents and on the controller, and with values of its own, has
+// every histogram figure of one plain histogram fed every value.
+func TestMergedTrendPastExactIsPlainHistogram(t *testing.T) {
+	for _, vs := range trendValues {
+		r := rand.New(rand.NewPCG(9, 10))
+		merged, ref := newMetric("t", Trend, true), newPlainTrend()
+		agents := make([]*Metric, 3)
+		for i := range agents {
+			agents[i] = newMetric("t", Trend, true)
+			agents[i].pending = newPending(Trend)
+		}
+		take := func(a *Metric) {
+			d, ok := a.take("")
+			if !ok {
+				return
+			}
+			b, _ := json.Marshal(d)
+			var back MetricDelta
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if err := merged.merge(back); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := 4*exactValues + 5000
+		for i := range n {
+			v := vs.gen(r, i)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				v = float64(i % 7) // the script API drops them; JSON cannot carry them
+			}
+			ref.add(v)
+			if i%4 == 3 {
+				_ = merged.add("", v)
+			} else {
+				_ = agents[i%4].add("", v)
+			}
+			if i%1009 == 0 {
+				take(agents[i%3])
+			}
+		}
+		for _, a := range agents {
+			take(a)
+		}
+		if merged.buckets == nil {
+			t.Fatalf("%s: the controller's own values never went past the exact ones", vs.name)
+		}
+		sameAsPlain(t, vs.name, merged, ref, n)
+	}
+}
