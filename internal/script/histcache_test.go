@@ -55,7 +55,9 @@ type plainTrend struct{ h *hdr.Histogram }
 
 func newPlainTrend() plainTrend { return plainTrend{hdr.New(0, 3_600_000*trendScale, 3)} }
 
-func (p plainTrend) add(v float64) { _ = p.h.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale))) }
+func (p plainTrend) add(v float64) {
+	_ = p.h.RecordValue(int64(math.Round(math.Max(v, 0) * trendScale)))
+}
 
 // quantiles are the percentiles compared: the summary's, thresholds' usual
 // ones, the ends.
