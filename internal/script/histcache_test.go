@@ -249,3 +249,40 @@ func TestMergedTrendPastExactIsPlainHistogram(t *testing.T) {
 		sameAsPlain(t, vs.name, merged, ref, n)
 	}
 }
+
+// TestTrendRoundingPastExact: past its exact values a Trend rounds v ×
+// trendScale as histValue (math.Round) does, at the edges of its inline
+// rounding: around a half (x + 0.5 is only taken from 0.5 on), halves,
+// 2^52, the cacheable limit. Each edge x is approached by the eight floats
+// v nearest x / trendScale, whose products fall on both sides of x (on it,
+// for the halves).
+func TestTrendRoundingPastExact(t *testing.T) {
+	xs := []float64{0.5, 1.5, 2.5, 2047.5, 4095.5, 1<<51 + 0.5, 1<<52 - 0.5, 1 << 52, maxCacheable - 0.5, maxCacheable, 1e-300}
+	m, ref := newMetric("t", Trend, true), newPlainTrend()
+	for i := range exactValues {
+		_ = m.add("", float64(i%9))
+		ref.add(float64(i % 9))
+	}
+	n, onHalf := exactValues, 0
+	for _, x := range xs {
+		v := x / trendScale
+		for range 4 {
+			v = math.Nextafter(v, 0)
+		}
+		for range 8 {
+			for range 3 {
+				_ = m.add("", v)
+				ref.add(v)
+				n++
+			}
+			if p := v * trendScale; p == x && x != math.Trunc(x) {
+				onHalf++
+			}
+			v = math.Nextafter(v, math.Inf(1))
+		}
+	}
+	if onHalf < 3 {
+		t.Fatalf("%d halves hit exactly", onHalf)
+	}
+	sameAsPlain(t, "edges", m, ref, n)
+}

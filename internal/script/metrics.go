@@ -172,29 +172,28 @@ func (m *Metric) recordLocked(v float64) {
 			if c == nil { // the first value past exactValues
 				c = m.pastExact()
 			}
-			// histValue(v), its common case inline
-			x, h := v*trendScale, int64(0)
-			if x > 0 && x < 1<<52 {
-				if h = int64(x); x-float64(h) >= 0.5 {
-					h++
-				}
-			} else if !(x <= 0) { // NaN, 2^52 and over
-				h = histValue(v)
-			}
-			switch {
-			case h == 0:
-				m.zeros++
-			case uint64(h) < maxCacheable: // a NaN's is negative
-				// counted in its bucket's slot (bucketCache, inline: a call
-				// would cost a third of it)
-				k := bucketKey(uint64(h))
-				if e := &c.slots[slotOf(k)]; e.key == uint32(k) && e.n != math.MaxUint32 {
-					e.n++
+			// histValue(v), inline. From x = 0.5 on, x + 0.5 truncated is
+			// math.Round's x: exact below 2^52, or rounding to a float
+			// whose truncation is still Round's (below 0.5 it is not: 0.5 -
+			// 2^-54 + 0.5 rounds to 1). From 2^32 (maxCacheable) on, h is
+			// refused as histValue's is.
+			if x := v * trendScale; x >= 0.5 {
+				if h := int64(x + 0.5); uint64(h) < maxCacheable {
+					// counted in its bucket's slot (bucketCache; inline: a
+					// call would cost a third of it)
+					k := bucketKey(uint64(h))
+					if e := &c.slots[slotOf(k)]; e.key == uint32(k) && e.n != math.MaxUint32 {
+						e.n++
+					} else {
+						c.put(e, uint32(k))
+					}
 				} else {
-					c.put(e, uint32(k))
+					_ = m.hist.RecordValue(h) // refused: too large
 				}
-			default: // NaN's, or too large: refused, as it always was
-				_ = m.hist.RecordValue(h)
+			} else if x < 0.5 { // rounds to 0: also -0 and negatives
+				m.zeros++
+			} else { // NaN: as histValue makes it, whatever the platform's conversion gives
+				m.histRecord(v)
 			}
 		}
 	}
