@@ -172,11 +172,11 @@ func (m *Metric) recordLocked(v float64) {
 			if c == nil { // the first value past exactValues
 				c = m.pastExact()
 			}
-			// histValue(v), inline. From x = 0.5 on, x + 0.5 truncated is
-			// math.Round's x: exact below 2^52, or rounding to a float
+			// histValue(v), inline. For 0.5 <= x < 2^52, x + 0.5 truncated
+			// is math.Round's x: the sum is exact, or rounds up to a float
 			// whose truncation is still Round's (below 0.5 it is not: 0.5 -
-			// 2^-54 + 0.5 rounds to 1). From 2^32 (maxCacheable) on, h is
-			// refused as histValue's is.
+			// 2^-54 + 0.5 rounds to 1). From 2^32 (maxCacheable) on h,
+			// Round's or not, is refused as histValue's is.
 			if x := v * trendScale; x >= 0.5 {
 				if h := int64(x + 0.5); uint64(h) < maxCacheable {
 					// counted in its bucket's slot (bucketCache; inline: a
