@@ -44,7 +44,8 @@ const maxCacheable = 1 << 32
 // the bits below its top subBucketBits cleared, as HDR's lowest
 // equivalent value for unit magnitude 0.
 func bucketKey(h uint64) uint64 {
-	if s := bits.Len64(h) - subBucketBits; s > 0 {
+	if h >= 1<<subBucketBits { // below it, a bucket per value
+		s := bits.Len64(h) - subBucketBits
 		return h >> s << s
 	}
 	return h
