@@ -2,10 +2,13 @@ package script
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -285,4 +288,64 @@ func TestTrendRoundingPastExact(t *testing.T) {
 		t.Fatalf("%d halves hit exactly", onHalf)
 	}
 	sameAsPlain(t, "edges", m, ref, n)
+}
+
+// TestSummaryPastExactIsPlainHistogram: a script's Trend of 15 000 values
+// reports, in handleSummary's data and in its thresholds, the figures of
+// a plain histogram fed the same values: min, max, avg, med, count and each
+// percentile asked, and a threshold at the plain p(99) passes with <= and
+// fails with <.
+func TestSummaryPastExactIsPlainHistogram(t *testing.T) {
+	const n = exactValues + 5000
+	value := func(i int) float64 { // what the script adds, in the same float64 arithmetic
+		if i%5 == 0 {
+			return 0
+		}
+		return float64(i*7919%10007) * 0.137
+	}
+	ref := newPlainTrend()
+	minV, maxV, sum := math.Inf(1), math.Inf(-1), 0.0
+	for i := range n {
+		v := value(i)
+		ref.add(v)
+		minV, maxV, sum = math.Min(minV, v), math.Max(maxV, v), sum+v
+	}
+	pct := func(q float64) float64 {
+		return math.Min(math.Max(float64(ref.h.ValueAtQuantile(q))/trendScale, minV), maxV)
+	}
+	p99 := strconv.FormatFloat(pct(99), 'g', -1, 64)
+	src := fmt.Sprintf(`
+import { Trend } from 'k6/metrics';
+const t = new Trend('t');
+export const options = {
+  iterations: 1,
+  summaryTrendStats: ['min', 'max', 'avg', 'med', 'count', 'p(10)', 'p(90)', 'p(95)', 'p(99)', 'p(99.9)'],
+  thresholds: { t: ['p(99)<=%[2]s', 'p(99)<%[2]s'] },
+};
+export default function () {
+  for (let i = 0; i < %[1]d; i++) t.add(i %% 5 === 0 ? 0 : (i * 7919 %% 10007) * 0.137);
+}
+export function handleSummary(data) { return { stdout: JSON.stringify(data.metrics.t) }; }
+`, n, p99)
+	_, res := runScript(t, writeScript(t, "t.js", src), "", Config{}, 60*time.Second)
+	if len(res.Outputs) != 1 {
+		t.Fatalf("outputs %+v", res.Outputs)
+	}
+	var got struct {
+		Values     map[string]float64
+		Thresholds map[string]struct{ OK bool }
+	}
+	if err := json.Unmarshal(res.Outputs[0].Data, &got); err != nil {
+		t.Fatalf("%v: %s", err, res.Outputs[0].Data)
+	}
+	want := map[string]float64{"min": minV, "max": maxV, "avg": sum / n, "med": pct(50), "count": n,
+		"p(10)": pct(10), "p(90)": pct(90), "p(95)": pct(95), "p(99)": pct(99), "p(99.9)": pct(99.9)}
+	for k, w := range want {
+		if g, ok := got.Values[k]; !ok || g != w && !(k == "avg" && math.Abs(g-w) < 1e-9*w) {
+			t.Errorf("%s = %v, the plain histogram's %v", k, g, w)
+		}
+	}
+	if !got.Thresholds["p(99)<="+p99].OK || got.Thresholds["p(99)<"+p99].OK {
+		t.Errorf("thresholds %+v: want p(99)<=%s passed and p(99)<%s crossed", got.Thresholds, p99, p99)
+	}
 }
