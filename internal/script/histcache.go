@@ -62,23 +62,63 @@ type cacheSlot struct{ key, n uint32 }
 // bucketCache is a Trend's values past its exact ones, counted by bucket
 // before they go into hist. The metric's mu guards it.
 type bucketCache struct {
-	hist  *hdr.Histogram
-	slots [1 << cacheBits]cacheSlot
+	hist *hdr.Histogram
+	// misses are the values since the last look at the hit rate that found
+	// another bucket in their slot; since is the trend's count at that look.
+	misses uint32
+	since  uint64
+	slots  [1 << cacheBits]cacheSlot
 }
+
+// A table pays while most values find their bucket in it. A value whose
+// slot holds another bucket costs a plain record and more, and measured
+// alone (BenchmarkTrendRecord) a table whose values miss 40 % of the time
+// already takes longer than plain records, though fewer instructions:
+// the hit-or-miss branch is unpredictable. So every missCheck misses the
+// rate is looked at; past one miss in four values the table rests (its
+// counts in the histogram) and the trend records plainly for plainFor
+// values before it is tried again.
+const (
+	missCheck = 1024
+	plainFor  = 1 << 16
+)
 
 // slotOf is key's slot: Fibonacci hashing, whose top bits spread both the
 // consecutive keys of the first bucket and the multiples of 2^s above it.
 func slotOf(key uint64) uint64 { return key * 0x9E3779B97F4A7C15 >> (64 - cacheBits) }
 
-// put makes e count key's bucket, one value so far: what e counted of
-// another bucket (or, full, of the same) goes into the histogram first.
+// bucketMiss makes e count key's bucket, one value so far: what e counted
+// of another bucket (or, full, of the same) goes into the histogram first.
 // The common case, e counting key's bucket already, is inline in
-// Metric.recordLocked.
-func (c *bucketCache) put(e *cacheSlot, key uint32) {
+// recordLocked. m.mu held; c is m.buckets.
+func (m *Metric) bucketMiss(c *bucketCache, e *cacheSlot, key uint32) {
 	if e.n != 0 {
 		_ = c.hist.RecordValues(int64(e.key), int64(e.n))
 	}
 	e.key, e.n = key, 1
+	if c.misses++; c.misses < missCheck {
+		return
+	}
+	if m.count-c.since < 4*missCheck { // more than one value in four missed
+		c.flush()
+		m.buckets, m.rested, m.plainUntil = nil, c, m.count+plainFor
+	}
+	c.misses, c.since = 0, m.count
+}
+
+// recordPlain records v, past the exact values, in the histogram itself
+// (histRecord), m.mu held: the first value past them, when the table is
+// made (pastExact), and the values of a trend whose table rests, which is
+// tried again after plainFor of them.
+func (m *Metric) recordPlain(v float64) {
+	switch c := m.rested; {
+	case c == nil && m.buckets == nil:
+		m.pastExact()
+	case c != nil && m.count >= m.plainUntil:
+		c.misses, c.since = 0, m.count
+		m.buckets, m.rested = c, nil
+	}
+	m.histRecord(v)
 }
 
 // flush puts every count into the histogram; the slots keep their keys.

@@ -162,8 +162,11 @@ func TestTrendPastExactIsPlainHistogram(t *testing.T) {
 					sameAsPlain(t, vs.name, m, ref, i+1)
 				}
 			}
-			if vs.name == "wide" && len(keys) < 4<<cacheBits {
-				t.Fatalf("wide: %d buckets, want many more than the %d slots", len(keys), 1<<cacheBits)
+			if vs.name == "wide" && (len(keys) < 4<<cacheBits || m.rested == nil && every != 1) {
+				t.Fatalf("wide: %d buckets, want many more than the %d slots; table resting %v", len(keys), 1<<cacheBits, m.rested != nil)
+			}
+			if vs.name == "narrow" && (m.buckets == nil || m.rested != nil) {
+				t.Fatal("narrow: the table rests")
 			}
 			sameAsPlain(t, vs.name, m, ref, n)
 		}
@@ -348,4 +351,46 @@ export function handleSummary(data) { return { stdout: JSON.stringify(data.metri
 	if !got.Thresholds["p(99)<="+p99].OK || got.Thresholds["p(99)<"+p99].OK {
 		t.Errorf("thresholds %+v: want p(99)<=%s passed and p(99)<%s crossed", got.Thresholds, p99, p99)
 	}
+}
+
+// TestTrendTableRests: a trend whose values miss their slots too often
+// records them plainly (its table resting, its counts in the histogram),
+// tries the table again after plainFor values, keeps it once they fit,
+// and reads as a plain histogram at every step.
+func TestTrendTableRests(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	m, ref := newMetric("t", Trend, true), newPlainTrend()
+	n := 0
+	add := func(count int, gen func() float64) {
+		for range count {
+			v := gen()
+			_ = m.add("", v)
+			ref.add(v)
+			n++
+		}
+	}
+	wide := func() float64 { return math.Exp(r.Float64()*14-5) * 1000 }
+	narrow := func() float64 { return 0.15 + r.NormFloat64()*0.02 }
+	add(exactValues+100, narrow)
+	if m.buckets == nil || m.rested != nil {
+		t.Fatal("no table past the exact values")
+	}
+	add(20*missCheck, wide)
+	if m.buckets != nil || m.rested == nil {
+		t.Fatalf("after %d wide values the table is still used", 20*missCheck)
+	}
+	sameAsPlain(t, "resting", m, ref, n)
+	add(plainFor/2, narrow)
+	if m.buckets != nil {
+		t.Fatal("the table tried again before plainFor values")
+	}
+	sameAsPlain(t, "resting, narrow", m, ref, n)
+	add(plainFor, narrow)
+	if m.buckets == nil || m.rested != nil {
+		t.Fatal("the table not used again for narrow values")
+	}
+	sameAsPlain(t, "used again", m, ref, n)
+	add(20*missCheck, wide)
+	add(3*missCheck, narrow)
+	sameAsPlain(t, "resting again", m, ref, n)
 }

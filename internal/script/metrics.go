@@ -84,8 +84,10 @@ type Metric struct {
 	histed int
 	// buckets, past exactValues values, count the values by histogram
 	// bucket before they go into hist (histcache.go); histogram() puts
-	// them in.
-	buckets *bucketCache
+	// them in. rested is the table while it rests (nil in buckets, its
+	// counts in hist), until the count reaches plainUntil.
+	buckets, rested *bucketCache
+	plainUntil      uint64
 	// pending, on an agent (Config.Deltas), is what the metric gained
 	// since its last TakeDeltas; nil otherwise.
 	pending *pendingDelta
@@ -167,11 +169,9 @@ func (m *Metric) recordLocked(v float64) {
 	if m.Type == Trend {
 		if m.count <= exactValues {
 			m.exact = append(m.exact, v) // and in hist when histogram() is called
+		} else if c := m.buckets; c == nil {
+			m.recordPlain(v) // the first value past exactValues, or a resting table's trend
 		} else {
-			c := m.buckets
-			if c == nil { // the first value past exactValues
-				c = m.pastExact()
-			}
 			// histValue(v), inline. For 0.5 <= x < 2^52, x + 0.5 truncated
 			// is math.Round's x: the sum is exact, or rounds up to a float
 			// whose truncation is still Round's (below 0.5 it is not: 0.5 -
@@ -185,7 +185,7 @@ func (m *Metric) recordLocked(v float64) {
 					if e := &c.slots[slotOf(k)]; e.key == uint32(k) && e.n != math.MaxUint32 {
 						e.n++
 					} else {
-						c.put(e, uint32(k))
+						m.bucketMiss(c, e, uint32(k))
 					}
 				} else {
 					_ = m.hist.RecordValue(h) // refused: too large
@@ -205,14 +205,11 @@ func (m *Metric) recordLocked(v float64) {
 // pastExact is a Trend's first record past exactValues, m.mu held: its
 // exact values go into the histogram and are dropped (stored once, not
 // with a write barrier per value), and the values from now on are counted
-// by bucket (bucketCache). Once a trend: not inline in recordLocked.
-//
-//go:noinline
-func (m *Metric) pastExact() *bucketCache {
+// by bucket (bucketCache).
+func (m *Metric) pastExact() {
 	m.histogram()
 	m.exact, m.histed = nil, 0
-	m.buckets = &bucketCache{hist: m.hist}
-	return m.buckets
+	m.buckets = &bucketCache{hist: m.hist, since: m.count}
 }
 
 // histValue is v's value in a Trend's histogram: int64(math.Round(math.Max(v,
