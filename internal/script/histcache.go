@@ -106,19 +106,29 @@ func (m *Metric) bucketMiss(c *bucketCache, e *cacheSlot, key uint32) {
 	c.misses, c.since = 0, m.count
 }
 
-// recordPlain records v, past the exact values, in the histogram itself
-// (histRecord), m.mu held: the first value past them, when the table is
-// made (pastExact), and the values of a trend whose table rests, which is
-// tried again after plainFor of them.
+// recordPlain records v, past the exact values, in the histogram itself,
+// m.mu held: the first value past them, when the table is made
+// (pastExact; plainUntil is 0 until then), and the values of a trend whose
+// table rests, which is tried again after plainFor of them. Rounded as
+// recordLocked rounds (see there): a resting trend's record costs what it
+// did before tables.
 func (m *Metric) recordPlain(v float64) {
-	switch c := m.rested; {
-	case c == nil && m.buckets == nil:
-		m.pastExact()
-	case c != nil && m.count >= m.plainUntil:
-		c.misses, c.since = 0, m.count
-		m.buckets, m.rested = c, nil
+	if m.count >= m.plainUntil {
+		if c := m.rested; c == nil {
+			m.pastExact()
+		} else {
+			c.misses, c.since = 0, m.count
+			m.buckets, m.rested = c, nil
+		}
 	}
-	m.histRecord(v)
+	switch x := v * trendScale; {
+	case x >= 0.5:
+		_ = m.hist.RecordValue(int64(x + 0.5)) // from 2^32 on refused, as histValue's
+	case x < 0.5:
+		m.zeros++
+	default: // NaN
+		m.histRecord(v)
+	}
 }
 
 // flush puts every count into the histogram; the slots keep their keys.
