@@ -33,8 +33,8 @@ const subBucketBits = 11
 // histogram's own 23 552 counts of 8. In a loopback request's trends the
 // slot a value wants holds its own bucket 95–98 % of the time with 1024
 // slots (83–98 % with 256). A value whose slot another bucket holds costs
-// a plain record and some 20 instructions more (its key, its slot): a
-// trend spread over far more buckets than slots gains nothing.
+// a plain record and some 20 instructions more (its key, its slot), so a
+// trend spread over far more buckets than slots rests its table (below).
 const cacheBits = 10
 
 // maxCacheable bounds the values a bucketCache counts: a key is 32 bits.
