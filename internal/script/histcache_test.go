@@ -216,20 +216,7 @@ func TestMergedTrendPastExactIsPlainHistogram(t *testing.T) {
 			agents[i] = newMetric("t", Trend, true)
 			agents[i].pending = newPending(Trend)
 		}
-		take := func(a *Metric) {
-			d, ok := a.take("")
-			if !ok {
-				return
-			}
-			b, _ := json.Marshal(d)
-			var back MetricDelta
-			if err := json.Unmarshal(b, &back); err != nil {
-				t.Fatal(err)
-			}
-			if err := merged.merge(back); err != nil {
-				t.Fatal(err)
-			}
-		}
+		take := func(a *Metric) { takeInto(t, a, merged) }
 		n := 4*exactValues + 5000
 		for i := range n {
 			v := vs.gen(r, i)
@@ -393,4 +380,22 @@ func TestTrendTableRests(t *testing.T) {
 	add(20*missCheck, wide)
 	add(3*missCheck, narrow)
 	sameAsPlain(t, "resting again", m, ref, n)
+}
+
+// takeInto merges what agent gained since its last take into merged, the
+// delta through JSON as it travels.
+func takeInto(t *testing.T, agent, merged *Metric) {
+	t.Helper()
+	d, ok := agent.take("")
+	if !ok {
+		return
+	}
+	b, _ := json.Marshal(d)
+	var back MetricDelta
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if err := merged.merge(back); err != nil {
+		t.Fatal(err)
+	}
 }
