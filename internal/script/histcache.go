@@ -62,7 +62,7 @@ type cacheSlot struct{ key, n uint32 }
 // bucketCache is a Trend's values past its exact ones, counted by bucket
 // before they go into hist. The metric's mu guards it.
 type bucketCache struct {
-	hist *hdr.Histogram
+	m *Metric // whose values these are
 	// misses are the values since the last look at the hit rate that found
 	// another bucket in their slot; since is the trend's count at that look.
 	misses uint32
@@ -87,18 +87,20 @@ const (
 // consecutive keys of the first bucket and the multiples of 2^s above it.
 func slotOf(key uint64) uint64 { return key * 0x9E3779B97F4A7C15 >> (64 - cacheBits) }
 
-// bucketMiss makes e count key's bucket, one value so far: what e counted
-// of another bucket (or, full, of the same) goes into the histogram first.
-// The common case, e counting key's bucket already, is inline in
-// recordLocked. m.mu held; c is m.buckets.
-func (m *Metric) bucketMiss(c *bucketCache, e *cacheSlot, key uint32) {
+// put makes key's slot count key's bucket, one value so far: what it
+// counted of another bucket (or, full, of the same) goes into the
+// histogram first. The common case, the slot counting key's bucket
+// already, is inline in recordLocked. c.m.mu held.
+func (c *bucketCache) put(key uint32) {
+	e := &c.slots[slotOf(uint64(key))]
 	if e.n != 0 {
-		_ = c.hist.RecordValues(int64(e.key), int64(e.n))
+		_ = c.m.hist.RecordValues(int64(e.key), int64(e.n))
 	}
 	e.key, e.n = key, 1
 	if c.misses++; c.misses < missCheck {
 		return
 	}
+	m := c.m
 	if m.count-c.since < 4*missCheck { // more than one value in four missed
 		c.flush()
 		m.buckets, m.rested, m.plainUntil = nil, c, m.count+plainFor
@@ -135,7 +137,7 @@ func (m *Metric) recordPlain(v float64) {
 func (c *bucketCache) flush() {
 	for i := range c.slots {
 		if e := &c.slots[i]; e.n != 0 {
-			_ = c.hist.RecordValues(int64(e.key), int64(e.n))
+			_ = c.m.hist.RecordValues(int64(e.key), int64(e.n))
 			e.n = 0
 		}
 	}

@@ -169,9 +169,7 @@ func (m *Metric) recordLocked(v float64) {
 	if m.Type == Trend {
 		if m.count <= exactValues {
 			m.exact = append(m.exact, v) // and in hist when histogram() is called
-		} else if c := m.buckets; c == nil {
-			m.recordPlain(v) // the first value past exactValues, or a resting table's trend
-		} else {
+		} else if c := m.buckets; c != nil {
 			// histValue(v), inline. For 0.5 <= x < 2^52, x + 0.5 truncated
 			// is math.Round's x: the sum is exact, or rounds up to a float
 			// whose truncation is still Round's (below 0.5 it is not: 0.5 -
@@ -185,7 +183,7 @@ func (m *Metric) recordLocked(v float64) {
 					if e := &c.slots[slotOf(k)]; e.key == uint32(k) && e.n != math.MaxUint32 {
 						e.n++
 					} else {
-						m.bucketMiss(c, e, uint32(k))
+						c.put(uint32(k))
 					}
 				} else {
 					_ = m.hist.RecordValue(h) // refused: too large
@@ -195,6 +193,8 @@ func (m *Metric) recordLocked(v float64) {
 			} else { // NaN: as histValue makes it, whatever the platform's conversion gives
 				m.histRecord(v)
 			}
+		} else {
+			m.recordPlain(v) // the first value past exactValues, or a resting table's trend
 		}
 	}
 	if m.pending != nil {
@@ -209,7 +209,7 @@ func (m *Metric) recordLocked(v float64) {
 func (m *Metric) pastExact() {
 	m.histogram()
 	m.exact, m.histed = nil, 0
-	m.buckets = &bucketCache{hist: m.hist, since: m.count}
+	m.buckets = &bucketCache{m: m, since: m.count}
 }
 
 // histValue is v's value in a Trend's histogram: int64(math.Round(math.Max(v,
