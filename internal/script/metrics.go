@@ -260,7 +260,8 @@ func (m *Metric) histRecord(v float64) {
 }
 
 // histogram is a Trend's histogram with every value in it, m.mu held: the
-// exact values not in it yet and the zeros are put in first.
+// exact values not in it yet, the zeros and the bucket table's counts are
+// put in first. Everything that reads hist goes through it.
 func (m *Metric) histogram() *hdr.Histogram {
 	for _, v := range m.exact[m.histed:] {
 		m.histRecord(v)
