@@ -1,7 +1,6 @@
 package script
 
 import (
-	"encoding/json"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -19,18 +18,7 @@ func TestMergedTrendIsOneProcesss(t *testing.T) {
 			agents[i], _ = (&metrics{deltas: true}).get("t", Trend, true)
 		}
 		rng := rand.New(rand.NewPCG(7, uint64(n)))
-		take := func(a *Metric) {
-			if d, ok := a.take(""); ok {
-				b, _ := json.Marshal(d)
-				var back MetricDelta
-				if err := json.Unmarshal(b, &back); err != nil {
-					t.Fatal(err)
-				}
-				if err := merged.merge(back); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		take := func(a *Metric) { takeInto(t, a, merged) }
 		for i := range n {
 			v := rng.ExpFloat64() * float64(1+i%3) * 40
 			_ = one.add("", v)

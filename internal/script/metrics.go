@@ -82,6 +82,12 @@ type Metric struct {
 	// also (some 60 instructions) in the histogram. Counts do not depend on
 	// order, so the histogram is the one recording each value would make.
 	histed int
+	// buckets, past exactValues values, count the values by histogram
+	// bucket before they go into hist (histcache.go); histogram() puts
+	// them in. rested is the table while it rests (nil in buckets, its
+	// counts in hist), until the count reaches plainUntil.
+	buckets, rested *bucketCache
+	plainUntil      uint64
 	// pending, on an agent (Config.Deltas), is what the metric gained
 	// since its last TakeDeltas; nil otherwise.
 	pending *pendingDelta
@@ -163,31 +169,47 @@ func (m *Metric) recordLocked(v float64) {
 	if m.Type == Trend {
 		if m.count <= exactValues {
 			m.exact = append(m.exact, v) // and in hist when histogram() is called
-		} else {
-			if m.exact != nil { // stored once, not (with its write barrier) per value
-				m.histogram()
-				m.exact, m.histed = nil, 0
-			}
-			// m.histRecord(v), without its calls: histValue's common case
-			// inline (some 80 instructions a request past exactValues)
-			x, h := v*trendScale, int64(0)
-			if x > 0 && x < 1<<52 {
-				if h = int64(x); x-float64(h) >= 0.5 {
-					h++
+		} else if c := m.buckets; c != nil {
+			// histValue(v), inline. For 0.5 <= x < 2^52, x + 0.5 truncated
+			// is math.Round's x: the sum is exact, or rounds up to a float
+			// whose truncation is still Round's (below 0.5 it is not: 0.5 -
+			// 2^-54 + 0.5 rounds to 1). From 2^32 (maxCacheable) on h,
+			// Round's or not, is refused as histValue's is.
+			if x := v * trendScale; x >= 0.5 {
+				if h := int64(x + 0.5); uint64(h) < maxCacheable {
+					// counted in its bucket's slot (bucketCache; inline: a
+					// call would cost a third of it)
+					k := bucketKey(uint64(h))
+					if e := &c.slots[slotOf(k)]; e.key == uint32(k) && e.n != math.MaxUint32 {
+						e.n++
+					} else {
+						c.put(uint32(k))
+					}
+				} else {
+					_ = m.hist.RecordValue(h) // refused: too large
 				}
-			} else if !(x <= 0) { // NaN, 2^52 and over
-				h = histValue(v)
-			}
-			if h != 0 {
-				_ = m.hist.RecordValue(h)
-			} else {
+			} else if x < 0.5 { // rounds to 0: also -0 and negatives
 				m.zeros++
+			} else { // NaN: as histValue makes it, whatever the platform's conversion gives
+				m.histRecord(v)
 			}
+		} else {
+			m.recordPlain(v) // the first value past exactValues, or a resting table's trend
 		}
 	}
 	if m.pending != nil {
 		m.pending.add(v, m.Type == Trend, m.exact != nil)
 	}
+}
+
+// pastExact is a Trend's first record past exactValues, m.mu held: its
+// exact values go into the histogram and are dropped (stored once, not
+// with a write barrier per value), and the values from now on are counted
+// by bucket (bucketCache).
+func (m *Metric) pastExact() {
+	m.histogram()
+	m.exact, m.histed = nil, 0
+	m.buckets = &bucketCache{m: m, since: m.count}
 }
 
 // histValue is v's value in a Trend's histogram: int64(math.Round(math.Max(v,
@@ -238,7 +260,8 @@ func (m *Metric) histRecord(v float64) {
 }
 
 // histogram is a Trend's histogram with every value in it, m.mu held: the
-// exact values not in it yet and the zeros are put in first.
+// exact values not in it yet, the zeros and the bucket table's counts are
+// put in first. Everything that reads hist goes through it.
 func (m *Metric) histogram() *hdr.Histogram {
 	for _, v := range m.exact[m.histed:] {
 		m.histRecord(v)
@@ -247,6 +270,9 @@ func (m *Metric) histogram() *hdr.Histogram {
 	if m.zeros != 0 {
 		_ = m.hist.RecordValues(0, m.zeros)
 		m.zeros = 0
+	}
+	if m.buckets != nil {
+		m.buckets.flush()
 	}
 	return m.hist
 }
@@ -382,7 +408,7 @@ func (ms *metrics) get(name string, t MetricType, isTime bool) (*Metric, error) 
 func newMetric(name string, t MetricType, isTime bool) *Metric {
 	m := &Metric{Name: name, Type: t, IsTime: isTime, mu: new(sync.Mutex)}
 	if t == Trend {
-		m.hist = hdr.New(0, 3_600_000*trendScale, 3)
+		m.hist = newTrendHist()
 	}
 	return m
 }
