@@ -161,9 +161,9 @@ func spawnLocal(n int, e env, slack time.Duration) func(url, token string) (func
 // agent's GC cycle then marks on both (its background worker and an idle
 // worker on its other P), beside six agents whose VUs wait for those
 // cores. Measured at 100 000 VUs over 7 agents on 2 cores
-// (docs/performance.md, "One P per local agent"): a GC cycle of a 224 MB
-// heap took 0.6-0.7 s of CPU with one P against 3.4-3.9 s with two, and
-// the runs' GC stop-the-world p99 fell from 20 ms to 0.5 ms. The cpu
+// (docs/performance.md, "One P per local agent"): an agent's GC cycle of
+// its 224 MB heap kept its mark workers 0.5-2.0 s with one P against
+// 1.0-4.5 s with two (gctrace, eight runs of one sitting). The cpu
 // rule's share (phase.WatchConfig.Colocated: min(GOMAXPROCS, cores/n))
 // is the same either way.
 func localAgentEnv(environ []string, token string, n, procs int) []string {
