@@ -164,7 +164,7 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 	if every <= 0 {
 		every = w.Spec.Tick
 	}
-	return a.run(ctx, eng, every, w.Spec.silence(), stop, closed, log)
+	return a.run(ctx, eng, every, w.Spec.Tick, w.Spec.silence(), stop, closed, log)
 }
 
 // connect dials the controller until it answers or cfg.Wait passes; a
@@ -249,9 +249,13 @@ func (a *agent) Follow(ctx context.Context, apply func(float64) float64) {
 	}
 }
 
-// run runs the phase and ships its deltas every tick until it ends.
-func (a *agent) run(ctx context.Context, eng *engine.Engine, every, silent time.Duration, stop, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
+// run runs the phase and ships its deltas every tick until it ends. Its
+// watch of itself goes once a tick and with the last delta, as a script
+// agent's does: the controller keeps the newest for the report's agents
+// entry and sums them into the run's generator.
+func (a *agent) run(ctx context.Context, eng *engine.Engine, every, tick, silent time.Duration, stop, closed <-chan struct{}, log *slog.Logger) (*Summary, error) {
 	sh := &shipper{id: a.id, nc: a.nc}
+	var lastWatch time.Time
 	send := func(final bool, errText string) {
 		d := sh.delta(eng.Meter().Counts(), eng.Meter().Load(), final, errText)
 		d.Saturated, d.SatRate = eng.Meter().Saturated()
@@ -259,6 +263,10 @@ func (a *agent) run(ctx context.Context, eng *engine.Engine, every, silent time.
 		d.InFlight, d.Workers = snap.InFlight, snap.Workers
 		if h, err := a.lat.Take(); err == nil {
 			d.Hist = h
+		}
+		if final || time.Since(lastWatch) >= tick {
+			lastWatch = time.Now()
+			d.Watch = watchOf(eng.Generator())
 		}
 		_ = a.nc.Publish(subjTick, encode(d))
 	}

@@ -80,8 +80,8 @@ type AgentInfo struct {
 	// them arrived more than 1.5 × Every after the one before.
 	// SaturatedTicks are its watch's ticks in which it was saturated
 	// (Watch.SaturatedTicks; the run's generator sums them), or for an
-	// agent that sends no watch (a URL run's) the deltas whose verdict
-	// said it was.
+	// agent that sent no watch yet the deltas whose verdict said it was.
+	// Every agent, a URL run's or a script's, sends its watch once a tick.
 	Ticks          uint64 `json:"ticks"`
 	SaturatedTicks uint64 `json:"saturated_ticks"`
 	LateTicks      uint64 `json:"late_ticks"`
@@ -113,9 +113,9 @@ type member struct {
 }
 
 // countSaturated counts d's word on the agent's watch of itself: an
-// agent that sends its watch (a script's) has its saturated ticks, the
-// watch's ticks in which it was saturated, as Result.Generator sums them;
-// one that does not (a URL run's), the deltas whose verdict said it was.
+// agent that sent its watch has its saturated ticks, the watch's ticks in
+// which it was saturated, as Result.Generator sums them; one that has not
+// (a script agent with no phase), the deltas whose verdict said it was.
 // (Counting the deltas of an agent that sends its watch counted ticks of
 // another clock: 8 saturated deltas beside 6 saturated watch ticks.)
 func (m *member) countSaturated(d *Delta) {

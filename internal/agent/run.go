@@ -102,9 +102,10 @@ loop:
 	return res, nil
 }
 
-// generator sums the agents' watches of themselves. Agents that send
-// their watch (script runs) give its ticks and signals; otherwise the
-// deltas stand for ticks and their verdicts for saturated ones.
+// generator sums the agents' watches of themselves (URL and script
+// agents send theirs once a tick): their ticks and signals; when no agent
+// sent one, the deltas stand for ticks and their verdicts for saturated
+// ones.
 func (c *Controller) generator(agents []AgentInfo) engine.GeneratorSummary {
 	ws := make([]*Watch, len(agents))
 	for i := range agents {

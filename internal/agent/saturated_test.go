@@ -1,17 +1,20 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/testwait"
 )
 
-// An agent's saturated ticks are its watch's once it sends one (a
-// script's agents), and then add up to the run's generator; an agent that
-// sends none (a URL run's) counts the deltas whose verdict said saturated.
+// An agent's saturated ticks are its watch's once it sends one (every
+// agent does, once a tick), and then add up to the run's generator; an
+// agent that has sent none yet counts the deltas whose verdict said
+// saturated.
 func TestAgentSaturatedTicks(t *testing.T) {
 	url := &member{}
 	for _, sat := range []bool{true, false, true, true} {
@@ -87,5 +90,41 @@ func TestWatchPeakMachineTravels(t *testing.T) {
 	}
 	if g, _ := sumWatches([]*Watch{unread}); g.PeakMachine != -1 {
 		t.Errorf("summed peak machine of agents that did not read it: %v, want -1", g.PeakMachine)
+	}
+}
+
+// A URL run's agents send their watch of themselves as a script's do:
+// each agent's entry has its watch (ticks, the CPU it read), its saturated
+// ticks are the watch's, and the run's generator sums the watches.
+func TestURLAgentsSendWatch(t *testing.T) {
+	srv := builtinTarget(t, 1000)
+	spec := testSpec(t, srv.URL+"/", 200, 50)
+	spec.Duration = time.Second
+	c := newController(t, ControllerConfig{Agents: 2, Spec: spec})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*testwait.Deadline)
+	defer cancel()
+	agents := []<-chan error{runAgent(ctx, c, "a", testToken), runAgent(ctx, c, "b", testToken)}
+	res := testwait.Receive(t, startRun(t, c, ctx), "the run's end")
+	for _, a := range agents {
+		if err := testwait.Receive(t, a, "an agent's end"); err != nil {
+			t.Fatalf("agent: %v", err)
+		}
+	}
+	if res == nil {
+		t.FailNow()
+	}
+	ticks, saturated := 0, 0
+	for _, a := range res.Agents {
+		if a.Attempts == 0 || a.Watch == nil || a.Watch.Ticks == 0 || a.Watch.PeakCPU == 0 {
+			t.Fatalf("agent %s: %+v, watch %+v: want load carried and a watch of itself with its ticks and CPU", a.ID, a, a.Watch)
+		}
+		if a.SaturatedTicks != uint64(a.Watch.SaturatedTicks) {
+			t.Errorf("agent %s: %d saturated ticks, its watch %d", a.ID, a.SaturatedTicks, a.Watch.SaturatedTicks)
+		}
+		ticks += a.Watch.Ticks
+		saturated += a.Watch.SaturatedTicks
+	}
+	if res.Generator.Ticks != ticks || res.Generator.SaturatedTicks != saturated || res.Generator.PeakCPU <= 0 {
+		t.Errorf("generator %+v, want the agents' watches summed (%d ticks, %d saturated)", res.Generator, ticks, saturated)
 	}
 }

@@ -199,6 +199,11 @@ func SnapshotOf(ph *phase.Phase, m *Meter) Snapshot {
 		Workers: st.Workers, Governor: st.Governor, Generator: st.Generator}
 }
 
+// Generator sums up the generator's watch of itself so far (what Run's
+// Result.Generator will be once the phase ends). It is safe to call at any
+// time, from any goroutine: an agent sends it while the phase runs.
+func (e *Engine) Generator() GeneratorSummary { return e.ph.Generator() }
+
 // Stopping is closed when the phase stops starting iterations: its grace
 // period begins.
 func (e *Engine) Stopping() <-chan struct{} { return e.ph.Stopping() }

@@ -149,13 +149,20 @@ func within(t *testing.T, what string, got, lo, hi float64) {
 	}
 }
 
+// A governed rate phase against a shedding target settles at its
+// capacity. The capacity is 100/s, not 400/s: the generator, the target
+// and the race detector share the test's process, and beside four busy
+// loops with one P a 400/s target's estimate came out at 0.39-0.94 of its
+// capacity (under make test at load 7-10 once 0.23, below the band) and,
+// with eight, the generator could not reach it at all (no overshoot);
+// at 100/s the same four loops gave 0.83-0.97.
 func TestShedCapacity(t *testing.T) {
-	const c = 400.0
+	const c = 100.0
 	tg, tgts := builtin(t, target.NewConfig(c))
 	var lat countingRecorder
 	res := settled(t, Config{Targets: tgts, Limits: fastLimits(governor.Rate, 5000, 50), Latency: &lat}, 4)
 	est := res.Capacity
-	t.Logf("estimate %+v, workers %d, dropped %d", est, res.Workers, res.Counts.Dropped)
+	t.Logf("estimate %+v, workers %d, dropped %d, generator %+v", est, res.Workers, res.Counts.Dropped, res.Generator)
 	if est.Windows < 3 {
 		t.Fatalf("estimate rests on %d windows; windows: %+v", est.Windows, res.Windows)
 	}

@@ -184,20 +184,38 @@ export default function () { http.get(__ENV.BASE + '/'); }
 	}
 	p := r.Phases()[0]
 	sc := p.Scenario()
-	var over bool
+	// The ceiling in force (the authored value the ramp last wrote) is
+	// judged against the schedule, and the offer against that ceiling,
+	// both read in one status: the ramp's goroutine writes the ceiling
+	// every RampStep, but on a loaded machine it runs late, so the offer
+	// cannot be held to the schedule at a fixed lag behind the clock (two
+	// steps were once exceeded beside eight busy loops). When the ramp
+	// writes is tested on a fake clock in internal/phase; here, that the
+	// governed offer never passes what the ramp wrote, and that what it
+	// wrote is the authored schedule's: 40 all through the first stage
+	// (the schedule only falls, so the ceiling in force is never below
+	// the schedule now), come down in the second.
+	var over, early bool
 	var peak float64
 	if _, err := runWatched(t, r, func() {
-		s := p.Snapshot()
+		s := p.rt.Status()
 		peak = max(peak, s.Offer)
-		// The ramp writes the stage's ceiling 4×/s: allow two steps' lag.
-		if s.Elapsed > 0 && s.Offer > sc.Ceiling(max(s.Elapsed-2*phase.RampStep, 0))+0.5 {
+		if s.Offer > s.Ceiling {
 			over = true
+		}
+		if s.Elapsed > 0 && s.Ceiling < sc.Ceiling(s.Elapsed)-0.5 {
+			early = true
 		}
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if over || peak <= 20 || peak > 40 {
-		t.Fatalf("over %v peak %v: want the offer to climb above its start of 20 but never above the stage's rate (40, then down to 10)", over, peak)
+	if over || early || peak <= 20 || peak > 40 {
+		t.Fatalf("over %v early %v peak %v: want the offer to climb above its start of 20 but never above the ceiling in force, and the ceiling never below the stage's rate (40, then down to 10)", over, early, peak)
+	}
+	// The ramp ran in the second stage: the ceiling came down from 40
+	// (the last step the phase wrote stays in force after its end).
+	if c := p.rt.Status().Ceiling; c >= 40 || c < 10 {
+		t.Fatalf("ceiling in force at the end %v: want the second stage's ramp down from 40 towards 10", c)
 	}
 	if l := p.Limits(); l.Ceiling != 40 {
 		t.Fatalf("ceiling %v, want the highest stage rate", l.Ceiling)
@@ -208,20 +226,30 @@ export default function () { http.get(__ENV.BASE + '/'); }
 // counted, never silently skipped.
 func TestDroppedArrivals(t *testing.T) {
 	tc := target.NewConfig(1e6)
-	tc.Latency = 100 * time.Millisecond
+	tc.Latency = 500 * time.Millisecond
 	_, base := startTarget(t, tc)
+	// 20 arrivals 50 ms apart: a loaded scheduler that wakes late catches
+	// up on them (gate: up to one arrival interval late) instead of
+	// missing them, as it did at 100/s, where 10 ms late missed an arrival
+	// and turned most drops into misses (once 66 missed, 25 dropped).
 	path := writeScript(t, "drop.js", `
 import http from 'k6/http';
-export const options = { scenarios: { d: { executor: 'constant-arrival-rate', rate: 100, duration: '1s', preAllocatedVUs: 1, maxVUs: 2 } } };
+export const options = { scenarios: { d: { executor: 'constant-arrival-rate', rate: 20, duration: '1s', preAllocatedVUs: 1, maxVUs: 2 } } };
 export default function () { http.get(__ENV.BASE + '/'); }
 `)
 	cfg := fast()
 	cfg.Fixed = true
 	r, _ := runScript(t, path, base, cfg, 30*time.Second)
 	c := r.Phases()[0].Counts()
-	// Two VUs at 100 ms an iteration serve at most ~20 of ~100 arrivals.
-	if c.Dropped < 30 || c.IterOK == 0 || r.Phases()[0].Snapshot().Workers != 2 {
-		t.Fatalf("counts %+v, %d VUs: want many dropped arrivals and exactly maxVUs VUs", c, r.Phases()[0].Snapshot().Workers)
+	workers := r.Phases()[0].Snapshot().Workers
+	t.Logf("counts %+v", c)
+	// Two VUs at 500 ms an iteration serve at most 4 of the 20 arrivals
+	// (each begins one at most every 500 ms within the second); a slower
+	// machine serves fewer. Every other arrival the scheduler made is
+	// dropped, never queued for a VU, and every arrival is accounted for:
+	// started, dropped or missed (a scheduler that fell behind).
+	if c.IterOK+c.IterFailed+c.Dropped+c.Missed != 20 || c.IterOK == 0 || c.IterOK+c.IterFailed > 4 || c.Dropped < 8 || workers != 2 {
+		t.Fatalf("counts %+v, %d VUs: want the 20 arrivals accounted for, at most 4 run, many dropped and exactly maxVUs VUs", c, workers)
 	}
 }
 

@@ -129,7 +129,13 @@ func writeAgents(w io.Writer, agents []agent.AgentInfo) {
 			fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%d\t%d\t%d\t%s\n", a.ID, a.Cores, a.Segment, a.Iterations, a.Attempts, a.Failed, a.LateTicks, state)
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.4g\t%d/%d\t%d\t%s\n", a.ID, a.Cores, a.Attempts, a.Failed, a.Share, a.SaturatedTicks, a.Ticks, a.LateTicks, state)
+		// Saturated ticks are the agent's watch's, out of its watch's
+		// ticks; an agent that sent no watch has its deltas for ticks.
+		ticks := a.Ticks
+		if a.Watch != nil {
+			ticks = uint64(a.Watch.Ticks)
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.4g\t%d/%d\t%d\t%s\n", a.ID, a.Cores, a.Attempts, a.Failed, a.Share, a.SaturatedTicks, ticks, a.LateTicks, state)
 	}
 	_ = tw.Flush()
 }
