@@ -2,6 +2,7 @@ package phase
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,6 +66,13 @@ type watchTrace struct {
 	err error
 	rt  [2]metrics.Sample // GC cycles and bytes allocated so far
 	buf []byte
+	// psi is the machine's CPU pressure (/proc/pressure/cpu, Linux 4.20+;
+	// nil without it): the time some task waited for a core, beside the
+	// busy cores the cpu rule reads, in psiPrev at the tick before.
+	psi     *os.File
+	psiBuf  [256]byte
+	psiPrev time.Duration
+	psiAt   time.Time
 }
 
 // openWatchTrace opens this phase's trace file, or returns nil when the
@@ -84,7 +92,10 @@ func openWatchTrace() *watchTrace {
 	t := &watchTrace{f: f, w: bufio.NewWriter(f)}
 	t.rt[0].Name = "/gc/cycles/total:gc-cycles"
 	t.rt[1].Name = "/gc/heap/allocs:bytes"
-	t.w.WriteString("unix_s,rate,cpu,machine,wait_p99_ms,wait_mean_ms,wait_samples,runnable,read_ms,read_answers,lag_ms,busy,dropped,held,saturated,gc_cycles,alloc_mb\n")
+	if f, err := os.Open("/proc/pressure/cpu"); err == nil {
+		t.psi = f
+	}
+	t.w.WriteString("unix_s,rate,cpu,machine,wait_p99_ms,wait_mean_ms,wait_samples,runnable,read_ms,read_answers,lag_ms,busy,dropped,held,saturated,gc_cycles,alloc_mb,cpu_pressure\n")
 	return t
 }
 
@@ -121,11 +132,55 @@ func (t *watchTrace) tick(at time.Time, st GeneratorStatus) {
 	b = strconv.AppendUint(b, uint64Of(t.rt[0].Value), 10)
 	b = append(b, ',')
 	b = strconv.AppendFloat(b, float64(uint64Of(t.rt[1].Value))/(1<<20), 'f', 1, 64)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, t.pressure(at), 'f', 3, 64)
 	b = append(b, '\n')
 	t.buf = b
 	if _, err := t.w.Write(b); err != nil {
 		t.err = err
 	}
+}
+
+// pressure is the share of the wall time since the last tick in which
+// some task on the machine waited for a core (-1 unknown, or the first
+// tick).
+func (t *watchTrace) pressure(at time.Time) float64 {
+	if t.psi == nil {
+		return -1
+	}
+	n, err := t.psi.ReadAt(t.psiBuf[:], 0)
+	if n == 0 {
+		return -1
+	}
+	_ = err // io.EOF: the file is shorter than the buffer
+	total := psiSomeTotal(t.psiBuf[:n])
+	if total < 0 {
+		return -1
+	}
+	prev, prevAt := t.psiPrev, t.psiAt
+	t.psiPrev, t.psiAt = total, at
+	if prevAt.IsZero() || !at.After(prevAt) {
+		return -1
+	}
+	return float64(total-prev) / float64(at.Sub(prevAt))
+}
+
+// psiSomeTotal is the "some" line's total (µs in the file) of a pressure
+// file's contents; < 0 when it has none.
+func psiSomeTotal(b []byte) time.Duration {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	if !bytes.HasPrefix(line, []byte("some ")) {
+		return -1
+	}
+	_, v, ok := bytes.Cut(line, []byte("total="))
+	if !ok {
+		return -1
+	}
+	us, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return time.Duration(us) * time.Microsecond
 }
 
 // close flushes and closes the trace, saying on stderr if it was cut
@@ -136,6 +191,9 @@ func (t *watchTrace) close() {
 	}
 	if err := t.w.Flush(); err != nil && t.err == nil {
 		t.err = err
+	}
+	if t.psi != nil {
+		t.psi.Close()
 	}
 	if err := t.f.Close(); err != nil && t.err == nil {
 		t.err = err

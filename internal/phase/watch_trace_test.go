@@ -86,3 +86,18 @@ func TestTraceWatchFromEnv(t *testing.T) {
 		t.Errorf("unset: %v, want the trace off", err)
 	}
 }
+
+// The pressure column reads the "some" line's total of Linux's
+// /proc/pressure/cpu.
+func TestPSISomeTotal(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"some avg10=85.87 avg60=85.14 avg300=63.37 total=33935307828\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n": 33935307828 * time.Microsecond,
+		"full avg10=0.00 total=5\n": -1,
+		"some avg10=1.00\n":         -1,
+		"":                          -1,
+	} {
+		if got := psiSomeTotal([]byte(in)); got != want {
+			t.Errorf("%q: %v, want %v", in, got, want)
+		}
+	}
+}
