@@ -21,6 +21,7 @@ import (
 
 	"github.com/throttlekit/throttle/internal/agent"
 	"github.com/throttlekit/throttle/internal/live"
+	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/session"
 )
 
@@ -194,6 +195,9 @@ func newAgentCmd(e env) *cobra.Command {
 				return usagef("give --join nats://HOST:PORT: the controller's address (throttle run --agents N prints it)")
 			}
 			if err := cfg.TLS.Check(); err != nil {
+				return usageError{Err: err}
+			}
+			if err := phase.TraceWatchFromEnv(); err != nil {
 				return usageError{Err: err}
 			}
 			if cfg.Token == "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/throttlekit/throttle/governor"
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/phase"
 	"github.com/throttlekit/throttle/internal/session"
 	"github.com/throttlekit/throttle/internal/targets"
 )
@@ -82,6 +83,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string, e env) error {
 	agents, err := f.agents.on(fs)
 	if err != nil {
 		return err
+	}
+	if err := phase.TraceWatchFromEnv(); err != nil {
+		return usageError{Err: err}
 	}
 	for _, a := range args {
 		if session.IsScript(a) {

@@ -220,6 +220,10 @@ type GeneratorStatus struct {
 	// "lag", "drop", "schedule").
 	Saturated bool
 	Signal    string
+	// Held names the rule that held in this tick alone, before the
+	// Ticks-in-a-row streak judged it ("" none): a tick can hold a rule
+	// and not be saturated.
+	Held string
 	// Rate is the attempts started per second over the tick.
 	Rate float64
 	// Lag is the tick's mean schedule lag (0 in concurrency mode).
@@ -418,6 +422,7 @@ func (w *watcher) observe(r watchReading) GeneratorStatus {
 		float64(r.arrivals-prev.arrivals) < w.cfg.Shortfall*asked:
 		st.Signal = "schedule"
 	}
+	st.Held = st.Signal
 	if st.Signal == "" {
 		w.streak = 0
 	} else {
@@ -466,6 +471,14 @@ func (w *watcher) cpuFull(st GeneratorStatus) (full, spared bool) {
 	}
 	full = st.Machine < 0 || st.Machine >= w.cfg.CPU*w.machine.cores
 	return full, !full
+}
+
+// judged says whether the reading taken at at ended a tick (observe
+// drops one too close to the tick before).
+func (w *watcher) judged(at time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.havePrev && w.prev.at.Equal(at)
 }
 
 // status is the last tick's.
@@ -535,13 +548,19 @@ func (p *Phase) watchLoop(stop <-chan struct{}) {
 	p.watch.observe(p.reading())
 	t := p.clk.NewTicker(p.watch.cfg.Every)
 	defer t.Stop()
+	trace := openWatchTrace()
+	defer trace.close()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C():
 		}
-		st := p.watch.observe(p.reading())
+		r := p.reading()
+		st := p.watch.observe(r)
+		if p.watch.judged(r.at) {
+			trace.tick(r.at, st)
+		}
 		p.cfg.Counters.SetSaturated(st.Saturated, p.watch.saturatedRate())
 		if p.gate != nil && p.cfg.Limits.Mode == governor.Rate {
 			p.noteMissed(p.gate.Missed()) // the live view's and the windows' missed arrivals
