@@ -3,6 +3,7 @@ package script
 import (
 	"reflect"
 	"unsafe"
+	"weak"
 
 	"github.com/grafana/sobek"
 )
@@ -26,7 +27,9 @@ import (
 //
 // A VU asleep in sleep() holds its VM's stack anyway (the iteration's
 // call is under the sleep), so keeping it adds nothing to a sleeping VU's
-// heap; a stack over maxKeptStack values (a deep recursion) is not kept.
+// heap; between iterations the VU holds it weakly (keptStack), so an idle
+// VU's is the GC's; a stack over maxKeptStack values (a deep recursion)
+// is not kept.
 //
 // sobek has no API for this: the stack is reached through the Runtime's
 // unexported fields, found by name and checked by type once (stackReach);
@@ -75,38 +78,55 @@ func (r stackReach) of(rt *sobek.Runtime) *[]sobek.Value {
 	return (*[]sobek.Value)(unsafe.Add(vm, r.stack))
 }
 
-// lendStack gives the VM the VU's kept stack before a top-level call, if
-// the VM has none.
+// keptStack is a VU's kept stack. The VU holds it strongly only while an
+// iteration runs (VU.held) and weakly between iterations (VU.stack): a
+// VU that stays idle (an arrival-rate executor's VU waiting for work)
+// keeps nothing past the next GC, as before, while a VU that iterates
+// back to back finds its stack again.
+type keptStack struct{ s []sobek.Value }
+
+// lendStack gives the VM the VU's kept stack before an iteration's call,
+// if the VM has none, and holds it for the iteration.
 func (vu *VU) lendStack() {
-	if p := vmStack.of(vu.rt); p != nil && *p == nil && vu.stack != nil {
-		*p = vu.stack[:0]
+	h := vu.stack.Value()
+	if h == nil { // the first iteration, or a GC found the VU idle
+		h = &keptStack{}
+		vu.stack = weak.Make(h)
+	}
+	vu.held = h
+	if p := vmStack.of(vu.rt); p != nil && *p == nil && h.s != nil {
+		*p = h.s[:0]
 	}
 }
 
 // noteStack keeps the VM's stack if sobek grew a larger one than the VU
-// keeps (called within the iteration: a request, a check, a sleep). The
-// setup VU keeps none: no iteration of its clears it.
+// keeps (called within the iteration: a request, a check, a sleep).
+// Outside an iteration (the setup VU) it keeps nothing.
 func (vu *VU) noteStack() {
-	if vu.ph == nil {
+	h := vu.held
+	if h == nil {
 		return
 	}
 	if p := vmStack.of(vu.rt); p != nil {
-		if s := *p; cap(s) > cap(vu.stack) && cap(s) <= maxKeptStack {
-			vu.stack = s[:cap(s)]
+		if s := *p; cap(s) > cap(h.s) && cap(s) <= maxKeptStack {
+			h.s = s[:cap(s)]
 		}
 	}
 }
 
-// settleStack, after the top-level call returned, clears the kept stack
-// for the next iteration; a stack sobek still holds (a call ended by an
-// interrupt leaves it to the VM) is sobek's, not the VU's, from then on.
+// settleStack, after the iteration's call returned, clears the kept
+// stack for the next iteration and holds it weakly; a stack sobek still
+// holds (a call ended by an interrupt leaves it to the VM) is sobek's,
+// not the VU's, from then on.
 func (vu *VU) settleStack() {
-	if vu.stack == nil {
+	h := vu.held
+	vu.held = nil
+	if h == nil || h.s == nil {
 		return
 	}
-	if p := vmStack.of(vu.rt); p == nil || (cap(*p) > 0 && unsafe.SliceData(*p) == unsafe.SliceData(vu.stack)) {
-		vu.stack = nil
+	if p := vmStack.of(vu.rt); p == nil || (cap(*p) > 0 && unsafe.SliceData(*p) == unsafe.SliceData(h.s)) {
+		h.s = nil
 		return
 	}
-	clear(vu.stack)
+	clear(h.s)
 }

@@ -1,6 +1,8 @@
 package script
 
 import (
+	"runtime"
+	"runtime/debug"
 	"testing"
 	"unsafe"
 
@@ -64,13 +66,19 @@ export default function () {
 		t.Fatal(err)
 	}
 	defer vu.close()
+	// no GC between iterations here: one would take the kept stack (below)
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	var kept unsafe.Pointer
 	for i := range 6 {
 		vu.iteration()
-		if vu.stack == nil {
+		h := vu.stack.Value()
+		if h == nil || h.s == nil {
 			t.Fatalf("iteration %d: no stack kept", i)
 		}
-		for j, v := range vu.stack {
+		if vu.held != nil {
+			t.Fatalf("iteration %d: the stack is held strongly between iterations", i)
+		}
+		for j, v := range h.s {
 			if v != nil {
 				t.Fatalf("iteration %d: kept stack slot %d holds %v after the iteration", i, j, v)
 			}
@@ -79,20 +87,29 @@ export default function () {
 			t.Fatalf("iteration %d: the VM still holds a stack between iterations", i)
 		}
 		if i >= 2 { // grown in the first, the same array since
-			if d := unsafe.Pointer(unsafe.SliceData(vu.stack)); kept != nil && d != kept {
-				t.Fatalf("iteration %d: the stack was grown again (%d values)", i, cap(vu.stack))
+			if d := unsafe.Pointer(unsafe.SliceData(h.s)); kept != nil && d != kept {
+				t.Fatalf("iteration %d: the stack was grown again (%d values)", i, cap(h.s))
 			} else {
 				kept = d
 			}
 		}
+	}
+	// an idle VU's stack is the GC's: held weakly between iterations
+	runtime.GC()
+	if h := vu.stack.Value(); h != nil {
+		t.Fatalf("a GC between iterations left the VU its stack of %d values", cap(h.s))
+	}
+	vu.iteration() // and the next iteration grows one again
+	if h := vu.stack.Value(); h == nil || h.s == nil {
+		t.Fatal("no stack kept after the GC's iteration")
 	}
 	cs := r.Phases()[0].Checks()
 	if len(cs) != 2 {
 		t.Fatalf("%d checks, want 2: %+v", len(cs), cs)
 	}
 	for _, c := range cs {
-		if c.Pass != 6 || c.Failed != 0 {
-			t.Errorf("check %q: %d passed, %d failed; want 6 and 0", c.Name, c.Pass, c.Failed)
+		if c.Pass != 7 || c.Failed != 0 {
+			t.Errorf("check %q: %d passed, %d failed; want 7 and 0", c.Name, c.Pass, c.Failed)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
+	"weak"
 
 	"github.com/grafana/sobek"
 
@@ -51,8 +52,10 @@ type VU struct {
 	// reused by every iteration so that the call makes no slice.
 	args [1]sobek.Value
 	// stack is the VM's value stack kept between iterations (vmstack.go):
-	// cleared, not the VM's, between them.
-	stack []sobek.Value
+	// cleared, not the VM's, and held weakly between them; held is it
+	// while an iteration runs.
+	stack weak.Pointer[keptStack]
+	held  *keptStack
 
 	// failed is set when a request of the current try fails.
 	failed bool
