@@ -31,6 +31,10 @@ func newTrendDelta() *hdr.PackedHistogram { return hdr.NewPacked(1, 3_600_000*tr
 type pendingTrend struct {
 	zeros uint64
 	hist  *hdr.PackedHistogram
+	// used are the slots filled since the last drain, which visits them
+	// alone (a tick's values fill a few dozen of the 1024) and empties
+	// them, keys too: a slot's first value after a drain is a miss.
+	used  []uint16
 	slots [1 << cacheBits]cacheSlot
 }
 
@@ -43,13 +47,16 @@ func (t *pendingTrend) add(h int64) {
 		t.zeros++
 	case h > 0 && h < maxCacheable:
 		k := bucketKey(uint64(h))
-		e := &t.slots[slotOf(k)]
+		i := slotOf(k)
+		e := &t.slots[i]
 		if e.key == uint32(k) && e.n != math.MaxUint32 {
 			e.n++
 			return
 		}
 		if e.n != 0 { // another bucket's count, or this one's full
 			_ = t.hist.RecordValues(int64(e.key), int64(e.n))
+		} else {
+			t.used = append(t.used, uint16(i))
 		}
 		e.key, e.n = uint32(k), 1
 	default: // negative (NaN's conversion) or past the histogram: refused there, as before
@@ -61,12 +68,12 @@ func (t *pendingTrend) add(h int64) {
 // buckets (each named by its lowest value, in ascending order), and
 // empties t; nil when no value went in.
 func (t *pendingTrend) drain() (vs, ns []int64) {
-	for i := range t.slots {
-		if e := &t.slots[i]; e.n != 0 {
-			_ = t.hist.RecordValues(int64(e.key), int64(e.n))
-			e.n = 0 // the key stays: the bucket's next value finds it
-		}
+	for _, i := range t.used {
+		e := &t.slots[i]
+		_ = t.hist.RecordValues(int64(e.key), int64(e.n))
+		*e = cacheSlot{}
 	}
+	t.used = t.used[:0]
 	if t.zeros != 0 {
 		_ = t.hist.RecordValues(0, int64(t.zeros))
 		t.zeros = 0

@@ -72,7 +72,8 @@ func TestPendingTrendIsPlainHistogram(t *testing.T) {
 func TestPendingTrendSlotFull(t *testing.T) {
 	p := newPendingTrend()
 	k := bucketKey(5000)
-	p.slots[slotOf(k)] = cacheSlot{key: uint32(k), n: math.MaxUint32}
+	p.add(5000)
+	p.slots[slotOf(k)].n = math.MaxUint32 // as if 2^32 - 1 values had come
 	p.add(5001)
 	p.add(5000)
 	vs, ns := p.drain()
