@@ -22,8 +22,15 @@ import (
 // made again. So an attempt is still cut off at exactly t0 + timeout, and
 // a steady stream of requests sets one deadline per timeout, not one per
 // request.
+//
+// A deadline already past at t0 is not kept: the connection sat idle
+// past it (a VU's sleep(20) between requests under the default 60 s
+// timeout: one attempt in three), and its first write would fail at once
+// only for moved to put the attempt's deadline on — the same deadline,
+// set here without the failed write and the net.OpError it builds (some
+// 100–200 bytes, docs/performance.md "Bytes per iteration").
 func (h *rawHost) keepDeadline(t0 time.Time, timeout time.Duration) bool {
-	return !h.dl.IsZero() && h.dl.Sub(t0) <= timeout
+	return !h.dl.IsZero() && h.dl.After(t0) && h.dl.Sub(t0) <= timeout
 }
 
 // moved is called with err from a read or a write on h's connection in

@@ -125,3 +125,29 @@ func TestRawKeptDeadlineWrite(t *testing.T) {
 		t.Errorf("%d bytes sent: want part of the body", res.BytesSent)
 	}
 }
+
+// A deadline is kept only while it is still ahead of the attempt and no
+// later than its own; one already past at the attempt's start (the
+// connection sat idle past it) is replaced up front, not found by a
+// failed write.
+func TestKeepDeadlineOnlyAhead(t *testing.T) {
+	t0 := time.Now()
+	for _, c := range []struct {
+		dl   time.Time
+		keep bool
+	}{
+		{time.Time{}, false},               // none set yet
+		{t0.Add(30 * time.Second), true},   // ahead, before the attempt's own
+		{t0.Add(60 * time.Second), true},   // the attempt's own
+		{t0.Add(61 * time.Second), false},  // later than the attempt's own
+		{t0, false},                        // expiring now
+		{t0.Add(-20 * time.Second), false}, // past: the connection idled through it
+		{t0.Add(-time.Nanosecond), false},  // just past
+		{t0.Add(time.Nanosecond), true},    // just ahead
+	} {
+		h := &rawHost{dl: c.dl}
+		if got := h.keepDeadline(t0, 60*time.Second); got != c.keep {
+			t.Errorf("deadline at t0%+v: kept %v, want %v", c.dl.Sub(t0), got, c.keep)
+		}
+	}
+}

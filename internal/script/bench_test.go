@@ -361,15 +361,19 @@ func BenchmarkIteration(b *testing.B) {
 		name, body string
 		points     func(*Metric, float64, map[string]string)
 		opts       string
+		deltas     bool // an agent's: deltas taken every 250 iterations (a tick at 250/s)
 	}{
-		{"get", costGet, nil, ""},
-		{"check", costGetCheck, nil, ""},
+		{"get", costGet, nil, "", false},
+		{"check", costGetCheck, nil, "", false},
 		// the same work in JavaScript alone: the object, the function, its call
-		{"check-js", `const res = http.get(__ENV.BASE + '/'); const c = { ok: (r) => r.status === 200 }; c.ok(res);`, nil, ""},
-		{"check-points", costGetCheck, points, ""},
+		{"check-js", `const res = http.get(__ENV.BASE + '/'); const c = { ok: (r) => r.status === 200 }; c.ok(res);`, nil, "", false},
+		{"check-points", costGetCheck, points, "", false},
+		// an agent's iteration (bench/vus.sh's, without the sleep): its
+		// point hook, its metric deltas taken once a tick
+		{"check-agent", costGetCheck, points, "", true},
 		// bench/vus.sh's iteration without its sleeps: a new connection for
 		// every request
-		{"check-noreuse", costGetCheck, nil, ", noConnectionReuse: true"},
+		{"check-noreuse", costGetCheck, nil, ", noConnectionReuse: true", false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			path := writeScriptB(b, "it.js", `
@@ -378,7 +382,7 @@ import { check } from 'k6';
 export const options = { vus: 1, duration: '1h'`+c.opts+` };
 export default function () { `+c.body+` }
 `)
-			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}, Points: c.points})
+			r, err := Load(path, Config{Fixed: true, Env: map[string]string{"BASE": base}, Points: c.points, Deltas: c.deltas})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -389,8 +393,11 @@ export default function () { `+c.body+` }
 			defer vu.close()
 			b.ReportAllocs()
 			b.ResetTimer()
-			for range b.N {
+			for i := range b.N {
 				vu.iteration()
+				if c.deltas && i%250 == 249 {
+					r.TakeDeltas()
+				}
 			}
 			b.StopTimer()
 			if vu.failed {

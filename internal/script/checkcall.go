@@ -48,6 +48,7 @@ func (vu *VU) checkCall(call sobek.FunctionCall) sobek.Value {
 		vu.check(name, pass, tags)
 		all = all && pass
 	}
+	vu.noteStack() // a check's function is often the iteration's deepest call
 	return vu.rt.ToValue(all)
 }
 

@@ -3,8 +3,6 @@ package script
 import (
 	"fmt"
 	"sort"
-
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Deltas are what a run's k6 metrics and checks gained since the last
@@ -57,28 +55,21 @@ type CheckDelta struct {
 // guards it.
 type pendingDelta struct {
 	tally
-	hist    *hdr.PackedHistogram // a Trend's: sparse, as few buckets fill in a tick
+	trend   *pendingTrend // a Trend's values by bucket, made at its first value
 	exact   []float64
 	exactOK bool // every value since the take is in exact
 }
 
-// newTrendDelta is a Trend's histogram of one tick: the geometry of
-// Metric.hist.
-func newTrendDelta() *hdr.PackedHistogram { return hdr.NewPacked(1, 3_600_000*trendScale, 3) }
-
-func newPending(t MetricType) *pendingDelta {
-	p := &pendingDelta{exactOK: true}
-	if t == Trend {
-		p.hist = newTrendDelta()
-	}
-	return p
-}
+func newPending(MetricType) *pendingDelta { return &pendingDelta{exactOK: true} }
 
 // add records v; exact says the metric still keeps its values exact.
 func (p *pendingDelta) add(v float64, trend, exact bool) {
 	p.record(v)
 	if trend {
-		_ = p.hist.RecordValue(histValue(v))
+		if p.trend == nil {
+			p.trend = newPendingTrend()
+		}
+		p.trend.add(histValue(v))
 		if exact && p.exactOK {
 			p.exact = append(p.exact, v)
 		} else {
@@ -87,8 +78,15 @@ func (p *pendingDelta) add(v float64, trend, exact bool) {
 	}
 }
 
+// reset empties p for the next take's values; its trend's table and
+// histogram are kept (emptied by drain), so a tick allocates nothing.
+func (p *pendingDelta) reset() {
+	*p = pendingDelta{trend: p.trend, exactOK: true}
+}
+
 // take is m's delta since the last take, and starts over; ok false when
-// it gained nothing.
+// it gained nothing. One goroutine takes (TakeDeltas): the delta taken is
+// drained outside the lock and becomes the next take's spare.
 func (m *Metric) take(scenario string) (MetricDelta, bool) {
 	m.mu.Lock()
 	p := m.pending
@@ -101,16 +99,19 @@ func (m *Metric) take(scenario string) (MetricDelta, bool) {
 	if p.exactOK {
 		d.Exact = p.exact
 	}
-	h := p.hist
-	m.pending = newPending(m.Type)
-	m.mu.Unlock()
-	if h == nil {
-		return d, true
+	next := m.spare
+	if next == nil {
+		next = newPending(m.Type)
 	}
-	h.ForEachBucket(func(v, n int64) bool {
-		d.HistV, d.HistN = append(d.HistV, v), append(d.HistN, n)
-		return true
-	})
+	m.pending, m.spare = next, nil
+	m.mu.Unlock()
+	if p.trend != nil {
+		d.HistV, d.HistN = p.trend.drain()
+	}
+	p.reset()
+	m.mu.Lock()
+	m.spare = p
+	m.mu.Unlock()
 	return d, true
 }
 

@@ -343,6 +343,7 @@ func (m *httpModule) request(method string, u, body, params sobek.Value) sobek.V
 	if m.vu.inInit {
 		m.vu.throw("http requests cannot be made in the init context (use setup())")
 	}
+	m.vu.noteStack()
 	req := &m.reqs[m.next]
 	info := m.prepare(req, method, u, body, params)
 	// Only a request that goes out moves to the other slot: after params

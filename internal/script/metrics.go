@@ -89,8 +89,9 @@ type Metric struct {
 	buckets, rested *bucketCache
 	plainUntil      uint64
 	// pending, on an agent (Config.Deltas), is what the metric gained
-	// since its last TakeDeltas; nil otherwise.
-	pending *pendingDelta
+	// since its last TakeDeltas; nil otherwise. spare is the one taken
+	// before, emptied, that take puts in its place.
+	pending, spare *pendingDelta
 }
 
 // tally is a metric's running figures over the values it got: count,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
+	"weak"
 
 	"github.com/grafana/sobek"
 
@@ -50,6 +51,11 @@ type VU struct {
 	// args holds the default function's one argument (the setup data),
 	// reused by every iteration so that the call makes no slice.
 	args [1]sobek.Value
+	// stack is the VM's value stack kept between iterations (vmstack.go):
+	// cleared, not the VM's, and held weakly between them; held is it
+	// while an iteration runs.
+	stack weak.Pointer[keptStack]
+	held  *keptStack
 
 	// failed is set when a request of the current try fails.
 	failed bool
@@ -563,7 +569,9 @@ func (vu *VU) iteration() {
 	// It recovers a Go panic of the code it reaches; a panic anywhere else
 	// here is throttle's bug and ends the process (nothing above recovers
 	// it), so no defer keeps the counts.
+	vu.lendStack()
 	_, err := vu.call(vu.fn, hard.Done(), vu.args[:]...)
+	vu.settleStack()
 	vu.finishIteration(hard, began, err)
 	vu.endIteration()
 	vu.ph.inflight.Add(-1)
@@ -646,6 +654,7 @@ func (vu *VU) sleep(d time.Duration) {
 		vu.pause.WaitCoalesced(d, nil, vu.lifeStop)
 		return
 	}
+	vu.noteStack()
 	vu.dropStale()
 	vu.pause.SleepCoalesced(d, vu.hardCtx().Done())
 }
