@@ -46,9 +46,11 @@ import (
 // 90 s then cycles at 0.26-0.42 of its runway, 2.5-3.5x as often as it
 // would. Cycling at the last turn, each runs at 0.70 less one turn's
 // growth at worst. The price is still more cycles, each marking the same
-// live heap: 7 agents of periods 30-90 s simulated for 20 minutes
-// (TestGCTurnsRotation) ran 1.9x the cycles of the runtime's trigger at
-// 0.95 of the runway (2.1x at 30 s, 1.6x at 90 s).
+// live heap, and a turn every 14 s quantises them: 7 agents of periods
+// 30-90 s, simulated for 5 minutes from every quarter second of a
+// rotation (TestGCTurnsRotation), ran 1.84x the cycles of the runtime's
+// trigger at 0.95 of the runway: 2.1-2.3x for the agents of 30 and 38 s
+// (a cycle every turn), 1.5-1.7x for those of 48-90 s.
 //
 // Never while the GC is off (a bulk of VUs being made or its tail) or
 // while settle's cycle runs: the hold's pace is the one that matters
@@ -70,10 +72,13 @@ const (
 	// started in its first half (0.3-1.7 s of wall time measured).
 	gcTurnWindow = 2 * time.Second
 	// gcTurnFloor is the least of its runway an agent's heap has used
-	// for a cycle in turn: at 30 s an agent's period is the shortest
-	// measured, and its last turn before 0.70 comes past 0.70 less 15 s
-	// of its runway (0.47 of it), 0.23.
-	gcTurnFloor = 0.2
+	// for a cycle in turn: one rotation's growth (14 s for 7 agents)
+	// short of 0.70 for the fastest agent measured (a 30 s period: 0.44
+	// of its runway a rotation, so 0.26), which then still gets a turn
+	// between the floor and 0.70. Lower, the VUs' first iterations (their
+	// connects, a burst of allocation) paced a cycle at 0.22 of the
+	// runway 5 s after settle's (42 000 VUs over 7 agents, gctrace).
+	gcTurnFloor = 0.25
 	// gcTurnBelow is the runtime's minimum trigger (45/64 of the
 	// runway): below it no cycle of the runtime's own runs yet.
 	gcTurnBelow = 45.0 / 64

@@ -119,21 +119,28 @@ func TestGCTurnDue(t *testing.T) {
 	for _, c := range []struct {
 		what    string
 		at      time.Time
+		took    time.Duration // since the runway's start
 		allocs  uint64
 		allowed bool
 	}{
-		{"held", start, 1044 * MB, false},
-		{"the turn's second half", start.Add(gcTurnWindow / 2), 1044 * MB, true},
-		{"another agent's turn", start.Add(gcTurnWindow), 1044 * MB, true},
-		// 20 s for 20 MB: at 1 MB/s 0.35 by the next turn, not the last.
-		{"a turn to spare", start, 1020 * MB, true},
-		{"below the floor", start, 1019 * MB, true},
-		{"past the runtime's minimum trigger", start, 1071 * MB, true},
+		{"held", start, 20 * time.Second, 1044 * MB, false},
+		{"the turn's second half", start.Add(gcTurnWindow / 2), 20 * time.Second, 1044 * MB, true},
+		{"another agent's turn", start.Add(gcTurnWindow), 20 * time.Second, 1044 * MB, true},
+		// 20 s for 30 MB: at 1.5 MB/s 0.525 by the next turn, not the last.
+		{"a turn to spare", start, 20 * time.Second, 1030 * MB, true},
+		// 2 s for 24 MB: past 0.70 at that pace, but below the floor.
+		{"below the floor", start, 2 * time.Second, 1024 * MB, true},
+		{"past the runtime's minimum trigger", start, 20 * time.Second, 1071 * MB, true},
 	} {
-		s := turnState{seen: true, cycles: 5, base: 1000 * MB, since: start.Add(-20 * time.Second)}
+		s := turnState{seen: true, cycles: 5, base: 1000 * MB, since: c.at.Add(-c.took)}
 		if turn.due(c.at, read(5, c.allocs), &s, c.allowed) {
 			t.Errorf("%s: due", c.what)
 		}
+	}
+	// Just past the floor at that pace: due.
+	s = turnState{seen: true, cycles: 5, base: 1000 * MB, since: start.Add(-2 * time.Second)}
+	if !turn.due(start, read(5, 1025*MB), &s, true) {
+		t.Error("0.25 of the runway in 2 s: not due")
 	}
 	// A new cycle count starts a new runway at that reading, whatever the
 	// heap had used before it.
@@ -165,23 +172,54 @@ type simAgent struct {
 }
 
 // Seven agents whose natural periods (the runtime's trigger at 0.95 of
-// the runway) span 30-90 s, simulated for 20 minutes on a fake clock:
-// every cycle comes in its agent's turn, before the runtime's trigger;
-// no two agents' cycles overlap; and the agents run at most 2x the
-// cycles the runtime alone would (the cost of the turns: each cycle at
-// 0.70 of the runway less one rotation's growth at worst, not at 0.95).
+// the runway) span 30-90 s, each run of 5 minutes on a fake clock begun
+// at each quarter second of a rotation (so that each agent meets its
+// turns at every phase of its first runway): every cycle comes in its agent's turn,
+// before the runtime's trigger; no two agents' cycles overlap; and the
+// agents run at most 2x the cycles the runtime alone would (the cost of
+// the turns: each cycle at 0.70 of the runway less one rotation's growth
+// at worst, not at 0.95).
 func TestGCTurnsRotation(t *testing.T) {
 	const n, runway = 7, 100.0 // MB
-	cycle := gcTurnWindow / 2
 	fills := []time.Duration{31600, 40000, 50000, 60000, 70000, 80000, 95000} // ms: periods 30-90 s at 0.95
+	var ran, alone float64
+	for shift := time.Duration(0); shift < n*gcTurnWindow; shift += time.Second / 4 {
+		agents := simRotation(t, epoch.Add(shift), n, runway, fills)
+		for i, a := range agents {
+			if a.natural > 0 {
+				t.Errorf("begun +%v: agent %d (fill %v): %d cycle(s) at the runtime's trigger, %d in turn", shift, i, a.fill, a.natural, len(a.forced))
+			}
+			ran += float64(len(a.forced) + a.natural)
+			alone += float64(simFor) / float64(a.fill) / 0.95
+			if shift == 0 {
+				t.Logf("agent %d: natural period %v, %d cycles in %v (%.1f alone)", i, time.Duration(0.95*float64(a.fill)).Round(time.Second),
+					len(a.forced)+a.natural, simFor, float64(simFor)/float64(a.fill)/0.95)
+			}
+		}
+	}
+	if ran > 2*alone {
+		t.Errorf("%.0f cycles against %.0f at the runtime's trigger: %.2fx", ran, alone, ran/alone)
+	}
+	t.Logf("%.0f cycles against %.0f at the runtime's trigger: %.2fx", ran, alone, ran/alone)
+}
+
+// simFor is how long each rotation simulation runs.
+const simFor = 5 * time.Minute
+
+// simRotation runs n agents filling their runways (MB) in fills (ms)
+// for simFor from begin, each cycle taking half a turn, and fails t
+// if two agents' cycles overlap.
+func simRotation(t *testing.T, begin time.Time, n int, runway float64, fills []time.Duration) []*simAgent {
+	t.Helper()
+	cycle := gcTurnWindow / 2
 	agents := make([]*simAgent, n)
 	for i := range agents {
 		agents[i] = &simAgent{turn: GCTurn{i, n}, fill: fills[i] * time.Millisecond,
-			offset: time.Duration(i*30) * time.Millisecond} // all at a runway's start, as after settle
+			offset: time.Duration(i*50) * time.Millisecond} // all at a runway's start, as after settle
 	}
-	const dt = 10 * time.Millisecond
-	end := epoch.Add(20 * time.Minute)
-	for now := epoch; now.Before(end); now = now.Add(dt) {
+	const dt = 50 * time.Millisecond
+	end := begin.Add(simFor)
+	for now := begin; now.Before(end); now = now.Add(dt) {
 		for _, a := range agents {
 			a.allocs += runway * float64(dt) / float64(a.fill)
 			if a.allocs-a.start >= 0.95*runway && !now.Before(a.busy) {
@@ -189,7 +227,7 @@ func TestGCTurnsRotation(t *testing.T) {
 				a.cycles++
 				a.start, a.busy = a.allocs, now.Add(cycle)
 			}
-			if !now.Before(a.busy) && (now.Sub(epoch)-a.offset)%gcTurnCheck == 0 {
+			if !now.Before(a.busy) && (now.Sub(begin)-a.offset)%gcTurnCheck == 0 {
 				r := heapReading{cycles: a.cycles, allocs: uint64(a.allocs * MB), live: 100 * MB, goal: 100*MB + uint64(runway*MB)}
 				if a.turn.due(now, r, &a.s, true) {
 					a.forced = append(a.forced, now)
@@ -199,31 +237,20 @@ func TestGCTurnsRotation(t *testing.T) {
 			}
 		}
 	}
-	var ran, alone float64
 	var all [][2]time.Time
-	for i, a := range agents {
-		if a.natural > 0 {
-			t.Errorf("agent %d (fill %v): %d cycle(s) at the runtime's trigger, %d in turn", i, a.fill, a.natural, len(a.forced))
-		}
+	for _, a := range agents {
 		for _, f := range a.forced {
 			all = append(all, [2]time.Time{f, f.Add(cycle)})
 		}
-		ran += float64(len(a.forced) + a.natural)
-		alone += float64(20*time.Minute) / float64(a.fill) / 0.95
-		t.Logf("agent %d: natural period %v, %d cycles in 20 min (%.1f alone)", i, time.Duration(0.95*float64(a.fill)).Round(time.Second),
-			len(a.forced)+a.natural, float64(20*time.Minute)/float64(a.fill)/0.95)
 	}
 	for i, x := range all {
 		for _, y := range all[i+1:] {
 			if x[0].Before(y[1]) && y[0].Before(x[1]) {
-				t.Fatalf("cycles overlap: %v and %v", x[0].Sub(epoch), y[0].Sub(epoch))
+				t.Fatalf("cycles overlap: %v and %v", x[0].Sub(begin), y[0].Sub(begin))
 			}
 		}
 	}
-	if ran > 2*alone {
-		t.Errorf("%.0f cycles against %.0f at the runtime's trigger: %.2fx", ran, alone, ran/alone)
-	}
-	t.Logf("%.0f cycles against %.1f at the runtime's trigger: %.2fx", ran, alone, ran/alone)
+	return agents
 }
 
 // Turns are allowed with no hold, and in a hold only at settle's pace:
