@@ -180,7 +180,7 @@ type simAgent struct {
 // the turns: each cycle at 0.70 of the runway less one rotation's growth
 // at worst, not at 0.95).
 func TestGCTurnsRotation(t *testing.T) {
-	const n, runway = 7, 100.0 // MB
+	const n, runway = 7, 100.0                                                // MB
 	fills := []time.Duration{31600, 40000, 50000, 60000, 70000, 80000, 95000} // ms: periods 30-90 s at 0.95
 	var ran, alone float64
 	for shift := time.Duration(0); shift < n*gcTurnWindow; shift += time.Second / 4 {
