@@ -180,8 +180,9 @@ type simAgent struct {
 // the turns: each cycle at 0.70 of the runway less one rotation's growth
 // at worst, not at 0.95).
 func TestGCTurnsRotation(t *testing.T) {
-	const n, runway = 7, 100.0                                                // MB
-	fills := []time.Duration{31600, 40000, 50000, 60000, 70000, 80000, 95000} // ms: periods 30-90 s at 0.95
+	const n, runway = 7, 100.0 // MB
+	// ms to fill the runway: periods 30-90 s at 0.95 of it
+	fills := []time.Duration{31600, 40000, 50000, 60000, 70000, 80000, 95000}
 	var ran, alone float64
 	for shift := time.Duration(0); shift < n*gcTurnWindow; shift += time.Second / 4 {
 		agents := simRotation(t, epoch.Add(shift), n, runway, fills)
