@@ -73,7 +73,7 @@ const (
 	gcTurnWindow = 2 * time.Second
 	// gcTurnFloor is the least of its runway an agent's heap has used
 	// for a cycle in turn: one rotation's growth (14 s for 7 agents)
-	// short of 0.70 for the fastest agent measured (a 30 s period: 0.44
+	// short of 0.70 for the fastest agent expected (a 30 s period: 0.44
 	// of its runway a rotation, so 0.26), which then still gets a turn
 	// between the floor and 0.70. Lower, the VUs' first iterations (their
 	// connects, a burst of allocation) paced a cycle at 0.22 of the
