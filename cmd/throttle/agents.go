@@ -22,6 +22,7 @@ import (
 	"github.com/throttlekit/throttle/internal/agent"
 	"github.com/throttlekit/throttle/internal/live"
 	"github.com/throttlekit/throttle/internal/phase"
+	"github.com/throttlekit/throttle/internal/script"
 	"github.com/throttlekit/throttle/internal/session"
 )
 
@@ -88,6 +89,11 @@ func (a *agentFlags) on(fs *pflag.FlagSet) (bool, error) {
 		if _, err := session.MemoryLimit(); err != nil {
 			return false, usageError{Err: err}
 		}
+		// This process gives each local agent its GC turn: the user's
+		// only say is off (localAgentEnv).
+		if v := os.Getenv(script.GCTurnEnv); v != "" && v != "off" {
+			return false, usagef("%s=%q: --local-agents gives each agent its turn; give off to leave their GC to the runtime", script.GCTurnEnv, v)
+		}
 	}
 	if a.token == "" {
 		a.token = os.Getenv(tokenEnv)
@@ -126,7 +132,7 @@ func spawnLocal(n int, e env, slack time.Duration) func(url, token string) (func
 		var wg sync.WaitGroup
 		for i := range n {
 			c := exec.Command(self, "agent", "--join", url, "--name", "local-"+strconv.Itoa(i+1), "--quiet")
-			c.Env = localAgentEnv(os.Environ(), tokenEnv+"="+token, n, runtime.GOMAXPROCS(0))
+			c.Env = localAgentEnv(os.Environ(), tokenEnv+"="+token, i, n, runtime.GOMAXPROCS(0))
 			c.Stdout, c.Stderr = e.stderr, e.stderr
 			if err := startWithTimerSlack(c, slack); err != nil {
 				for _, c := range cmds {
@@ -153,22 +159,36 @@ func spawnLocal(n int, e env, slack time.Duration) func(url, token string) (func
 	}
 }
 
-// localAgentEnv is a local agent's environment: this process's, the
-// token, and — unless the user set GOMAXPROCS, which every agent then
-// inherits — GOMAXPROCS of procs/n cores rounded up (procs: the cores this
-// process may use), so that the n agents together have at least the
-// machine's cores and each no more than it needs. Each agent left at its
-// default would take every core: 7 agents on 2 cores run 14 Ps, and an
-// agent's GC cycle then marks on both (its background worker and an idle
-// worker on its other P), beside six agents whose VUs wait for those
-// cores. Measured at 100 000 VUs over 7 agents on 2 cores
-// (docs/performance.md, "One P per local agent"): an agent's GC cycle of
-// its 224 MB heap kept its mark workers 0.5-2.0 s with one P against
-// 1.0-4.5 s with two (gctrace, eight runs of one sitting). The cpu
-// rule's share (phase.WatchConfig.Colocated: min(GOMAXPROCS, cores/n))
-// is the same either way.
-func localAgentEnv(environ []string, token string, n, procs int) []string {
-	env := append(slices.Clip(environ), token)
+// localAgentEnv is local agent i's (0-based) environment of n: this
+// process's, the token, its turn at the GC, and — unless the user set
+// GOMAXPROCS, which every agent then inherits — GOMAXPROCS of procs/n
+// cores rounded up (procs: the cores this process may use), so that the n
+// agents together have at least the machine's cores and each no more than
+// it needs. Each agent left at its default would take every core: 7
+// agents on 2 cores run 14 Ps, and an agent's GC cycle then marks on both
+// (its background worker and an idle worker on its other P), beside six
+// agents whose VUs wait for those cores. Measured at 100 000 VUs over 7
+// agents on 2 cores (docs/performance.md, "One P per local agent"): an
+// agent's GC cycle of its 224 MB heap kept its mark workers 0.5-2.0 s
+// with one P against 1.0-4.5 s with two (gctrace, eight runs of one
+// sitting). The cpu rule's share (phase.WatchConfig.Colocated:
+// min(GOMAXPROCS, cores/n)) is the same either way.
+//
+// The turn (script.GCTurnEnv, "i/n" for n >= 2) has the agents' GC
+// cycles come one at a time (script.GCTurn): with one P an agent's cycle
+// takes a whole core, and several at once starved every process on the
+// machine. It replaces any the user's environment holds, but for "off",
+// which every agent then inherits: the user's way to leave each agent's
+// GC to the runtime.
+func localAgentEnv(environ []string, token string, i, n, procs int) []string {
+	turn := script.GCTurnEnv + "="
+	off := slices.Contains(environ, turn+"off")
+	env := append(slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		return strings.HasPrefix(kv, turn) && !off
+	}), token)
+	if n >= 2 && !off {
+		env = append(env, turn+script.GCTurn{I: i, N: n}.String())
+	}
 	if n < 1 || procs < 1 || slices.ContainsFunc(environ, func(kv string) bool {
 		v, ok := strings.CutPrefix(kv, "GOMAXPROCS=")
 		return ok && v != ""
@@ -211,6 +231,9 @@ func newAgentCmd(e env) *cobra.Command {
 				return usageError{Err: err}
 			}
 			cfg.Memory = mem
+			if cfg.GCTurn, err = script.GCTurnFromEnv(); err != nil {
+				return usageError{Err: err}
+			}
 			level := slog.LevelInfo
 			if quiet {
 				level = slog.LevelWarn

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/throttlekit/throttle/internal/engine"
+	"github.com/throttlekit/throttle/internal/script"
 )
 
 // Config describes one agent.
@@ -48,6 +49,11 @@ type Config struct {
 	// the kernel's OOM killer ending the agent. 0: no bound (nor a soft
 	// limit), as THROTTLE_MEMORY=0.
 	Memory int64
+	// GCTurn is this agent's turn at the GC among a controller's local
+	// agents on one machine (script.GCTurn: THROTTLE_GC_TURN, which the
+	// controller sets): a script agent's GC cycles come in its turn, not
+	// in another's. Off for a remote agent.
+	GCTurn script.GCTurn
 }
 
 // ErrRefused is the controller refusing this agent (a wrong token,
@@ -98,7 +104,7 @@ func Join(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, fmt.Errorf("%w: %s", ErrRefused, w.Refused)
 	}
 	if w.Spec.Script != nil {
-		return joinScript(ctx, nc, w, closed, cfg.Memory, log, cfg.Console)
+		return joinScript(ctx, nc, w, closed, cfg.Memory, cfg.GCTurn, log, cfg.Console)
 	}
 	ec, err := w.Spec.engineConfig()
 	if err != nil {

@@ -95,7 +95,7 @@ type scriptAgent struct {
 
 // joinScript loads the shipped script for w's segment, says it is ready,
 // and runs it from the controller's start until it ends or is stopped.
-func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan struct{}, memory int64, log *slog.Logger, console func(slog.Level, string)) (*Summary, error) {
+func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan struct{}, memory int64, turn script.GCTurn, log *slog.Logger, console func(slog.Level, string)) (*Summary, error) {
 	cfg, err := w.Spec.Script.Config(w.Segment, log)
 	if err != nil {
 		return nil, fmt.Errorf("the run's script: %w", err)
@@ -107,6 +107,9 @@ func joinScript(ctx context.Context, nc *nats.Conn, w Welcome, closed <-chan str
 		// The guard's bound is also the agent's GC's soft limit.
 		defer script.BindMemory(guard.Limit, cfg.MemoryShare)()
 	}
+	// From before the VUs are made: the turns see the settling cycle end
+	// (and wait out the hold), so the first runway starts there.
+	defer script.StartGCTurns(turn)()
 	cfg.Console = console
 	cfg.Watch.Colocated = w.Spec.Colocated
 	a := &scriptAgent{id: w.ID, nc: nc, lat: NewLatencies()}

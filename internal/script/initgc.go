@@ -55,6 +55,9 @@ type gcHold struct {
 	limit   int64 // the limit before the hold, which it restores
 	bound   int64 // the hold's own limit: the run's bound or what is available
 	gen     int   // the hold's generation: a stale cycle's cleanup does nothing
+	// paced: the hold's last step, settle's GOGC pace, is on (held, the
+	// settling cycle run): GC turns may end it (turnsAllowed).
+	paced bool
 
 	runs    []*int64 // the run limits bound now (BindMemory), each its own
 	unbound int64    // the limit before the first of them
@@ -101,6 +104,7 @@ func (h *gcHold) enterN(n int, bound int64, share int) {
 	// The limit first: the GC is never off without one.
 	h.bound = min(bound, h.limit)
 	debug.SetMemoryLimit(h.bound)
+	h.paced = false
 	if !h.held {
 		h.percent = debug.SetGCPercent(-1)
 		h.held = true
@@ -305,7 +309,17 @@ func (h *gcHold) settled(gen int) {
 	// and GOGC paces the next cycle; the limit goes first, as in enterN.
 	debug.SetMemoryLimit(min(h.bound, h.limit))
 	debug.SetGCPercent(settledPercent(h.percent, held, live))
+	h.paced = true
 	h.restoreAfterCycle()
+}
+
+// turnsAllowed says a GC turn (gcturn.go) may run a cycle now: the GC is
+// not held, or only settle's pace holds it, no VU being made. Never
+// while the GC is off (a bulk, its tail) or settle's cycle runs.
+func (h *gcHold) turnsAllowed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.held || (h.paced && h.making == 0)
 }
 
 // settledPercent is GOGC for the first cycle after the settling one:
@@ -348,7 +362,7 @@ func (h *gcHold) cycled(gen int) {
 func (h *gcHold) restore() {
 	debug.SetGCPercent(h.percent)
 	debug.SetMemoryLimit(h.limit)
-	h.held = false
+	h.held, h.paced = false, false
 }
 
 // processMemory is what the Go runtime holds from the OS now (what its
