@@ -9,12 +9,13 @@ import (
 )
 
 // A local agent's environment: the token always; its GC turn i/n when
-// two or more share the machine, replacing an empty one inherited, but
-// an inherited "off" kept (and no turn added); GOMAXPROCS of its share of
+// two or more share the machine and the controller's environment says on
+// (the controller's own value never passed on: unset, off or on); GOMAXPROCS of its share of
 // the cores, rounded up, unless the user set one (an empty value is Go's
 // unset); the caller's slice is not written through.
 func TestLocalAgentEnv(t *testing.T) {
 	base := []string{"A=1", "B=2"}
+	on := append(slices.Clone(base), "THROTTLE_GC_TURN=on")
 	for _, c := range []struct {
 		environ  []string
 		i, n     int
@@ -22,17 +23,18 @@ func TestLocalAgentEnv(t *testing.T) {
 		want     []string // the entries after the caller's (less a replaced turn)
 		replaced bool     // the caller's THROTTLE_GC_TURN entry is dropped
 	}{
-		{environ: base, i: 0, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=0/7", "GOMAXPROCS=1"}},
-		{environ: base, i: 6, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=6/7", "GOMAXPROCS=1"}},
-		{environ: base, i: 0, n: 1, procs: 2, want: []string{"GOMAXPROCS=2"}},
-		{environ: base, i: 2, n: 3, procs: 8, want: []string{"THROTTLE_GC_TURN=2/3", "GOMAXPROCS=3"}},
-		{environ: base, i: 1, n: 4, procs: 8, want: []string{"THROTTLE_GC_TURN=1/4", "GOMAXPROCS=2"}},
-		{environ: base, i: 1, n: 2, procs: 1, want: []string{"THROTTLE_GC_TURN=1/2", "GOMAXPROCS=1"}},
-		{environ: append(slices.Clone(base), "GOMAXPROCS=4"), i: 0, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=0/7"}},
-		{environ: append(slices.Clone(base), "GOMAXPROCS="), i: 0, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=0/7", "GOMAXPROCS=1"}},
+		{environ: base, i: 0, n: 7, procs: 2, want: []string{"GOMAXPROCS=1"}},
+		{environ: on, i: 0, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=0/7", "GOMAXPROCS=1"}, replaced: true},
+		{environ: on, i: 6, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=6/7", "GOMAXPROCS=1"}, replaced: true},
+		{environ: on, i: 0, n: 1, procs: 2, want: []string{"GOMAXPROCS=2"}, replaced: true},
+		{environ: on, i: 2, n: 3, procs: 8, want: []string{"THROTTLE_GC_TURN=2/3", "GOMAXPROCS=3"}, replaced: true},
+		{environ: on, i: 1, n: 4, procs: 8, want: []string{"THROTTLE_GC_TURN=1/4", "GOMAXPROCS=2"}, replaced: true},
+		{environ: on, i: 1, n: 2, procs: 1, want: []string{"THROTTLE_GC_TURN=1/2", "GOMAXPROCS=1"}, replaced: true},
+		{environ: append(slices.Clone(base), "GOMAXPROCS=4"), i: 0, n: 7, procs: 2},
+		{environ: append(slices.Clone(base), "GOMAXPROCS="), i: 0, n: 7, procs: 2, want: []string{"GOMAXPROCS=1"}},
 		{environ: base, i: 0, n: 0, procs: 2},
-		{environ: append(slices.Clone(base), "THROTTLE_GC_TURN=off"), i: 3, n: 7, procs: 2, want: []string{"GOMAXPROCS=1"}},
-		{environ: append(slices.Clone(base), "THROTTLE_GC_TURN="), i: 3, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=3/7", "GOMAXPROCS=1"}, replaced: true},
+		{environ: append(slices.Clone(base), "THROTTLE_GC_TURN=off"), i: 3, n: 7, procs: 2, want: []string{"GOMAXPROCS=1"}, replaced: true},
+		{environ: append(slices.Clone(base), "THROTTLE_GC_TURN="), i: 3, n: 7, procs: 2, want: []string{"GOMAXPROCS=1"}, replaced: true},
 	} {
 		environ := slices.Clip(slices.Clone(c.environ))
 		got := localAgentEnv(environ, "THROTTLE_TOKEN=t", c.i, c.n, c.procs)
@@ -51,15 +53,15 @@ func TestLocalAgentEnv(t *testing.T) {
 }
 
 // A bad THROTTLE_GC_TURN is refused with one line at an agent's start;
-// a controller of local agents, which gives each its own, refuses any
-// but off.
+// a controller of local agents, which gives each its own when on, refuses
+// any but on and off.
 func TestGCTurnInvalid(t *testing.T) {
 	for _, c := range []struct {
 		value, want string
 		args        []string
 	}{
 		{"7/7", "want I/N", []string{"agent", "--join", "nats://127.0.0.1:1", "--token", "tok", "--wait", "1ms"}},
-		{"1/2", "--local-agents gives each agent its turn", []string{"run", "--rate", "10", "--local-agents", "2", "--listen", "127.0.0.1:0", "http://127.0.0.1:1/"}},
+		{"1/2", "on gives each agent its GC turn", []string{"run", "--rate", "10", "--local-agents", "2", "--listen", "127.0.0.1:0", "http://127.0.0.1:1/"}},
 	} {
 		t.Setenv(script.GCTurnEnv, c.value)
 		r := cli(t, "", nil, c.args...)

@@ -58,7 +58,11 @@ import (
 // live heap plus all the process holds) is a goal like any other: a
 // cycle in turn ends it as the runtime's own would. Never when the user
 // set GOGC or GOMEMLIMIT (the GC is theirs), and never for a remote
-// agent: only a controller's local agents get a turn (GCTurnEnv).
+// agent: only a controller's local agents get a turn (GCTurnEnv), and
+// only when the user asks the controller for turns (THROTTLE_GC_TURN=on):
+// a turn does not ask whether the machine has a core to spare, and on a
+// full one (100 000 VUs starting over 20 s on 2 cores) the forced cycles
+// stretched to 5-8 s with seconds of assists and the run fell behind.
 type GCTurn struct {
 	I, N int // this agent's turn (0-based) of the N sharing the machine
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""bench/watchtrace.py DIR [-v] — read the watch traces a run wrote with
+THROTTLE_WATCH_TRACE=DIR (one CSV per phase and process, README
+"generator") and print, on one clock (seconds from the earliest trace's
+first tick): every saturated tick with the rule that marked it and what
+each rule read, each process's GC cycle ends (gc-end: its cycle count
+moved), with -v the ticks where a rule held without a streak, and the
+machine's CPU pressure quantiles over every tick. Traces of fewer than 100
+ticks (bench/vus.sh's 1-VU baseline) are left out."""
+import csv, glob, os, sys, collections
+
+d = sys.argv[1]
+rows = {}
+for f in glob.glob(os.path.join(d, 'watch-*.csv')):
+    r = list(csv.DictReader(open(f)))
+    if len(r) >= 100:
+        rows[os.path.basename(f)] = r
+if not rows:
+    sys.exit('no trace of 100 ticks or more in ' + d)
+t0 = min(float(r[0]['unix_s']) for r in rows.values())
+held, sat, events = collections.Counter(), collections.Counter(), []
+for name, r in rows.items():
+    prevgc = None
+    for x in r:
+        t = float(x['unix_s']) - t0
+        gc = int(x['gc_cycles'])
+        if prevgc is not None and gc != prevgc:
+            events.append((t, name, 'gc-end', str(gc)))
+        prevgc = gc
+        if x['held']:
+            held[x['held']] += 1
+        what = 'cpu %s machine %s pressure %s wait p99 %s ms (%s samples) read %s ms (%s answers) runnable %s rate %s' % (
+            x['cpu'], x['machine'], x.get('cpu_pressure', '?'), x['wait_p99_ms'], x['wait_samples'],
+            x['read_ms'], x['read_answers'], x['runnable'], x['rate'])
+        if x['saturated'] == 'true':
+            sat[x['held']] += 1
+            events.append((t, name, 'SAT ' + x['held'], what))
+        elif x['held'] and '-v' in sys.argv:
+            events.append((t, name, 'held ' + x['held'], what))
+print('traces %d, rule held in %s ticks, saturated %s' % (len(rows), dict(held), dict(sat)))
+for e in sorted(events):
+    print('%7.2f %-22s %-10s %s' % e)
+ps = sorted(float(x['cpu_pressure']) for r in rows.values() for x in r
+            if float(x.get('cpu_pressure', -1)) >= 0)
+if ps:
+    print('cpu pressure p10 %.2f p50 %.2f p90 %.2f p99 %.2f' % tuple(ps[int(q * (len(ps) - 1))] for q in (0.1, 0.5, 0.9, 0.99)))
