@@ -113,7 +113,10 @@ func TestRawKeptDeadlineWrite(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	// More than the loopback socket buffers take: the write waits.
-	const timeout = 4 * time.Second // building a 64 MiB request takes a while under -race
+	// Building and handing the kernel a 64 MiB request takes a while
+	// under -race: with two make test runs side by side (make stress),
+	// one attempt of 4 s ended with nothing written.
+	const timeout = 10 * time.Second
 	big := Request{Method: http.MethodPost, URL: ok.URL, Body: make([]byte, 64<<20), Timeout: timeout}
 	if out := r.Iterate(&big, time.Time{}, &res); out != IterationFailed || res.Class != ClassTimeout {
 		t.Fatalf("stalled write: outcome %v, class %v, err %v; want a failed timeout", out, res.Class, res.Err)
