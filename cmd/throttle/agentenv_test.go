@@ -70,3 +70,22 @@ func TestGCTurnInvalid(t *testing.T) {
 		}
 	}
 }
+
+// Each local agent writes the profiles the controller was asked for to
+// a path of its own: the controller's with ".local-N" added, N its name.
+func TestLocalAgentEnvProfiles(t *testing.T) {
+	environ := []string{"A=1", "THROTTLE_CPUPROFILE=/p/cpu.pprof", "THROTTLE_HEAPPROFILE=/p/heap.pprof", "B=THROTTLE_HEAPPROFILE=x"}
+	got := localAgentEnv(environ, "THROTTLE_TOKEN=t", 2, 7, 2)
+	want := []string{"A=1", "THROTTLE_CPUPROFILE=/p/cpu.pprof.local-3", "THROTTLE_HEAPPROFILE=/p/heap.pprof.local-3", "B=THROTTLE_HEAPPROFILE=x", "THROTTLE_TOKEN=t", "GOMAXPROCS=1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("localAgentEnv = %q, want %q", got, want)
+	}
+	if environ[1] != "THROTTLE_CPUPROFILE=/p/cpu.pprof" {
+		t.Errorf("the caller's environment changed: %q", environ)
+	}
+	// unset or empty: nothing to write, nothing added
+	got = localAgentEnv([]string{"THROTTLE_HEAPPROFILE="}, "THROTTLE_TOKEN=t", 0, 2, 2)
+	if want := []string{"THROTTLE_HEAPPROFILE=", "THROTTLE_TOKEN=t", "GOMAXPROCS=1"}; !slices.Equal(got, want) {
+		t.Errorf("localAgentEnv = %q, want %q", got, want)
+	}
+}

@@ -185,12 +185,24 @@ func spawnLocal(n int, e env, slack time.Duration) func(url, token string) (func
 // "100 000 VUs after session 15's work"), so they are not the default.
 // The controller's own value is never passed on (an agent would refuse
 // on).
+//
+// A profile the controller is asked for (THROTTLE_CPUPROFILE,
+// THROTTLE_HEAPPROFILE) is each agent's too, at the same path with
+// ".local-N" added (N: the agent's name, i+1): one path for all would
+// have every process overwrite the others' profile.
 func localAgentEnv(environ []string, token string, i, n, procs int) []string {
 	turn := script.GCTurnEnv + "="
 	on := slices.Contains(environ, turn+"on")
 	env := append(slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
 		return strings.HasPrefix(kv, turn)
 	}), token)
+	for k, kv := range env {
+		for _, name := range []string{cpuProfileEnv, heapProfileEnv} {
+			if v, ok := strings.CutPrefix(kv, name+"="); ok && strings.TrimSpace(v) != "" {
+				env[k] = kv + ".local-" + strconv.Itoa(i+1)
+			}
+		}
+	}
 	if n >= 2 && on {
 		env = append(env, turn+script.GCTurn{I: i, N: n}.String())
 	}
