@@ -275,7 +275,7 @@ func (c *sockConn) Read(b []byte) (int, error) {
 // but on loopback it runs the peer's TCP receive path inside the call,
 // tens of microseconds, and made as an ordinary system call that was
 // long enough for sysmon to take the VU's P away, hand it to another
-// thread and keep itself polling every 20 µs: 15 % of a script's CPU
+// thread and keep itself polling every 20 µs: 10-15 % of a script's CPU
 // in BenchmarkCost/script (docs/performance.md, "A script iteration
 // against the event loop's request (issue 26, session 16)").
 //
