@@ -125,6 +125,35 @@ func TestSockConnLikeNet(t *testing.T) {
 			}
 			return err
 		}},
+		// more than the socket's buffers hold: the write waits in the
+		// poller for room and goes on where it stopped
+		{"large write", func(c, peer net.Conn) error {
+			big := make([]byte, 8<<20)
+			for i := range big {
+				big[i] = byte(i % 251)
+			}
+			got := make(chan []byte, 1)
+			go func() {
+				b := make([]byte, len(big))
+				n, _ := io.ReadFull(peer, b)
+				got <- b[:n]
+			}()
+			n, err := c.Write(big)
+			if b := testwait.Receive(t, got, "the peer's read"); n != len(big) || string(b) != string(big) {
+				t.Fatalf("wrote %d of %d, the peer read %d, same bytes: %v", n, len(big), len(b), string(b) == string(big))
+			}
+			return err
+		}},
+		// the peer reads nothing: the write fills the buffers and times out
+		{"write deadline", func(c, _ net.Conn) error {
+			c.SetWriteDeadline(time.Now().Add(20 * time.Millisecond))
+			n, err := c.Write(make([]byte, 64<<20))
+			c.SetWriteDeadline(time.Time{})
+			if n <= 0 || n >= 64<<20 {
+				t.Errorf("a write that timed out wrote %d bytes", n)
+			}
+			return err
+		}},
 		{"read deadline", func(c, _ net.Conn) error {
 			c.SetReadDeadline(time.Now().Add(time.Millisecond))
 			_, err := c.Read(buf)

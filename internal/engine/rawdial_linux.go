@@ -104,6 +104,7 @@ func (c *rawConn) connectDirect(h *rawHost, abort context.Context, deadline time
 	}
 	sc := &sockConn{f: f, raddr: h.direct.addr}
 	sc.raw.c = sc
+	sc.wfn = sc.write
 	if sc.frc, err = f.SyscallConn(); err != nil {
 		f.Close()
 		return nil, h.dialErr(err)
@@ -151,6 +152,13 @@ type sockConn struct {
 	closed  atomic.Bool
 	stamped bool  // SO_TIMESTAMPNS is set on it
 	cerr    error // connected's finding
+
+	// Write's state, for write in the poller's RawWrite, bound once
+	// (connectDirect) so that a write makes no closure.
+	wfn  func(uintptr) bool
+	wb   []byte
+	wn   int
+	werr error
 }
 
 // connect starts the connect to sa and waits, under deadline (both of the
@@ -260,12 +268,51 @@ func (c *sockConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// Write writes b whole, or fails, as *net.TCPConn's Write: under the
+// write deadline, waiting in Go's poller while the socket's send buffer
+// is full. Its write(2) calls are raw, as the event loop's (rawWrite,
+// evloop_sys_linux.go): on a non-blocking socket the call never waits,
+// but on loopback it runs the peer's TCP receive path inside the call,
+// tens of microseconds, and made as an ordinary system call that was
+// long enough for sysmon to take the VU's P away, hand it to another
+// thread and keep itself polling every 20 µs: 10-15 % of a script's CPU
+// in BenchmarkCost/script (docs/performance.md, "A script iteration
+// against the event loop's request (issue 26, session 16)").
+//
+// Not safe for concurrent use (its state is the connection's): the raw
+// transport writes from its runner's goroutine only.
 func (c *sockConn) Write(b []byte) (int, error) {
-	n, err := c.f.Write(b)
+	c.wb, c.wn, c.werr = b, 0, nil
+	err := c.frc.Write(c.wfn)
+	n, werr := c.wn, c.werr
+	c.wb, c.werr = nil, nil // holds no buffer between writes
+	if err == nil {
+		err = werr
+	}
 	if err != nil {
 		err = c.netErr("write", c.opErr("write", err))
 	}
 	return n, err
+}
+
+// write is Write's step in the poller's RawWrite: true when c.wb is
+// written or failed, false to wait until the socket is writable.
+func (c *sockConn) write(fd uintptr) bool {
+	raceWriting()
+	for c.wn < len(c.wb) {
+		k, err := rawWrite(int(fd), c.wb[c.wn:])
+		switch err {
+		case nil:
+			c.wn += k
+		case unix.EINTR:
+		case unix.EAGAIN:
+			return false
+		default:
+			c.werr = err
+			return true
+		}
+	}
+	return true
 }
 
 // Close closes the connection; a second Close fails as net's does.

@@ -12,3 +12,9 @@ import "syscall"
 // reported racing. A read of no bytes acquires it without taking any
 // (race builds only; rxstamp_norace.go is the no-op).
 func raceIO(fd int) { syscall.Read(fd, nil) }
+
+// raceWriting gives the race detector the order a write to a socket
+// carries, before sockConn's raw write(2): syscall.Write releases the I/O
+// token every syscall.Read acquires, whatever the descriptor, so a write
+// to none (-1, EBADF) releases it and writes nothing.
+func raceWriting() { syscall.Write(-1, nil) }
