@@ -255,7 +255,7 @@ func startGCTurns(t GCTurn, force func(), room machineRoom, log *turnLog) (stop 
 		once.Do(func() {
 			close(done)
 			wg.Wait()
-			r.finish(time.Now())
+			r.finish()
 			log.end(time.Now(), r)
 		})
 	}
@@ -274,9 +274,11 @@ type turnRun struct {
 	// cycle was due and the machine never had room for it.
 	forced, skipped int
 	// wanted is the rotation whose turn has found a cycle due and the
-	// machine without room (-1: none); least the fewest busy cores read
-	// at those checks (-1: none read), wantedUsed the runway used.
+	// machine without room (-1: none), wantedAt its first such check;
+	// least the fewest busy cores read at those checks (-1: none read),
+	// wantedUsed the runway used.
 	wanted            int64
+	wantedAt          time.Time
 	least, wantedUsed float64
 	offLogged         bool
 }
@@ -295,7 +297,7 @@ func (r *turnRun) check(now time.Time, h heapReading, allowed bool) {
 		busy = r.room.observe(now)
 	}
 	if r.wanted >= 0 && r.wanted != r.t.rotation(now) {
-		r.finish(now)
+		r.finish()
 	}
 	due := r.t.due(now, h, &r.s, allowed)
 	if !r.room.known() {
@@ -310,7 +312,7 @@ func (r *turnRun) check(now time.Time, h heapReading, allowed bool) {
 	}
 	if !hasRoom(busy, r.room.cores) {
 		if rot := r.t.rotation(now); r.wanted != rot {
-			r.wanted, r.least = rot, -1
+			r.wanted, r.wantedAt, r.least = rot, now, -1
 		}
 		if busy >= 0 && (r.least < 0 || busy < r.least) {
 			r.least = busy
@@ -326,14 +328,15 @@ func (r *turnRun) check(now time.Time, h heapReading, allowed bool) {
 	r.log.forced(now, busy, used, time.Since(start))
 }
 
-// finish counts a turn that found no room as skipped.
-func (r *turnRun) finish(now time.Time) {
+// finish counts a turn that found no room as skipped (at the next
+// turn's start, or at stop), logged at its first due check.
+func (r *turnRun) finish() {
 	if r.wanted < 0 {
 		return
 	}
 	r.skipped++
 	r.wanted = -1
-	r.log.skipped(now, r.least, r.wantedUsed)
+	r.log.skipped(r.wantedAt, r.least, r.wantedUsed)
 }
 
 // heapMetrics reads a heapReading without allocating: the samples are

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -184,7 +185,7 @@ func TestGCTurnLog(t *testing.T) {
 	// The next rotation: the heap due again, the machine full.
 	f.run.s = turnState{seen: true, cycles: 5 + uint64(f.forced), base: 1000 * MB, since: f.start.Add(-6 * time.Second)}
 	f.checks(13*time.Second, 16*time.Second, 1.9)
-	f.run.finish(f.start.Add(16 * time.Second))
+	f.run.finish()
 	log.end(f.start.Add(16*time.Second), f.run)
 	b, err := os.ReadFile(filepath.Join(dir, "gcturn-"+strconv.Itoa(os.Getpid())+".csv"))
 	if err != nil {
@@ -199,6 +200,11 @@ func TestGCTurnLog(t *testing.T) {
 		if !strings.Contains(lines[i], w) {
 			t.Errorf("line %d %q: want %q in it", i, lines[i], w)
 		}
+	}
+	// The skipped turn is logged at its first due check (its start), not
+	// when it was found over.
+	if at := fmt.Sprintf("%.3f,", float64(f.start.Add(14*time.Second).UnixNano())/1e9); !strings.HasPrefix(lines[3], at) {
+		t.Errorf("skipped line %q: want it at the turn's start, %s", lines[3], at)
 	}
 }
 
