@@ -64,6 +64,19 @@ for line in turns:
     print(line)
 for e in sorted(events):
     print('%7.2f %-22s %-10s %s' % e)
+args = sys.argv[2:]
+for i, a in enumerate(args):
+    if a != '-m' or i + 1 >= len(args):
+        continue
+    lo, hi = (float(v) for v in args[i + 1].split('-'))
+    r = rows[sorted(rows)[0]]
+    m = [(float(x['unix_s']) - t0, float(x['machine'])) for x in r if float(x['machine']) >= 0]
+    spans = sorted(sum(v for _, v in m[j - 3:j + 1]) / 4 for j in range(3, len(m)) if lo <= m[j][0] < hi)
+    if spans:
+        q = lambda f: spans[int(f * (len(spans) - 1))]
+        print('machine %s s, %d spans of 1 s: p10 %.2f p50 %.2f p90 %.2f, above 1.0 %.0f%%, above 1.1 %.0f%%' % (
+            args[i + 1], len(spans), q(0.1), q(0.5), q(0.9),
+            100 * sum(v > 1.0 for v in spans) / len(spans), 100 * sum(v > 1.1 for v in spans) / len(spans)))
 ps = sorted(float(x['cpu_pressure']) for r in rows.values() for x in r
             if float(x.get('cpu_pressure', -1)) >= 0)
 if ps:
