@@ -220,8 +220,9 @@ func StartGCTurns(t GCTurn) (stop func()) {
 }
 
 // startGCTurns checks every gcTurnCheck and runs force when a cycle is
-// due and room has room for it, until stop; log (nil: none) records what
-// the turns did.
+// due and the machine, as room reads it, has room for it, until stop;
+// with no reading of the machine it starts no checks. log (nil: none)
+// records what the turns did.
 func startGCTurns(t GCTurn, force func(), room machineRoom, log *turnLog) (stop func()) {
 	r := newTurnRun(t, force, room, log)
 	log.start(time.Now(), &r.room)
