@@ -23,18 +23,23 @@ import (
 // rule's reading: phase.MachineCPU), had at least one core idle — the
 // core the marking agent will fill — and was below roomMaxShare (0.9) of
 // its cores: busy <= cores-1 and busy < 0.9*cores. On 2 cores that is at
-// most 1.0 core busy; the 0.9 binds only from 10 cores up. The evidence
+// most 1.0 core busy; the 0.9 binds only above 10 cores. The evidence
 // (watch traces of two 100 000-VU runs, 1 s spans of the machine's busy
 // cores, docs/performance.md "GC turns that ask for room"): the steady
-// state, where turns belong, read a median of 0.88 of 2 cores (p90 1.03;
-// 14 % of its spans above 1.0), the first period's ramp, where they
-// hurt, 1.20 (p90 1.33), and the failed 20 s run 1.98. A turn checks its
-// first half five times, so one busy span does not cost it its cycle.
+// state, where turns belong, read a median of 0.83-0.88 of 2 cores (p90
+// 0.95-1.03; 6-14 % of its spans above 1.0), the first period's ramp,
+// where they hurt, 1.14-1.20 (p90 1.26-1.32), and the failed run 1.98.
+// A turn checks its first half five times, so one busy span does not
+// cost it its cycle.
 //
 // A turn with no room forces nothing and leaves the cycle to the
-// runtime's own trigger (past 0.70 of the runway), as with no turns: a
-// forced cycle on a full machine costs the machine more than the
-// overlap it avoids. For the same reason, where the machine cannot be
+// runtime's own trigger (past 0.70 of the runway), as with no turns: at
+// 100 000 VUs the cycles forced on a full machine cost more than the
+// overlap they avoided (the run above); at 30 000, beside two busy
+// loops, skipping left the seven agents' own cycles overlapping for
+// 1.7 s, where forcing had cost 0.2-1.9 s cycles one at a time (the
+// docs' section): a skipped turn is no better than no turns, and no
+// worse. For the same reason, where the machine cannot be
 // read (not Linux, /proc/stat unreadable, an affinity mask, cpuset or
 // cgroup quota narrowing the cores, where the cpu rule falls back to its
 // share too) or a reading fails, turns force nothing at all: "turns as
