@@ -35,17 +35,18 @@ import (
 // A turn with no room forces nothing and leaves the cycle to the
 // runtime's own trigger (past 0.70 of the runway), as with no turns: at
 // 100 000 VUs the cycles forced on a full machine cost more than the
-// overlap they avoided (the run above); at 30 000, beside two busy
+// overlap they avoided (the run that turned turns off); at 30 000, beside two busy
 // loops, skipping left the seven agents' own cycles overlapping for
 // 1.7 s, where forcing had cost 0.2-1.9 s cycles one at a time (the
 // docs' section): a skipped turn is no better than no turns, and no
-// worse. For the same reason, where the machine cannot be
-// read (not Linux, /proc/stat unreadable, an affinity mask, cpuset or
-// cgroup quota narrowing the cores, where the cpu rule falls back to its
-// share too) or a reading fails, turns force nothing at all: "turns as
-// before" would bring back exactly the forced cycles on a full machine
-// that turned them off by default, while "no turns" is what every run
-// without THROTTLE_GC_TURN does.
+// worse.
+//
+// Where the machine cannot be read (not Linux, /proc/stat unreadable, an
+// affinity mask, cpuset or cgroup quota narrowing the cores, where the
+// cpu rule falls back to its share too) or a reading fails, turns force
+// nothing at all: "turns as before" would bring back exactly the forced
+// cycles on a full machine that turned them off by default, while "no
+// turns" is what every run without THROTTLE_GC_TURN does.
 //
 // The machine is read only from roomChecks checks before its turn's
 // start until its first half ends (1.5 s of a rotation of 2N s): the
