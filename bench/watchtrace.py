@@ -6,7 +6,13 @@ first tick): every saturated tick with the rule that marked it and what
 each rule read, each process's GC cycle ends (gc-end: its cycle count
 moved), with -v the ticks where a rule held without a streak, and the
 machine's CPU pressure quantiles over every tick. Traces of fewer than 100
-ticks (bench/vus.sh's 1-VU baseline) are left out."""
+ticks (bench/vus.sh's 1-VU baseline) are left out. With GC turns
+(THROTTLE_GC_TURN=on), each agent's gcturn-PID.csv in DIR adds its turns
+to the timeline (turn-forced: a cycle run in turn, the machine's busy
+cores over the second before it, the runway used, the cycle's wall time;
+turn-skipped: a cycle due and no room, the fewest busy cores read; turn-
+off: no machine reading, nothing forced) and a line of each agent's
+totals; the baseline's (no forced or skipped turn) are left out."""
 import csv, glob, os, sys, collections
 
 d = sys.argv[1]
@@ -37,9 +43,40 @@ for name, r in rows.items():
             events.append((t, name, 'SAT ' + x['held'], what))
         elif x['held'] and '-v' in sys.argv:
             events.append((t, name, 'held ' + x['held'], what))
+turns = []
+for f in sorted(glob.glob(os.path.join(d, 'gcturn-*.csv'))):
+    r = list(csv.DictReader(open(f)))
+    acted = [x for x in r if x['event'] in ('forced', 'skipped', 'off')]
+    end = [x for x in r if x['event'] == 'end']
+    start = [x for x in r if x['event'] == 'start']
+    if not acted and not (start and start[0]['note']):
+        continue
+    name = os.path.basename(f)
+    for x in acted:
+        what = 'machine %s of %s cores, runway %s' % (x['machine'], x['cores'], x['runway'])
+        if x['event'] == 'forced':
+            what += ', cycle %s s' % x['cycle_s']
+        events.append((float(x['unix_s']) - t0, name, 'turn-' + x['event'], x['note'] or what))
+    turns.append('%s turn %s: %s%s' % (name, r[0]['turn'] if r else '?', end[0]['note'] if end else 'no end line',
+                                       ('; ' + start[0]['note']) if start and start[0]['note'] else ''))
 print('traces %d, rule held in %s ticks, saturated %s' % (len(rows), dict(held), dict(sat)))
+for line in turns:
+    print(line)
 for e in sorted(events):
     print('%7.2f %-22s %-10s %s' % e)
+args = sys.argv[2:]
+for i, a in enumerate(args):
+    if a != '-m' or i + 1 >= len(args):
+        continue
+    lo, hi = (float(v) for v in args[i + 1].split('-'))
+    r = rows[sorted(rows)[0]]
+    m = [(float(x['unix_s']) - t0, float(x['machine'])) for x in r if float(x['machine']) >= 0]
+    spans = sorted(sum(v for _, v in m[j - 3:j + 1]) / 4 for j in range(3, len(m)) if lo <= m[j][0] < hi)
+    if spans:
+        q = lambda f: spans[int(f * (len(spans) - 1))]
+        print('machine %s s, %d spans of 1 s: p10 %.2f p50 %.2f p90 %.2f, above 1.0 %.0f%%, above 1.1 %.0f%%' % (
+            args[i + 1], len(spans), q(0.1), q(0.5), q(0.9),
+            100 * sum(v > 1.0 for v in spans) / len(spans), 100 * sum(v > 1.1 for v in spans) / len(spans)))
 ps = sorted(float(x['cpu_pressure']) for r in rows.values() for x in r
             if float(x.get('cpu_pressure', -1)) >= 0)
 if ps:

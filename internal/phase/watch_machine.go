@@ -1,6 +1,9 @@
 package phase
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // The cpu rule of a colocated process also judges the machine. Its share
 // of the cores (usableCores: the machine's cores over the N processes
@@ -56,6 +59,25 @@ type machineSource func() machineReading
 // machineOpener is a platform's machine source for a process that may
 // use cpus cores (runtime.NumCPU), or nil and why not.
 type machineOpener func(cpus int) (machineSource, string)
+
+// MachineCPU is the cpu rule's reading of the machine for the rest of a
+// colocated process (the GC turns, internal/script): read returns the
+// machine's counters now, busy and total clock ticks summed over its
+// cores, so that the busy share between two readings is Δbusy/Δtotal
+// and the busy cores that share times cores (runtime.NumCPU). A read
+// allocates nothing and may be called from any goroutine (the process's
+// one /proc/stat file, under its lock); ok false: it failed. read is nil,
+// and why says why, where the cpu rule falls back to the share alone:
+// not Linux, /proc/stat unreadable, an affinity mask or cpuset leaving
+// the process fewer cores than /proc/stat sums, a cgroup quota below them.
+func MachineCPU() (read func() (busy, total uint64, ok bool), cores int, why string) {
+	cores = runtime.NumCPU()
+	src, why := openMachine(cores)
+	if src == nil {
+		return nil, cores, why
+	}
+	return func() (uint64, uint64, bool) { r := src(); return r.busy, r.total, r.ok }, cores, ""
+}
 
 // machineBound says whether a process of procs Ps among colocated
 // processes on cpus cores is bounded by its share of them rather than by

@@ -5,6 +5,7 @@ package phase
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -134,5 +135,32 @@ func TestQuotaAt(t *testing.T) {
 		if q, ok := quotaAt(c.dir); ok != c.ok || q != c.quota {
 			t.Errorf("quotaAt(%s) = %v, %v; want %v, %v", filepath.Base(c.dir), q, ok, c.quota, c.ok)
 		}
+	}
+}
+
+// MachineCPU is the cpu rule's reading: where the rule reads the machine
+// it gives the same counters (busy within total, neither going back) and
+// allocates nothing; where the rule falls back, no reader and the rule's
+// reason.
+func TestMachineCPUIsTheRulesReading(t *testing.T) {
+	read, cores, why := MachineCPU()
+	src, ruleWhy := openMachine(runtime.NumCPU())
+	if cores != runtime.NumCPU() || (read == nil) != (src == nil) || why != ruleWhy {
+		t.Fatalf("MachineCPU: reader %v, %d cores, %q; the rule's: reader %v, %q", read != nil, cores, why, src != nil, ruleWhy)
+	}
+	if read == nil {
+		if why == "" {
+			t.Fatal("no reader and no reason")
+		}
+		return
+	}
+	b0, t0, ok0 := read()
+	r := src()
+	b1, t1, ok1 := read()
+	if !ok0 || !ok1 || !r.ok || b0 > t0 || b1 < b0 || t1 < t0 || r.total < t0 || r.total > t1 {
+		t.Fatalf("readings %d/%d %v, the rule's %+v, then %d/%d %v", b0, t0, ok0, r, b1, t1, ok1)
+	}
+	if n := testing.AllocsPerRun(100, func() { read() }); n != 0 {
+		t.Fatalf("a reading allocates %v times", n)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/throttlekit/throttle/internal/phase"
 )
 
 // Colocated local agents take turns at their GC cycles.
@@ -59,10 +61,15 @@ import (
 // cycle in turn ends it as the runtime's own would. Never when the user
 // set GOGC or GOMEMLIMIT (the GC is theirs), and never for a remote
 // agent: only a controller's local agents get a turn (GCTurnEnv), and
-// only when the user asks the controller for turns (THROTTLE_GC_TURN=on):
-// a turn does not ask whether the machine has a core to spare, and on a
+// only when the user asks the controller for turns (THROTTLE_GC_TURN=on).
+// Never while the machine has no core to spare (gcturn_room.go): on a
 // full one (100 000 VUs starting over 20 s on 2 cores) the forced cycles
-// stretched to 5-8 s with seconds of assists and the run fell behind.
+// stretched to 5-8 s with seconds of assists and the run fell behind;
+// turns ask for room since, and stay opt-in until 100 000-VU runs show
+// the room check is enough.
+//
+// With THROTTLE_WATCH_TRACE set, each agent writes what its turns did to
+// gcturn-PID.csv beside the watch's traces (gcturn_log.go).
 type GCTurn struct {
 	I, N int // this agent's turn (0-based) of the N sharing the machine
 }
@@ -123,16 +130,33 @@ func GCTurnFromEnv() (GCTurn, error) { return ParseGCTurn(os.Getenv(GCTurnEnv)) 
 // inTurn says now is in the first half of the turn, when a cycle begun
 // ends inside it.
 func (t GCTurn) inTurn(now time.Time) bool {
+	return t.On() && t.sinceTurn(now) < gcTurnWindow/2
+}
+
+// nearTurn says now is in the first half of the turn or in the span the
+// machine is judged over before it (roomChecks checks).
+func (t GCTurn) nearTurn(now time.Time) bool {
 	if !t.On() {
 		return false
 	}
-	w := int64(gcTurnWindow)
-	at := now.UnixNano() % (int64(t.N) * w)
+	at := t.sinceTurn(now)
+	return at < gcTurnWindow/2 || at >= time.Duration(t.N)*gcTurnWindow-roomChecks*gcTurnCheck
+}
+
+// sinceTurn is how long ago the turn last began, in [0, N*gcTurnWindow).
+func (t GCTurn) sinceTurn(now time.Time) time.Duration {
+	rot := int64(t.N) * int64(gcTurnWindow)
+	at := (now.UnixNano() - int64(t.I)*int64(gcTurnWindow)) % rot
 	if at < 0 {
-		at += int64(t.N) * w
+		at += rot
 	}
-	start := int64(t.I) * w
-	return at >= start && at < start+w/2
+	return time.Duration(at)
+}
+
+// rotation numbers the rotation now is in, counted from the turn's
+// start: one turn each.
+func (t GCTurn) rotation(now time.Time) int64 {
+	return (now.UnixNano() - int64(t.I)*int64(gcTurnWindow) - int64(t.sinceTurn(now))) / (int64(t.N) * int64(gcTurnWindow))
 }
 
 // heapReading is one check's reading of the runtime (runtime/metrics).
@@ -185,24 +209,31 @@ func (t GCTurn) due(now time.Time, r heapReading, s *turnState, allowed bool) bo
 
 // StartGCTurns has this process take its turn t at the GC until stop
 // returns (stop waits for a cycle under way). Nothing runs when t is off
-// or the user set GOGC or GOMEMLIMIT.
+// or the user set GOGC or GOMEMLIMIT, and nothing is forced where the
+// machine's room cannot be read (gcturn_room.go).
 func StartGCTurns(t GCTurn) (stop func()) {
 	if !t.On() || userTunedGC {
 		return func() {}
 	}
-	return startGCTurns(t, runtime.GC)
+	read, cores, why := phase.MachineCPU()
+	return startGCTurns(t, runtime.GC, machineRoom{read: read, cores: float64(cores), off: why}, openTurnLog(t))
 }
 
 // startGCTurns checks every gcTurnCheck and runs force when a cycle is
-// due, until stop.
-func startGCTurns(t GCTurn, force func()) (stop func()) {
+// due and the machine, as room reads it, has room for it, until stop;
+// with no reading of the machine it starts no checks. log (nil: none)
+// records what the turns did.
+func startGCTurns(t GCTurn, force func(), room machineRoom, log *turnLog) (stop func()) {
+	r := newTurnRun(t, force, room, log)
+	log.start(time.Now(), &r.room)
+	if !r.room.known() {
+		return func() { log.end(time.Now(), r) }
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	// The runway's start is read now: the heap allocated from here on is
 	// the turn's to judge.
-	var m heapMetrics
-	var s turnState
-	s.used(time.Now(), m.read())
+	r.s.used(time.Now(), r.heap.read())
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -216,14 +247,97 @@ func startGCTurns(t GCTurn, force func()) (stop func()) {
 				// A bulk beginning between this check and the cycle
 				// costs that cycle, no more: holding h.mu through it
 				// would stall the VUs being made.
-				if t.due(now, m.read(), &s, initGC.turnsAllowed()) {
-					force()
-				}
+				r.check(now, r.heap.read(), initGC.turnsAllowed())
 			}
 		}
 	}()
 	var once sync.Once
-	return func() { once.Do(func() { close(done); wg.Wait() }) }
+	return func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+			r.finish()
+			log.end(time.Now(), r)
+		})
+	}
+}
+
+// turnRun is one agent's turns as they run: what its checks follow and
+// what they did. Its check is called from one goroutine at a time.
+type turnRun struct {
+	t     GCTurn
+	force func()
+	heap  heapMetrics
+	s     turnState
+	room  machineRoom
+	log   *turnLog
+	// forced counts the cycles run in turn; skipped the turns in which a
+	// cycle was due and the machine never had room for it.
+	forced, skipped int
+	// wanted is the rotation whose turn has found a cycle due and the
+	// machine without room (-1: none), wantedAt its first such check;
+	// least the fewest busy cores read at those checks (-1: none read),
+	// wantedUsed the runway used.
+	wanted            int64
+	wantedAt          time.Time
+	least, wantedUsed float64
+	offLogged         bool
+}
+
+func newTurnRun(t GCTurn, force func(), room machineRoom, log *turnLog) *turnRun {
+	return &turnRun{t: t, force: force, room: room, log: log, wanted: -1}
+}
+
+// check is one check at now with heap reading h, the GC not held when
+// allowed: the machine read near the turn, a turn that found no room
+// counted once it is over, and a due cycle forced when the machine has
+// room for it.
+func (r *turnRun) check(now time.Time, h heapReading, allowed bool) {
+	busy := -1.0
+	if r.t.nearTurn(now) {
+		busy = r.room.observe(now)
+	}
+	if r.wanted >= 0 && r.wanted != r.t.rotation(now) {
+		r.finish()
+	}
+	due := r.t.due(now, h, &r.s, allowed)
+	if !r.room.known() {
+		if !r.offLogged {
+			r.offLogged = true
+			r.log.off(now, r.room.off)
+		}
+		return
+	}
+	if !due {
+		return
+	}
+	if !hasRoom(busy, r.room.cores) {
+		if rot := r.t.rotation(now); r.wanted != rot {
+			r.wanted, r.wantedAt, r.least = rot, now, -1
+		}
+		if busy >= 0 && (r.least < 0 || busy < r.least) {
+			r.least = busy
+		}
+		r.wantedUsed = r.s.used(now, h)
+		return
+	}
+	used := r.s.used(now, h)
+	start := time.Now()
+	r.force()
+	r.forced++
+	r.wanted = -1
+	r.log.forced(now, busy, used, time.Since(start))
+}
+
+// finish counts a turn that found no room as skipped (at the next
+// turn's start, or at stop), logged at its first due check.
+func (r *turnRun) finish() {
+	if r.wanted < 0 {
+		return
+	}
+	r.skipped++
+	r.wanted = -1
+	r.log.skipped(r.wantedAt, r.least, r.wantedUsed)
 }
 
 // heapMetrics reads a heapReading without allocating: the samples are

@@ -157,7 +157,8 @@ func TestGCTurnDue(t *testing.T) {
 
 // simAgent is one agent of the rotation simulation: a heap that uses its
 // runway in full in fill, checked every gcTurnCheck at its own phase, a
-// cycle of cycle's wall time in its turn, the runtime's own at 0.95.
+// cycle of cycle's wall time in its turn, the runtime's own at 0.95; its
+// turns read the one machine all the agents share.
 type simAgent struct {
 	turn    GCTurn
 	fill    time.Duration
@@ -166,7 +167,7 @@ type simAgent struct {
 	allocs  float64 // MB
 	start   float64 // allocs at the last cycle's start
 	busy    time.Time
-	s       turnState
+	run     *turnRun
 	forced  []time.Time
 	natural int
 }
@@ -185,7 +186,7 @@ func TestGCTurnsRotation(t *testing.T) {
 	fills := []time.Duration{31600, 40000, 50000, 60000, 70000, 80000, 95000}
 	var ran, alone float64
 	for shift := time.Duration(0); shift < n*gcTurnWindow; shift += time.Second / 4 {
-		agents := simRotation(t, epoch.Add(shift), n, runway, fills)
+		agents := simRotation(t, epoch.Add(shift), n, runway, fills, quietMachine)
 		for i, a := range agents {
 			if a.natural > 0 {
 				t.Errorf("begun +%v: agent %d (fill %v): %d cycle(s) at the runtime's trigger, %d in turn", shift, i, a.fill, a.natural, len(a.forced))
@@ -207,20 +208,28 @@ func TestGCTurnsRotation(t *testing.T) {
 // simFor is how long each rotation simulation runs.
 const simFor = 5 * time.Minute
 
+// quietMachine is a machine of 2 cores with room throughout: 0.5 busy.
+func quietMachine(time.Duration) float64 { return 0.5 }
+
 // simRotation runs n agents filling their runways (MB) in fills (ms)
-// for simFor from begin, each cycle taking half a turn, and fails t
-// if two agents' cycles overlap.
-func simRotation(t *testing.T, begin time.Time, n int, runway float64, fills []time.Duration) []*simAgent {
+// for simFor from begin, each cycle taking half a turn, on a machine of
+// 2 cores whose busy cores at each moment since begin are busy, and
+// fails t if two agents' cycles overlap.
+func simRotation(t *testing.T, begin time.Time, n int, runway float64, fills []time.Duration, busy func(time.Duration) float64) []*simAgent {
 	t.Helper()
 	cycle := gcTurnWindow / 2
+	var m fakeMachine
 	agents := make([]*simAgent, n)
 	for i := range agents {
-		agents[i] = &simAgent{turn: GCTurn{i, n}, fill: fills[i] * time.Millisecond,
+		a := &simAgent{turn: GCTurn{i, n}, fill: fills[i] * time.Millisecond,
 			offset: time.Duration(i*50) * time.Millisecond} // all at a runway's start, as after settle
+		a.run = newTurnRun(a.turn, nil, m.room(2), nil)
+		agents[i] = a
 	}
 	const dt = 50 * time.Millisecond
 	end := begin.Add(simFor)
 	for now := begin; now.Before(end); now = now.Add(dt) {
+		m.run(dt, busy(now.Sub(begin)), 2)
 		for _, a := range agents {
 			a.allocs += runway * float64(dt) / float64(a.fill)
 			if a.allocs-a.start >= 0.95*runway && !now.Before(a.busy) {
@@ -230,11 +239,12 @@ func simRotation(t *testing.T, begin time.Time, n int, runway float64, fills []t
 			}
 			if !now.Before(a.busy) && (now.Sub(begin)-a.offset)%gcTurnCheck == 0 {
 				r := heapReading{cycles: a.cycles, allocs: uint64(a.allocs * MB), live: 100 * MB, goal: 100*MB + uint64(runway*MB)}
-				if a.turn.due(now, r, &a.s, true) {
+				a.run.force = func() {
 					a.forced = append(a.forced, now)
 					a.cycles++
 					a.start, a.busy = a.allocs, now.Add(cycle)
 				}
+				a.run.check(now, r, true)
 			}
 		}
 	}
@@ -306,17 +316,24 @@ func TestGCTurnForcesACycle(t *testing.T) {
 	runtime.GC()
 	forcedBefore := runtimeMetric("/gc/cycles/forced:gc-cycles")
 	forced := make(chan struct{}, 1)
+	// An idle machine of 2 cores: the room the turn asks for, whatever
+	// else runs beside the test.
+	began := time.Now()
+	idle := machineRoom{cores: 2, read: func() (uint64, uint64, bool) {
+		return 0, 2 * uint64(time.Since(began)/time.Millisecond), true
+	}}
 	stop := startGCTurns(GCTurn{0, 2}, func() {
 		runtime.GC()
 		select {
 		case forced <- struct{}{}:
 		default:
 		}
-	})
+	}, idle, nil)
 	defer stop()
 	// Use 0.55 of the runway at once, short of the runtime's trigger: at
 	// that pace the heap passes 0.70 by the next turn (5 s on) as long as
-	// the turn comes within 18 s of the start, and it comes within 4 s.
+	// the turn comes within 18 s of the start, and it comes within 8 s
+	// (a turn with less than the machine's last second read is missed).
 	var m heapMetrics
 	r := m.read()
 	for want := r.allocs + (r.goal-r.live)*55/100; m.read().allocs < want; {
