@@ -7,7 +7,7 @@ each rule read, each process's GC cycle ends (gc-end: its cycle count
 moved), with -v the ticks where a rule held without a streak, and the
 machine's CPU pressure quantiles over every tick. Traces of fewer than 100
 ticks (bench/vus.sh's 1-VU baseline) are left out. With GC turns
-(THROTTLE_GC_TURN=on), each agent's gcturn-PID.csv in DIR adds its turns
+(local agents have them unless THROTTLE_GC_TURN=off), each agent's gcturn-PID.csv in DIR adds its turns
 to the timeline (turn-forced: a cycle run in turn, the machine's busy
 cores over the second before it, the runway used, the cycle's wall time;
 turn-skipped: a cycle due and no room, the fewest busy cores read; turn-

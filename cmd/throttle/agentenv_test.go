@@ -9,8 +9,8 @@ import (
 )
 
 // A local agent's environment: the token always; its GC turn i/n when
-// two or more share the machine and the controller's environment says on
-// (the controller's own value never passed on: unset, off or on); GOMAXPROCS of its share of
+// two or more share the machine unless the controller's environment says
+// off (the controller's own value never passed on: unset, off or on); GOMAXPROCS of its share of
 // the cores, rounded up, unless the user set one (an empty value is Go's
 // unset); the caller's slice is not written through.
 func TestLocalAgentEnv(t *testing.T) {
@@ -23,18 +23,18 @@ func TestLocalAgentEnv(t *testing.T) {
 		want     []string // the entries after the caller's (less a replaced turn)
 		replaced bool     // the caller's THROTTLE_GC_TURN entry is dropped
 	}{
-		{environ: base, i: 0, n: 7, procs: 2, want: []string{"GOMAXPROCS=1"}},
+		{environ: base, i: 0, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=0/7", "GOMAXPROCS=1"}},
 		{environ: on, i: 0, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=0/7", "GOMAXPROCS=1"}, replaced: true},
 		{environ: on, i: 6, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=6/7", "GOMAXPROCS=1"}, replaced: true},
 		{environ: on, i: 0, n: 1, procs: 2, want: []string{"GOMAXPROCS=2"}, replaced: true},
 		{environ: on, i: 2, n: 3, procs: 8, want: []string{"THROTTLE_GC_TURN=2/3", "GOMAXPROCS=3"}, replaced: true},
 		{environ: on, i: 1, n: 4, procs: 8, want: []string{"THROTTLE_GC_TURN=1/4", "GOMAXPROCS=2"}, replaced: true},
 		{environ: on, i: 1, n: 2, procs: 1, want: []string{"THROTTLE_GC_TURN=1/2", "GOMAXPROCS=1"}, replaced: true},
-		{environ: append(slices.Clone(base), "GOMAXPROCS=4"), i: 0, n: 7, procs: 2},
-		{environ: append(slices.Clone(base), "GOMAXPROCS="), i: 0, n: 7, procs: 2, want: []string{"GOMAXPROCS=1"}},
+		{environ: append(slices.Clone(base), "GOMAXPROCS=4"), i: 0, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=0/7"}},
+		{environ: append(slices.Clone(base), "GOMAXPROCS="), i: 0, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=0/7", "GOMAXPROCS=1"}},
 		{environ: base, i: 0, n: 0, procs: 2},
 		{environ: append(slices.Clone(base), "THROTTLE_GC_TURN=off"), i: 3, n: 7, procs: 2, want: []string{"GOMAXPROCS=1"}, replaced: true},
-		{environ: append(slices.Clone(base), "THROTTLE_GC_TURN="), i: 3, n: 7, procs: 2, want: []string{"GOMAXPROCS=1"}, replaced: true},
+		{environ: append(slices.Clone(base), "THROTTLE_GC_TURN="), i: 3, n: 7, procs: 2, want: []string{"THROTTLE_GC_TURN=3/7", "GOMAXPROCS=1"}, replaced: true},
 	} {
 		environ := slices.Clip(slices.Clone(c.environ))
 		got := localAgentEnv(environ, "THROTTLE_TOKEN=t", c.i, c.n, c.procs)
@@ -53,7 +53,7 @@ func TestLocalAgentEnv(t *testing.T) {
 }
 
 // A bad THROTTLE_GC_TURN is refused with one line at an agent's start;
-// a controller of local agents, which gives each its own when on, refuses
+// a controller of local agents, which gives each its own unless off, refuses
 // any but on and off.
 func TestGCTurnInvalid(t *testing.T) {
 	for _, c := range []struct {
@@ -61,7 +61,7 @@ func TestGCTurnInvalid(t *testing.T) {
 		args        []string
 	}{
 		{"7/7", "want I/N", []string{"agent", "--join", "nats://127.0.0.1:1", "--token", "tok", "--wait", "1ms"}},
-		{"1/2", "on gives each agent its GC turn", []string{"run", "--rate", "10", "--local-agents", "2", "--listen", "127.0.0.1:0", "http://127.0.0.1:1/"}},
+		{"1/2", "on (the default) gives each agent its GC turn", []string{"run", "--rate", "10", "--local-agents", "2", "--listen", "127.0.0.1:0", "http://127.0.0.1:1/"}},
 	} {
 		t.Setenv(script.GCTurnEnv, c.value)
 		r := cli(t, "", nil, c.args...)
@@ -76,7 +76,7 @@ func TestGCTurnInvalid(t *testing.T) {
 func TestLocalAgentEnvProfiles(t *testing.T) {
 	environ := []string{"A=1", "THROTTLE_CPUPROFILE=/p/cpu.pprof", "THROTTLE_HEAPPROFILE=/p/heap.pprof", "B=THROTTLE_HEAPPROFILE=x"}
 	got := localAgentEnv(environ, "THROTTLE_TOKEN=t", 2, 7, 2)
-	want := []string{"A=1", "THROTTLE_CPUPROFILE=/p/cpu.pprof.local-3", "THROTTLE_HEAPPROFILE=/p/heap.pprof.local-3", "B=THROTTLE_HEAPPROFILE=x", "THROTTLE_TOKEN=t", "GOMAXPROCS=1"}
+	want := []string{"A=1", "THROTTLE_CPUPROFILE=/p/cpu.pprof.local-3", "THROTTLE_HEAPPROFILE=/p/heap.pprof.local-3", "B=THROTTLE_HEAPPROFILE=x", "THROTTLE_TOKEN=t", "THROTTLE_GC_TURN=2/7", "GOMAXPROCS=1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("localAgentEnv = %q, want %q", got, want)
 	}
@@ -85,7 +85,7 @@ func TestLocalAgentEnvProfiles(t *testing.T) {
 	}
 	// unset or empty: nothing to write, nothing added
 	got = localAgentEnv([]string{"THROTTLE_HEAPPROFILE="}, "THROTTLE_TOKEN=t", 0, 2, 2)
-	if want := []string{"THROTTLE_HEAPPROFILE=", "THROTTLE_TOKEN=t", "GOMAXPROCS=1"}; !slices.Equal(got, want) {
+	if want := []string{"THROTTLE_HEAPPROFILE=", "THROTTLE_TOKEN=t", "THROTTLE_GC_TURN=0/2", "GOMAXPROCS=1"}; !slices.Equal(got, want) {
 		t.Errorf("localAgentEnv = %q, want %q", got, want)
 	}
 }

@@ -89,11 +89,11 @@ func (a *agentFlags) on(fs *pflag.FlagSet) (bool, error) {
 		if _, err := session.MemoryLimit(); err != nil {
 			return false, usageError{Err: err}
 		}
-		// This process gives each local agent its GC turn when the user
-		// asks for turns with on (localAgentEnv); off or unset leaves
-		// each agent's GC to the runtime.
+		// This process gives each local agent its GC turn (localAgentEnv)
+		// unless the user says off, which leaves each agent's GC to the
+		// runtime.
 		if v := os.Getenv(script.GCTurnEnv); v != "" && v != "off" && v != "on" {
-			return false, usagef("%s=%q: for --local-agents, on gives each agent its GC turn, off (the default) leaves their GC to the runtime", script.GCTurnEnv, v)
+			return false, usagef("%s=%q: for --local-agents, on (the default) gives each agent its GC turn, off leaves their GC to the runtime", script.GCTurnEnv, v)
 		}
 	}
 	if a.token == "" {
@@ -178,13 +178,16 @@ func spawnLocal(n int, e env, slack time.Duration) func(url, token string) (func
 // The turn (script.GCTurnEnv, "i/n" for n >= 2) has the agents' GC
 // cycles come one at a time (script.GCTurn): with one P an agent's cycle
 // takes a whole core, and several at once starved every process on the
-// machine. It is given only when this process's environment holds
-// GCTurnEnv=on: turns forced cycles in the first period of a 100 000-VU
-// run spread over 20 s, on a full machine, where they stretched to 5-8 s
-// with seconds of assists and the run fell behind (docs/performance.md,
-// "100 000 VUs after session 15's work"), so they are not the default.
-// The controller's own value is never passed on (an agent would refuse
-// on).
+// machine. It is given unless this process's environment holds
+// GCTurnEnv=off. Session 15 made turns opt-in: they forced cycles in the
+// first period of a 100 000-VU run spread over 20 s, on a full machine,
+// where they stretched to 5-8 s with seconds of assists and the run fell
+// behind. Since turns ask the machine for room (a core idle over the last
+// second, script's gcturn_room.go), a full machine forces nothing; without
+// turns the agents' own cycles came together and marked ticks saturated
+// (docs/performance.md, "100 000 VUs after session 16's work"), so they
+// are the default again. The controller's own value is never passed on
+// (an agent would refuse on).
 //
 // A profile the controller is asked for (THROTTLE_CPUPROFILE,
 // THROTTLE_HEAPPROFILE) is each agent's too, at the same path with
@@ -192,7 +195,7 @@ func spawnLocal(n int, e env, slack time.Duration) func(url, token string) (func
 // have every process overwrite the others' profile.
 func localAgentEnv(environ []string, token string, i, n, procs int) []string {
 	turn := script.GCTurnEnv + "="
-	on := slices.Contains(environ, turn+"on")
+	on := !slices.Contains(environ, turn+"off")
 	env := append(slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
 		return strings.HasPrefix(kv, turn)
 	}), token)

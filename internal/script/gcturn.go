@@ -61,12 +61,14 @@ import (
 // cycle in turn ends it as the runtime's own would. Never when the user
 // set GOGC or GOMEMLIMIT (the GC is theirs), and never for a remote
 // agent: only a controller's local agents get a turn (GCTurnEnv), and
-// only when the user asks the controller for turns (THROTTLE_GC_TURN=on).
+// not when the user tells the controller THROTTLE_GC_TURN=off.
 // Never while the machine has no core to spare (gcturn_room.go): on a
 // full one (100 000 VUs starting over 20 s on 2 cores) the forced cycles
-// stretched to 5-8 s with seconds of assists and the run fell behind;
-// turns ask for room since, and stay opt-in until 100 000-VU runs show
-// the room check is enough.
+// stretched to 5-8 s with seconds of assists and the run fell behind, so
+// session 15 made turns opt-in; they ask for room since, and are the
+// default again after 100 000-VU runs where agents without turns marked
+// ticks saturated as their own cycles came together and agents with them
+// did not (docs/performance.md, "100 000 VUs after session 16's work").
 //
 // With THROTTLE_WATCH_TRACE set, each agent writes what its turns did to
 // gcturn-PID.csv beside the watch's traces (gcturn_log.go).
