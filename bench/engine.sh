@@ -21,7 +21,10 @@
 # throttle runs twice per round: on its default transport for this run
 # (the event loop: a closed loop on one loopback address) and with
 # THROTTLE_TRANSPORT=fasthttp, the transport every URL run had before
-# (issue #26); the table names each row's transport.
+# (issue #26); the table names each row's transport. A third throttle row
+# runs a one-request k6 script (`http.get(URL)`, CONNS VUs for DURATION,
+# ungoverned) on the same target, so that a script iteration's CPU is
+# read against the URL run's in the same rounds (issue #26 part 2).
 #
 # Knobs (environment): CONNS (default 50), DURATION (5s), ROUNDS (3),
 # PORT (18080), SUSTAINED_RATE (1000). Traffic goes to 127.0.0.1 only and
@@ -61,6 +64,13 @@ GOBIN="$WORK/bin" go install github.com/tsenart/vegeta/v12@v12.13.0
 GOBIN="$WORK/bin" go install github.com/codesenberg/bombardier@v1.2.6
 VEGETA="$WORK/bin/vegeta"
 BOMBARDIER="$WORK/bin/bombardier"
+
+# The script row's k6 script: one GET per iteration, no check, no sleep.
+cat >"$WORK/one.js" <<JS
+import http from 'k6/http';
+export const options = { vus: ${CONNS}, duration: '${DURATION}' };
+export default function () { http.get(__ENV.URL); }
+JS
 
 # The server: one nginx worker so the clients keep the other core.
 printf 'hello from nginx\n' >"$WORK/index.html"
@@ -114,7 +124,7 @@ run() {
 }
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
-clients=(throttle throttle-fasthttp bombardier wrk hey vegeta throttle-governed)
+clients=(throttle throttle-fasthttp bombardier wrk hey vegeta throttle-governed throttle-script)
 declare -A results
 for r in $(seq "$ROUNDS"); do
 	order=("${clients[@]}")
@@ -127,6 +137,7 @@ for r in $(seq "$ROUNDS"); do
 		throttle) line=$(run throttle "$WORK/throttle" run --no-governor --concurrency "$CONNS" --duration "$DURATION" --quiet --out "$WORK/throttle.json" "$URL") ;;
 		throttle-fasthttp) line=$(run throttle-fasthttp env THROTTLE_TRANSPORT=fasthttp "$WORK/throttle" run --no-governor --concurrency "$CONNS" --duration "$DURATION" --quiet --out "$WORK/throttle-fasthttp.json" "$URL") ;;
 		throttle-governed) line=$(run throttle-governed "$WORK/throttle" run --concurrency "$CONNS" --start "$CONNS" --duration "$DURATION" --quiet --out "$WORK/throttle-governed.json" "$URL") ;;
+		throttle-script) line=$(run throttle-script "$WORK/throttle" run --quiet -e URL="$URL" --out "$WORK/throttle-script.json" "$WORK/one.js") ;;
 		bombardier) line=$(run bombardier "$BOMBARDIER" -c "$CONNS" -d "$DURATION" -p r -o json "$URL") ;;
 		vegeta) line=$(echo "GET $URL" | run vegeta sh -c "'$VEGETA' attack -rate=0 -workers=$CONNS -max-workers=$CONNS -duration=$DURATION | '$VEGETA' report -type=json") ;;
 		hey) line=$(run hey hey -z "$DURATION" -c "$CONNS" "$URL") ;;
@@ -169,6 +180,7 @@ for c in clients:
     rss[c] = statistics.median(r[2] for r in rows) / 1024
 names = {"throttle": "throttle run --no-governor (evloop)", "throttle-fasthttp": "throttle run --no-governor (fasthttp)",
          "throttle-governed": "throttle run (governed, start = ceiling; evloop)",
+         "throttle-script": "throttle run one.js (k6 script: http.get per iteration; raw)",
          "bombardier": "bombardier v1.2.6", "vegeta": "vegeta attack -rate=0", "hey": "hey", "wrk": "wrk -t2"}
 rounds = len([x for x in raw[clients[0]].split(";") if x.strip()])
 print(f"Server: {server}; {conns} connections; {secs:g} s per run; median of {rounds} alternating rounds; "
@@ -195,6 +207,9 @@ print(f"Target vs bombardier: req/s ≥ 0.9× {'met' if ok_rps else 'NOT met'} (
 prps, pcpu = paired("wrk")
 print(f"Target vs wrk -t2 (#26): req/s ≥ 0.95× {'met' if prps >= 0.95 else 'NOT met'} ({prps:.2f}×), "
       f"CPU/request ≤ 1.1× {'met' if pcpu <= 1.1 else 'NOT met'} ({pcpu:.2f}×)")
+rps, cpr = paired("throttle-script")
+print(f"A script iteration vs the URL run's request (#26 part 2): CPU/request {1/cpr:.2f}× "
+      f"({cpu['throttle-script']/cpu[t]:.2f}× by the medians), goal ≤ 1.2× {'met' if 1/cpr <= 1.2 else 'NOT met'}; req/s {1/rps:.2f}×")
 print()
 print("""$WATCH_HI""")
 print("""$WATCH_LO""")
